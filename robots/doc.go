@@ -1,0 +1,58 @@
+// Package robots parses and matches robots.txt files as specified by
+// RFC 9309 (the Robots Exclusion Protocol).
+//
+// A body is parsed once with [Parse] (or [Options.Parse]) into a compiled,
+// immutable [Robots] value that is safe for concurrent use. [Robots.Test]
+// then answers "may a crawler with these product tokens fetch this path, and
+// which rule decided it" without re-parsing and without allocating.
+//
+//	r := robots.Parse(body)
+//	v := r.Test("/private/page.html", "ExampleBot")
+//	if !v.Allowed { fmt.Println("disallowed by line", v.Rule.Line) }
+//
+// # What is implemented (RFC 9309 section 2)
+//
+//   - Groups (2.1, 2.2.1): one or more user-agent lines followed by rules;
+//     a group ends at the next user-agent line that follows a rule, or at
+//     end of file. Several groups for one product token are merged.
+//   - Product tokens are matched case-insensitively (2.2.1). When no group
+//     names any of the crawler's tokens, the "*" group applies; when there
+//     is none either, every URI is allowed.
+//   - Allow and disallow rules (2.2.2) are matched from the first octet of
+//     the path; the longest pattern in octets wins; an allow rule wins a tie
+//     with an equivalent disallow rule. "/robots.txt" is always allowed.
+//   - "*" matches any run of octets and a trailing "$" anchors the end of
+//     the pattern (2.2.3). A "$" that is not the last octet is literal.
+//     Matching never backtracks: it is linear in the length of the path
+//     for each literal segment of a pattern.
+//   - Percent-encoding (2.2.2) is normalised the same way on both sides:
+//     see [NormalizePath].
+//   - Rules before the first user-agent line are ignored (2.2.2).
+//   - Comments ("#" to end of line), CR, LF and CRLF line ends, leading and
+//     trailing white space, and a UTF-8 byte order mark are accepted.
+//   - Other records (sitemap, crawl-delay, host, ...) are kept in
+//     [Robots.Sitemaps] and [Robots.Records] and never end a group (2.2.4).
+//   - A parse limit (2.5): only the first [DefaultMaxBytes] bytes (or
+//     [Options.MaxBytes]) are parsed; the rest is ignored, never an error.
+//     A line cut by the limit is dropped whole.
+//
+// # Leniency (RFC 9309 2.2.4 and 2.3.1.5: parse each line, use what parses)
+//
+//   - A user-agent value is read up to the first octet that cannot be part
+//     of an RFC 9309 identifier (letters, "_" and "-"), so "Googlebot/2.1"
+//     and "Foo Bar" name the product tokens "Googlebot" and "Foo", and
+//     "AB42bot" names "AB", as the conformance suite expects. A crawler's
+//     own token is compared whole, case-insensitively.
+//   - A missing colon is accepted when the key and value are separated by
+//     white space ("disallow /x"), as Google's parser does (conformance
+//     case accepted-mistakes).
+//   - Common misspellings of the keys are accepted: "useragent",
+//     "user agent", "user-agents", "dissallow", "dissalow", "disalow",
+//     "diasllow", "disallaw", "sitemaps", "site-map", "crawldelay".
+//   - Keys are case-insensitive.
+//   - A partial UTF-8 byte order mark (its first one or two octets) at the
+//     start of the file is skipped like a whole one.
+//
+// Nothing in a hostile file can make parsing panic; unparseable lines are
+// counted in [Robots.Ignored] and otherwise skipped.
+package robots
