@@ -53,8 +53,8 @@ var rfcOverrides = map[string]string{
 	"correctness/non-ascii-paths.textproto#5": "RFC 9309 2.2.2: as non-ascii-paths#3, /foo/bar/ツ is compared as /foo/bar/%E3%83%84",
 	"correctness/non-ascii-paths.textproto#6": "RFC 9309 2.2.2: percent-encoded unreserved octets MUST be decoded, so " +
 		"/foo/bar/baz and /foo/bar/%62%61%7A are the same URI and get one verdict (the suite's case #7 allows it)",
-	"stress/327748.textproto#6": "RFC 9309 2.2.2: the /robots.txt URI is implicitly allowed",
-	"stress/369883.textproto#6": "RFC 9309 2.2.2: the /robots.txt URI is implicitly allowed",
+	"stress/327748.textproto#6":  "RFC 9309 2.2.2: the /robots.txt URI is implicitly allowed",
+	"stress/369883.textproto#6":  "RFC 9309 2.2.2: the /robots.txt URI is implicitly allowed",
 	"stress/369883.textproto#10": "RFC 9309 2.2.2: the /robots.txt URI is implicitly allowed",
 	"stress/860237.textproto#10": "RFC 9309 2.2.2: the /robots.txt URI is implicitly allowed",
 }
