@@ -124,7 +124,7 @@ func (r *Robots) Test(path string, tokens ...string) Verdict {
 
 // TestNormalized is Test for a path already normalised with NormalizePath.
 func (r *Robots) TestNormalized(path string, tokens ...string) Verdict {
-	if isRobotsTxt(path) {
+	if IsRobotsTxt(path) {
 		return Verdict{Allowed: true, Implicit: true}
 	}
 	var best *Rule
@@ -152,9 +152,9 @@ func (r *Robots) TestNormalized(path string, tokens ...string) Verdict {
 	return v
 }
 
-// isRobotsTxt reports whether a normalised path names /robots.txt itself,
-// with or without a query.
-func isRobotsTxt(path string) bool {
+// IsRobotsTxt reports whether a normalised path names /robots.txt itself,
+// with or without a query: the URI RFC 9309 2.2.2 implicitly allows.
+func IsRobotsTxt(path string) bool {
 	rest, ok := strings.CutPrefix(path, "/robots.txt")
 	return ok && (rest == "" || rest[0] == '?')
 }

@@ -1,0 +1,177 @@
+// Package check implements "robotsproxy check": it decides URLs against a
+// local robots.txt file for one crawler, as the proxy would on a successful
+// access, and explains each decision.
+package check
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/robots"
+)
+
+// Options configure a check run.
+type Options struct {
+	// JSON writes one JSON object per URL instead of text lines.
+	JSON bool
+	// Stdin is read, one URL per line, for the URL "-".
+	Stdin io.Reader
+	// Stdout receives one line per URL.
+	Stdout io.Writer
+}
+
+// Result is the JSON form of one URL's decision.
+type Result struct {
+	URL           string   `json:"url"`
+	Allowed       bool     `json:"allowed"`
+	ProductTokens []string `json:"product_tokens"`
+	Group         string   `json:"group,omitempty"`
+	Groups        []Group  `json:"groups"`
+	Rule          *Rule    `json:"rule,omitempty"`
+	StarFallback  bool     `json:"star_fallback"`
+	Implicit      bool     `json:"implicit_robots_txt,omitempty"`
+}
+
+// Group is a matched group: where it starts and whom it names.
+type Group struct {
+	Line   int      `json:"line"`
+	Agents []string `json:"agents"`
+}
+
+// Rule is the deciding rule.
+type Rule struct {
+	Text  string `json:"text"`
+	Line  int    `json:"line"`
+	Allow bool   `json:"allow"`
+}
+
+// Run decides each URL for the crawler named by userAgent (a bare product
+// token or a whole User-Agent header) against the robots.txt file at path.
+// It reports whether every URL was allowed. Errors are I/O errors.
+func Run(path, userAgent string, urls []string, o Options) (bool, error) {
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return false, fmt.Errorf("read robots.txt: %w", err)
+	}
+	c := checker{
+		robots: robots.Parse(body),
+		id:     policy.NewIdentifier(policy.DefaultBrowserTokens(), nil).Identify(userAgent),
+		out:    bufio.NewWriter(o.Stdout),
+		json:   o.JSON,
+		all:    true,
+	}
+	for _, u := range urls {
+		if u == "-" {
+			if err := c.stream(o.Stdin); err != nil {
+				return false, err
+			}
+			continue
+		}
+		c.decide(u)
+	}
+	if err := c.out.Flush(); err != nil {
+		return false, fmt.Errorf("write: %w", err)
+	}
+	return c.all, c.err
+}
+
+type checker struct {
+	robots *robots.Robots
+	id     policy.Identity
+	out    *bufio.Writer
+	json   bool
+	all    bool
+	err    error
+}
+
+// stream decides URLs read from r, one per line, in constant memory.
+func (c *checker) stream(r io.Reader) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if u := strings.TrimSpace(sc.Text()); u != "" {
+			c.decide(u)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read URLs from stdin: %w", err)
+	}
+	return nil
+}
+
+// decide writes the decision for one URL.
+func (c *checker) decide(u string) {
+	v := c.robots.Test(robots.PathOf(u), c.id.Candidates...)
+	if !v.Allowed {
+		c.all = false
+	}
+	var err error
+	if c.json {
+		err = c.writeJSON(u, v)
+	} else {
+		err = c.writeText(u, v)
+	}
+	if err != nil && c.err == nil {
+		c.err = fmt.Errorf("write: %w", err)
+	}
+}
+
+func (c *checker) writeText(u string, v robots.Verdict) error {
+	word := "ALLOWED"
+	if !v.Allowed {
+		word = "DISALLOWED"
+	}
+	_, err := fmt.Fprintf(c.out, "%s %s\t%s\n", word, u, detail(v))
+	return err
+}
+
+// detail explains a verdict in a few words.
+func detail(v robots.Verdict) string {
+	group := "group " + v.Agent
+	switch {
+	case v.Implicit:
+		return "/robots.txt is always allowed"
+	case v.Agent == "":
+		return "no group applies"
+	case v.Fallback:
+		group = "group * (fallback)"
+	}
+	if v.Rule == nil {
+		return group + ": no matching rule"
+	}
+	return fmt.Sprintf("%s: line %d: %s", group, v.Rule.Line, v.Rule.Text)
+}
+
+func (c *checker) writeJSON(u string, v robots.Verdict) error {
+	res := Result{
+		URL:           u,
+		Allowed:       v.Allowed,
+		ProductTokens: c.id.Candidates,
+		Group:         v.Agent,
+		Groups:        []Group{},
+		StarFallback:  v.Fallback,
+		Implicit:      v.Implicit,
+	}
+	if res.ProductTokens == nil {
+		res.ProductTokens = []string{}
+	}
+	for _, gi := range v.Groups {
+		g := c.robots.Groups[gi]
+		res.Groups = append(res.Groups, Group{Line: g.Line, Agents: g.Agents})
+	}
+	if v.Rule != nil {
+		res.Rule = &Rule{Text: v.Rule.Text, Line: v.Rule.Line, Allow: v.Rule.Allow}
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = c.out.Write(b)
+	return err
+}

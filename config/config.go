@@ -1,0 +1,155 @@
+// Package config loads and validates robotsproxy's YAML configuration.
+//
+// Load decodes into a Config whose defaults are set first, so a file only
+// needs the keys it changes; unknown keys are errors. Every error names the
+// key it is about ("cache.max_ttl (line 12): ...").
+package config
+
+import (
+	"time"
+
+	"github.com/robotsproxy/robotsproxy/policy"
+)
+
+// Config is the whole configuration. See config.yaml for a commented copy
+// with every key.
+type Config struct {
+	// Listen is the proxy's HOST:PORT. Default "127.0.0.1:8080".
+	Listen string `yaml:"listen"`
+	// AdminListen is the HOST:PORT of /healthz and /metrics; "" disables the
+	// admin listener. Default "127.0.0.1:9090".
+	AdminListen string `yaml:"admin_listen"`
+	// AllowPrivate lets the proxy and the robots.txt fetcher dial loopback,
+	// private and link-local addresses. Default false.
+	AllowPrivate bool `yaml:"allow_private"`
+	// AllowPrivateRanges are CIDR ranges dialled even though they are not
+	// public, e.g. "10.20.0.0/16". Default none.
+	AllowPrivateRanges []string `yaml:"allow_private_ranges"`
+	// ExemptHosts are hosts allowed without robots.txt checks (reason
+	// "override"); ".example.com" covers its subdomains. Default none.
+	ExemptHosts []string `yaml:"exempt_hosts"`
+	// Log configures the audit log.
+	Log Log `yaml:"log"`
+	// Identity configures product-token identification.
+	Identity Identity `yaml:"identity"`
+	// Robots configures robots.txt fetching and parsing.
+	Robots Robots `yaml:"robots"`
+	// Cache configures the robots.txt cache.
+	Cache Cache `yaml:"cache"`
+	// Upstream configures the connections to origins.
+	Upstream Upstream `yaml:"upstream"`
+	// ShutdownTimeout is how long a graceful shutdown waits for requests
+	// in flight. Default 10s.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+}
+
+// Log configures the audit log: one JSON line per request.
+type Log struct {
+	// File is the audit log path; "" writes to standard output. Default "".
+	File string `yaml:"file"`
+	// MaxSizeMB rotates the file when it reaches this size in MiB; 0 never
+	// rotates. Default 100.
+	MaxSizeMB int `yaml:"max_size_mb"`
+	// MaxBackups is how many rotated files are kept; 0 keeps all. Default 5.
+	MaxBackups int `yaml:"max_backups"`
+	// MaxAgeDays removes rotated files older than this; 0 keeps them.
+	// Default 0.
+	MaxAgeDays int `yaml:"max_age_days"`
+}
+
+// Identity configures how crawlers are identified.
+type Identity struct {
+	// BrowserTokens are User-Agent product names that never identify a
+	// crawler. Default policy.DefaultBrowserTokens().
+	BrowserTokens []string `yaml:"browser_tokens"`
+	// Overrides map User-Agent regular expressions to product tokens, first
+	// match wins. Default none.
+	Overrides []OverrideRule `yaml:"overrides"`
+}
+
+// OverrideRule is one User-Agent override.
+type OverrideRule struct {
+	// UserAgent is a Go regular expression matched against the header.
+	UserAgent string `yaml:"user_agent"`
+	// Token is the product token to use when it matches.
+	Token string `yaml:"token"`
+}
+
+// Robots configures the robots.txt client.
+type Robots struct {
+	// UserAgent is sent when fetching robots.txt.
+	// Default "robotsproxy/1.0 (+https://github.com/robotsproxy/robotsproxy)".
+	UserAgent string `yaml:"user_agent"`
+	// ConnectTimeout bounds connecting to the origin. Default 5s.
+	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+	// Timeout bounds a whole fetch, redirects and body included. Default 15s.
+	Timeout time.Duration `yaml:"timeout"`
+	// MaxBytes is the parse limit in bytes (RFC 9309 2.5, at least 512000).
+	// Default 524288.
+	MaxBytes int `yaml:"max_bytes"`
+	// TooManyRequests is the access result of a 429 response:
+	// "unreachable" (default, as large crawlers do) or "unavailable".
+	TooManyRequests string `yaml:"too_many_requests"`
+}
+
+// Cache configures the robots.txt cache (RFC 9309 2.4).
+type Cache struct {
+	// MaxEntries bounds the cached authorities. Default 10000.
+	MaxEntries int `yaml:"max_entries"`
+	// MaxTTL is the longest a result is used; at most 24h. Default 24h.
+	MaxTTL time.Duration `yaml:"max_ttl"`
+	// MinTTL is the shortest, whatever Cache-Control says. Default 1m.
+	MinTTL time.Duration `yaml:"min_ttl"`
+	// UnreachableRetry is when an unreachable robots.txt is tried again.
+	// Default 1m.
+	UnreachableRetry time.Duration `yaml:"unreachable_retry"`
+	// StaleFor is how long a successful copy stands in while the host is
+	// unreachable. Default 24h.
+	StaleFor time.Duration `yaml:"stale_for"`
+}
+
+// Upstream configures the proxy's outbound transport.
+type Upstream struct {
+	// ConnectTimeout bounds connecting to an origin. Default 10s.
+	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+	// ResponseHeaderTimeout bounds waiting for response headers. Default 60s.
+	ResponseHeaderTimeout time.Duration `yaml:"response_header_timeout"`
+	// MaxIdleConns bounds idle connections in total. Default 1024.
+	MaxIdleConns int `yaml:"max_idle_conns"`
+	// MaxIdleConnsPerHost bounds idle connections per origin. Default 256.
+	MaxIdleConnsPerHost int `yaml:"max_idle_conns_per_host"`
+	// IdleTimeout closes idle connections after this long. Default 90s.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+}
+
+// Default returns the configuration used for every key a file leaves out.
+func Default() Config {
+	return Config{
+		Listen:      "127.0.0.1:8080",
+		AdminListen: "127.0.0.1:9090",
+		Log:         Log{MaxSizeMB: 100, MaxBackups: 5},
+		Identity:    Identity{BrowserTokens: policy.DefaultBrowserTokens()},
+		Robots: Robots{
+			UserAgent:       "robotsproxy/1.0 (+https://github.com/robotsproxy/robotsproxy)",
+			ConnectTimeout:  5 * time.Second,
+			Timeout:         15 * time.Second,
+			MaxBytes:        512 << 10,
+			TooManyRequests: "unreachable",
+		},
+		Cache: Cache{
+			MaxEntries:       10000,
+			MaxTTL:           24 * time.Hour,
+			MinTTL:           time.Minute,
+			UnreachableRetry: time.Minute,
+			StaleFor:         24 * time.Hour,
+		},
+		Upstream: Upstream{
+			ConnectTimeout:        10 * time.Second,
+			ResponseHeaderTimeout: 60 * time.Second,
+			MaxIdleConns:          1024,
+			MaxIdleConnsPerHost:   256,
+			IdleTimeout:           90 * time.Second,
+		},
+		ShutdownTimeout: 10 * time.Second,
+	}
+}

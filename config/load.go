@@ -1,0 +1,224 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// LoadFile reads and validates the configuration file at path.
+func LoadFile(path string) (Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	cfg, err := Load(f)
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Load decodes YAML from r over Default() and validates the result. Unknown
+// keys, wrong types and invalid values are errors naming the key.
+func Load(r io.Reader) (Config, error) {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return Config{}, fmt.Errorf("read: %w", err)
+	}
+	cfg := Default()
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, nameKeys(raw, err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+var lineRE = regexp.MustCompile(`line (\d+): `)
+
+// nameKeys rewrites "line N: ..." in a YAML decoding error into
+// "KEY (line N): ...", KEY being the dotted path of the key on line N.
+func nameKeys(raw []byte, err error) error {
+	var root yaml.Node
+	if yaml.Unmarshal(raw, &root) != nil {
+		return err // a syntax error: the line number is all there is
+	}
+	keys := map[int]string{}
+	walkKeys(&root, "", keys)
+	msg := lineRE.ReplaceAllStringFunc(err.Error(), func(m string) string {
+		n, _ := strconv.Atoi(lineRE.FindStringSubmatch(m)[1])
+		if k, ok := keys[n]; ok {
+			return fmt.Sprintf("%s (line %d): ", k, n)
+		}
+		return m
+	})
+	return errors.New(msg)
+}
+
+// walkKeys records the dotted key path of every mapping key and value line.
+func walkKeys(n *yaml.Node, prefix string, keys map[int]string) {
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := prefix
+			if n.Kind == yaml.SequenceNode {
+				p = fmt.Sprintf("%s[%d]", prefix, i)
+			}
+			walkKeys(c, p, keys)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			path := k.Value
+			if prefix != "" {
+				path = prefix + "." + k.Value
+			}
+			keys[k.Line] = path
+			if _, seen := keys[v.Line]; !seen || v.Line != k.Line {
+				keys[v.Line] = path
+			}
+			walkKeys(v, path, keys)
+		}
+	}
+}
+
+// Validate checks every value and returns the first problem, naming its key.
+func (c *Config) Validate() error {
+	checks := []struct {
+		key string
+		err error
+	}{
+		{"listen", hostPort(c.Listen, false)},
+		{"admin_listen", hostPort(c.AdminListen, true)},
+		{"allow_private_ranges", prefixes(c.AllowPrivateRanges)},
+		{"robots.connect_timeout", positive(c.Robots.ConnectTimeout)},
+		{"robots.timeout", positive(c.Robots.Timeout)},
+		{"robots.max_bytes", atLeast(c.Robots.MaxBytes, 500<<10, "RFC 9309 2.5: the parsing limit MUST be at least 500 KiB")},
+		{"robots.too_many_requests", oneOf(c.Robots.TooManyRequests, "unreachable", "unavailable")},
+		{"cache.max_entries", atLeast(c.Cache.MaxEntries, 1, "")},
+		{"cache.max_ttl", between(c.Cache.MaxTTL, time.Second, 24*time.Hour, "RFC 9309 2.4: SHOULD NOT use a cached copy for more than 24 hours")},
+		{"cache.min_ttl", between(c.Cache.MinTTL, 0, c.Cache.MaxTTL, "it must not exceed cache.max_ttl")},
+		{"cache.unreachable_retry", positive(c.Cache.UnreachableRetry)},
+		{"cache.stale_for", nonNegative(c.Cache.StaleFor)},
+		{"upstream.connect_timeout", positive(c.Upstream.ConnectTimeout)},
+		{"upstream.response_header_timeout", positive(c.Upstream.ResponseHeaderTimeout)},
+		{"upstream.max_idle_conns", atLeast(c.Upstream.MaxIdleConns, 0, "")},
+		{"upstream.max_idle_conns_per_host", atLeast(c.Upstream.MaxIdleConnsPerHost, 0, "")},
+		{"upstream.idle_timeout", nonNegative(c.Upstream.IdleTimeout)},
+		{"shutdown_timeout", nonNegative(c.ShutdownTimeout)},
+		{"log.max_size_mb", atLeast(c.Log.MaxSizeMB, 0, "")},
+		{"log.max_backups", atLeast(c.Log.MaxBackups, 0, "")},
+		{"log.max_age_days", atLeast(c.Log.MaxAgeDays, 0, "")},
+	}
+	for _, ch := range checks {
+		if ch.err != nil {
+			return fmt.Errorf("%s: %w", ch.key, ch.err)
+		}
+	}
+	for i, o := range c.Identity.Overrides {
+		if _, err := regexp.Compile(o.UserAgent); err != nil || o.UserAgent == "" {
+			return fmt.Errorf("identity.overrides[%d].user_agent: invalid regular expression %q: %v", i, o.UserAgent, err)
+		}
+		if !isProductToken(o.Token) {
+			return fmt.Errorf("identity.overrides[%d].token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", i, o.Token)
+		}
+	}
+	return nil
+}
+
+// PrivateRanges returns AllowPrivateRanges parsed; call after Validate.
+func (c *Config) PrivateRanges() []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range c.AllowPrivateRanges {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func isProductToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func hostPort(s string, emptyOK bool) error {
+	if s == "" && emptyOK {
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(s); err != nil {
+		return fmt.Errorf("want HOST:PORT, got %q: %v", s, err)
+	}
+	return nil
+}
+
+func prefixes(list []string) error {
+	for i, s := range list {
+		if _, err := netip.ParsePrefix(s); err != nil {
+			return fmt.Errorf("[%d]: want a CIDR range such as 10.0.0.0/8, got %q", i, s)
+		}
+	}
+	return nil
+}
+
+func positive(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("must be a positive duration such as 5s, got %v", d)
+	}
+	return nil
+}
+
+func nonNegative(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("must not be negative, got %v", d)
+	}
+	return nil
+}
+
+func between(d, lo, hi time.Duration, why string) error {
+	if d < lo || d > hi {
+		return fmt.Errorf("must be between %v and %v, got %v (%s)", lo, hi, d, why)
+	}
+	return nil
+}
+
+func atLeast(n, min int, why string) error {
+	if n < min {
+		if why != "" {
+			return fmt.Errorf("must be at least %d, got %d (%s)", min, n, why)
+		}
+		return fmt.Errorf("must be at least %d, got %d", min, n)
+	}
+	return nil
+}
+
+func oneOf(s string, allowed ...string) error {
+	for _, a := range allowed {
+		if s == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("must be one of %s, got %q", strings.Join(allowed, ", "), s)
+}

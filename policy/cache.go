@@ -1,0 +1,223 @@
+package policy
+
+import (
+	"container/list"
+	"context"
+	"sync"
+	"time"
+
+	gocache "github.com/patrickmn/go-cache"
+	"golang.org/x/sync/singleflight"
+)
+
+// CacheState says where the access result used for a decision came from.
+type CacheState string
+
+const (
+	// CacheHit: a fresh cached result.
+	CacheHit CacheState = "hit"
+	// CacheMiss: fetched for this request (or by a concurrent one).
+	CacheMiss CacheState = "miss"
+	// CacheStale: the host is unreachable and an earlier successful copy
+	// stands in for it (RFC 9309 2.3.1.4, 2.4).
+	CacheStale CacheState = "stale"
+	// CacheNone: no robots.txt was needed (for example /robots.txt itself).
+	CacheNone CacheState = ""
+)
+
+// CacheOptions configure a Cache. Zero values mean the defaults.
+type CacheOptions struct {
+	// MaxEntries bounds the number of cached authorities; the oldest entry
+	// is evicted first. Default 10000.
+	MaxEntries int
+	// MaxTTL is the longest a result is used before refetching; default and
+	// upper bound 24h (RFC 9309 2.4). A shorter Cache-Control max-age wins.
+	MaxTTL time.Duration
+	// MinTTL is the shortest; it protects origins that send max-age=0.
+	// Default 1m.
+	MinTTL time.Duration
+	// UnreachableRetry is how long an unreachable result is kept before the
+	// next attempt. Default 1m.
+	UnreachableRetry time.Duration
+	// StaleFor is how long a successful copy may stand in while its host is
+	// unreachable (RFC 9309 2.3.1.4 gives 30 days as an example). Default 24h.
+	StaleFor time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+func (o *CacheOptions) setDefaults() {
+	if o.MaxEntries <= 0 {
+		o.MaxEntries = 10000
+	}
+	if o.MaxTTL <= 0 || o.MaxTTL > 24*time.Hour {
+		o.MaxTTL = 24 * time.Hour
+	}
+	if o.MinTTL <= 0 {
+		o.MinTTL = time.Minute
+	}
+	if o.MinTTL > o.MaxTTL {
+		o.MinTTL = o.MaxTTL
+	}
+	if o.UnreachableRetry <= 0 {
+		o.UnreachableRetry = time.Minute
+	}
+	if o.StaleFor <= 0 {
+		o.StaleFor = 24 * time.Hour
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// FetchFunc fetches scheme://authority/robots.txt; Fetcher.Fetch is one.
+type FetchFunc func(ctx context.Context, scheme, authority string) Access
+
+// entry is what the cache holds for one authority: compiled rules, never
+// the text.
+type entry struct {
+	latest  Access    // the newest fetch
+	fresh   time.Time // refetch after this
+	good    *Access   // the newest successful fetch, for unreachable spells
+	goodAt  time.Time // when good was fetched
+	staleOK bool      // latest is unreachable and good stands in
+}
+
+// inForce returns the access result decisions use, and the cache state.
+func (e *entry) inForce(fetched bool) (Access, CacheState) {
+	switch {
+	case e.staleOK:
+		return *e.good, CacheStale
+	case fetched:
+		return e.latest, CacheMiss
+	}
+	return e.latest, CacheHit
+}
+
+// Cache holds access results per authority (scheme, host and port) in
+// go-cache, coalesces concurrent misses for one authority into one fetch,
+// and bounds the number of authorities. It is safe for concurrent use.
+type Cache struct {
+	opts    CacheOptions
+	fetch   FetchFunc
+	items   *gocache.Cache
+	flights singleflight.Group
+
+	mu    sync.Mutex
+	order *list.List               // keys, oldest first
+	pos   map[string]*list.Element // key -> its place in order
+}
+
+// NewCache returns a Cache that calls fetch on misses.
+func NewCache(fetch FetchFunc, o CacheOptions) *Cache {
+	o.setDefaults()
+	c := &Cache{opts: o, fetch: fetch, order: list.New(), pos: make(map[string]*list.Element)}
+	c.items = gocache.New(o.MaxTTL+o.StaleFor, 10*time.Minute)
+	c.items.OnEvicted(func(key string, _ any) { c.forget(key) })
+	return c
+}
+
+// Get returns the access result in force for scheme://authority, fetching
+// it when it is missing or no longer fresh. The fetch runs detached from
+// ctx's cancellation so that one caller giving up does not fail the others
+// waiting on the same fetch.
+func (c *Cache) Get(ctx context.Context, scheme, authority string) (Access, CacheState) {
+	key := scheme + "://" + authority
+	if e := c.fresh(key); e != nil {
+		return e.inForce(false)
+	}
+	v, _, _ := c.flights.Do(key, func() (any, error) {
+		if e := c.fresh(key); e != nil {
+			return e, nil // a flight that just ended stored it
+		}
+		a := c.fetch(context.WithoutCancel(ctx), scheme, authority)
+		return c.store(key, a), nil
+	})
+	return v.(*entry).inForce(true)
+}
+
+// Len returns the number of cached authorities.
+func (c *Cache) Len() int { return c.items.ItemCount() }
+
+// fresh returns the entry for key if it is still fresh, else nil.
+func (c *Cache) fresh(key string) *entry {
+	v, ok := c.items.Get(key)
+	if !ok {
+		return nil
+	}
+	e := v.(*entry)
+	if !c.opts.Now().Before(e.fresh) {
+		return nil
+	}
+	return e
+}
+
+// store files a new access result for key and returns the new entry.
+func (c *Cache) store(key string, a Access) *entry {
+	now := c.opts.Now()
+	e := &entry{latest: a}
+	switch a.Result {
+	case Successful:
+		e.good, e.goodAt = &e.latest, now
+		e.fresh = now.Add(c.ttl(a))
+	case Unavailable:
+		e.fresh = now.Add(c.ttl(a))
+	default: // Unreachable: retry soon, and keep a recent good copy in force.
+		e.fresh = now.Add(c.opts.UnreachableRetry)
+		if prev, ok := c.items.Get(key); ok {
+			p := prev.(*entry)
+			if p.good != nil && now.Sub(p.goodAt) <= c.opts.StaleFor {
+				e.good, e.goodAt, e.staleOK = p.good, p.goodAt, true
+			}
+		}
+	}
+	c.admit(key)
+	c.items.SetDefault(key, e)
+	return e
+}
+
+// ttl is how long a successful or unavailable result stays fresh: its
+// Cache-Control max-age clamped to [MinTTL, MaxTTL] (RFC 9309 2.4).
+func (c *Cache) ttl(a Access) time.Duration {
+	ttl := c.opts.MaxTTL
+	if a.MaxAge >= 0 && a.MaxAge < ttl {
+		ttl = a.MaxAge
+	}
+	if ttl < c.opts.MinTTL {
+		ttl = c.opts.MinTTL
+	}
+	return ttl
+}
+
+// admit records key as the newest entry, evicting the oldest ones while the
+// cache is full.
+func (c *Cache) admit(key string) {
+	var evict []string
+	c.mu.Lock()
+	if el, ok := c.pos[key]; ok {
+		c.order.MoveToBack(el)
+	} else {
+		for len(c.pos) >= c.opts.MaxEntries {
+			oldest := c.order.Front()
+			k := oldest.Value.(string)
+			c.order.Remove(oldest)
+			delete(c.pos, k)
+			evict = append(evict, k)
+		}
+		c.pos[key] = c.order.PushBack(key)
+	}
+	c.mu.Unlock()
+	for _, k := range evict {
+		c.items.Delete(k) // OnEvicted -> forget, which finds nothing left to do
+	}
+}
+
+// forget drops key from the eviction order once go-cache has removed it.
+func (c *Cache) forget(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.pos[key]; ok {
+		c.order.Remove(el)
+		delete(c.pos, key)
+	}
+}

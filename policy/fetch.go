@@ -1,0 +1,194 @@
+package policy
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/pquerna/cachecontrol/cacheobject"
+
+	"github.com/robotsproxy/robotsproxy/netguard"
+	"github.com/robotsproxy/robotsproxy/robots"
+)
+
+// AccessResult is the outcome of fetching a robots.txt file, in the terms of
+// RFC 9309 section 2.3.1.
+type AccessResult string
+
+const (
+	// Successful: a 2xx response; its rules are followed (2.3.1.1).
+	Successful AccessResult = "successful"
+	// Unavailable: a 4xx response, or more than MaxRedirects redirects; the
+	// crawler may access anything (2.3.1.2, 2.3.1.3).
+	Unavailable AccessResult = "unavailable"
+	// Unreachable: a 5xx response, a network, DNS or TLS error, a timeout,
+	// or a refused destination; complete disallow (2.3.1.4).
+	Unreachable AccessResult = "unreachable"
+)
+
+// MaxRedirects is how many consecutive redirects a robots.txt fetch follows
+// (RFC 9309 2.3.1.2: at least five); one more makes the file unavailable.
+const MaxRedirects = 5
+
+var errTooManyRedirects = errors.New("more than 5 consecutive redirects")
+
+// Access is the result of one robots.txt fetch for one authority.
+type Access struct {
+	// Result is the access result.
+	Result AccessResult
+	// URL is the robots.txt URL of the initial authority.
+	URL string
+	// FinalURL is the URL that answered, after redirects.
+	FinalURL string
+	// Status is the HTTP status of the final response, 0 when none came.
+	Status int
+	// Err is the network or protocol error, if any.
+	Err error
+	// Refused is true when the destination guard refused an address.
+	Refused bool
+	// Robots is the compiled file, set only when Result is Successful.
+	Robots *robots.Robots
+	// MaxAge is the response's Cache-Control max-age, or -1 when absent.
+	MaxAge time.Duration
+	// Duration is how long the fetch took.
+	Duration time.Duration
+}
+
+// FetcherOptions configure a Fetcher. Zero durations mean the defaults.
+type FetcherOptions struct {
+	// Guard checks every dialled address, redirects included. Required.
+	Guard *netguard.Guard
+	// UserAgent is sent with robots.txt requests.
+	UserAgent string
+	// ConnectTimeout bounds TCP connect; default 5s.
+	ConnectTimeout time.Duration
+	// Timeout bounds the whole fetch, body included; default 15s.
+	Timeout time.Duration
+	// Parse sets the parse limit; the body read is capped at it too.
+	Parse robots.Options
+	// TooManyRequestsUnreachable treats 429 as unreachable (like large
+	// crawlers do) instead of unavailable.
+	TooManyRequestsUnreachable bool
+	// TLS configures upstream TLS; nil verifies against the system roots.
+	TLS *tls.Config
+}
+
+// Fetcher fetches and compiles robots.txt files. It never uses a proxy from
+// the environment: it must not loop into the proxy it serves.
+type Fetcher struct {
+	client *http.Client
+	opts   FetcherOptions
+}
+
+// NewFetcher returns a Fetcher with its own HTTP client.
+func NewFetcher(o FetcherOptions) *Fetcher {
+	if o.ConnectTimeout == 0 {
+		o.ConnectTimeout = 5 * time.Second
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 15 * time.Second
+	}
+	tr := &http.Transport{
+		Proxy:                 nil, // never HTTP_PROXY: that would be ourselves
+		DialContext:           o.Guard.DialContext(o.ConnectTimeout),
+		TLSHandshakeTimeout:   o.ConnectTimeout,
+		ResponseHeaderTimeout: o.Timeout,
+		MaxIdleConnsPerHost:   2,
+		IdleConnTimeout:       30 * time.Second,
+		TLSClientConfig:       o.TLS,
+	}
+	client := &http.Client{
+		Transport: tr,
+		Timeout:   o.Timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) > MaxRedirects {
+				return errTooManyRedirects
+			}
+			return nil
+		},
+	}
+	return &Fetcher{client: client, opts: o}
+}
+
+// Fetch gets the robots.txt of a canonical scheme and authority (see
+// Authority) and classifies the outcome per
+// RFC 9309 2.3.1. It never returns an error: failures are Unreachable (or
+// Unavailable for redirect loops) with Err set.
+func (f *Fetcher) Fetch(ctx context.Context, scheme, authority string) Access {
+	start := time.Now()
+	a := f.fetch(ctx, RobotsURL(scheme, authority))
+	a.Duration = time.Since(start)
+	return a
+}
+
+func (f *Fetcher) fetch(ctx context.Context, url string) Access {
+	a := Access{URL: url, FinalURL: url, MaxAge: -1}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return a.fail(Unreachable, fmt.Errorf("fetch robots.txt %s: %w", url, err))
+	}
+	if f.opts.UserAgent != "" {
+		req.Header.Set("User-Agent", f.opts.UserAgent)
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		if errors.Is(err, errTooManyRedirects) {
+			return a.fail(Unavailable, fmt.Errorf("fetch robots.txt %s: %w", url, err))
+		}
+		a.Refused = netguard.IsRefused(err)
+		return a.fail(Unreachable, fmt.Errorf("fetch robots.txt %s: %w", url, err))
+	}
+	defer resp.Body.Close()
+	a.Status = resp.StatusCode
+	a.FinalURL = resp.Request.URL.String()
+	a.MaxAge = maxAge(resp.Header)
+	return f.classify(a, resp)
+}
+
+// classify maps the response status to an access result (RFC 9309 2.3.1) and
+// parses the body of 2xx responses only.
+func (f *Fetcher) classify(a Access, resp *http.Response) Access {
+	switch s := resp.StatusCode; {
+	case s >= 200 && s < 300:
+		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(f.maxBody())))
+		if err != nil {
+			return a.fail(Unreachable, fmt.Errorf("read robots.txt %s: %w", a.FinalURL, err))
+		}
+		a.Result, a.Robots = Successful, f.opts.Parse.Parse(body)
+	case s == http.StatusTooManyRequests && f.opts.TooManyRequestsUnreachable:
+		a.Result = Unreachable
+	case s >= 400 && s < 500:
+		a.Result = Unavailable
+	default: // 5xx, and 1xx/3xx that could not be followed: fail closed.
+		a.Result = Unreachable
+	}
+	return a
+}
+
+// maxBody is the body read cap: the parse limit plus one octet, so the
+// parser can tell whether the last line was cut.
+func (f *Fetcher) maxBody() int {
+	max := f.opts.Parse.MaxBytes
+	if max < robots.DefaultMaxBytes {
+		max = robots.DefaultMaxBytes
+	}
+	return max + 1
+}
+
+func (a Access) fail(r AccessResult, err error) Access {
+	a.Result, a.Err = r, err
+	return a
+}
+
+// maxAge returns the Cache-Control max-age of a response, or -1.
+func maxAge(h http.Header) time.Duration {
+	cc, err := cacheobject.ParseResponseCacheControl(h.Get("Cache-Control"))
+	if err != nil || cc.MaxAge < 0 {
+		return -1
+	}
+	return time.Duration(cc.MaxAge) * time.Second
+}

@@ -1,0 +1,191 @@
+package policy
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/robotsproxy/robotsproxy/robots"
+)
+
+// IdentitySource says how a crawler's product token was found.
+type IdentitySource string
+
+const (
+	// SourceOverride: an operator's User-Agent override matched.
+	SourceOverride IdentitySource = "override"
+	// SourceUserAgent: the tokens were read from the User-Agent header.
+	SourceUserAgent IdentitySource = "user-agent"
+	// SourceDefault: no User-Agent header, or no crawler token in it; the
+	// crawler obeys the "*" group (RFC 9309 2.2.1).
+	SourceDefault IdentitySource = "default"
+)
+
+// DefaultBrowserTokens returns the product names that browsers and HTTP
+// stacks put in User-Agent headers for compatibility. They never identify a
+// crawler, so they are never matched against robots.txt groups.
+func DefaultBrowserTokens() []string {
+	return []string{
+		"Mozilla", "AppleWebKit", "KHTML", "Gecko", "Chrome", "Chromium", "Safari",
+		"Firefox", "Version", "Mobile", "Edge", "Edg", "OPR", "Opera", "Presto",
+		"Trident", "MSIE", "Konqueror", "CriOS", "FxiOS", "EdgiOS", "SamsungBrowser",
+		"Build", "like", "compatible", "U",
+	}
+}
+
+// Identity is who a request's crawler is, in RFC 9309 terms.
+type Identity struct {
+	// Token is the crawler's primary product token (the first candidate),
+	// or "*" when it has none.
+	Token string
+	// Candidates are the crawler's product tokens in the order found; the
+	// groups of every one of them apply, merged. Empty means "*".
+	Candidates []string
+	// Source says how the tokens were found.
+	Source IdentitySource
+}
+
+// Override maps User-Agent headers that match Pattern to a fixed product
+// token, taking precedence over the header's own tokens.
+type Override struct {
+	// Pattern is matched against the whole User-Agent header value.
+	Pattern *regexp.Regexp
+	// Token is the product token to use.
+	Token string
+}
+
+// Identifier extracts product tokens from User-Agent headers. It is
+// immutable and safe for concurrent use.
+type Identifier struct {
+	browser   map[string]bool // lower-cased browser tokens
+	overrides []Override
+}
+
+// NewIdentifier returns an Identifier that ignores the given browser tokens
+// (case-insensitive; nil means none) and applies overrides in order.
+func NewIdentifier(browserTokens []string, overrides []Override) *Identifier {
+	b := make(map[string]bool, len(browserTokens))
+	for _, t := range browserTokens {
+		b[strings.ToLower(t)] = true
+	}
+	return &Identifier{browser: b, overrides: overrides}
+}
+
+// Identify returns the identity of a crawler from its User-Agent header
+// value: the first matching override, else the product tokens found per the
+// RFC 9110 grammar, browser tokens left out, else "*".
+func (id *Identifier) Identify(userAgent string) Identity {
+	for _, o := range id.overrides {
+		if o.Pattern.MatchString(userAgent) {
+			return Identity{Token: o.Token, Candidates: []string{o.Token}, Source: SourceOverride}
+		}
+	}
+	var cands []string
+	for _, name := range ProductNames(userAgent) {
+		if !id.browser[strings.ToLower(name)] && !containsFold(cands, name) {
+			cands = append(cands, name)
+		}
+	}
+	if len(cands) == 0 {
+		return Identity{Token: "*", Source: SourceDefault}
+	}
+	return Identity{Token: cands[0], Candidates: cands, Source: SourceUserAgent}
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// ProductNames returns the product names in a User-Agent header value, in
+// order, following RFC 9110 section 10.1.5:
+//
+//	User-Agent = product *( RWS ( product / comment ) )
+//	product    = token [ "/" product-version ]
+//
+// Names of products outside comments are returned, and so are the names of
+// "name/version" items inside comments, where crawlers usually identify
+// themselves: "Mozilla/5.0 (compatible; ExampleBot/0.1; +https://...)"
+// gives "Mozilla" and "ExampleBot". A bare value such as "ExampleBot" gives
+// itself. Malformed input yields what could be read, never an error.
+func ProductNames(ua string) []string {
+	var names []string
+	for i := 0; i < len(ua); {
+		switch c := ua[i]; {
+		case c == '(':
+			end := commentEnd(ua, i)
+			names = append(names, commentProducts(ua[i+1:end])...)
+			i = end + 1
+		case robots.IsTokenChar(c):
+			j := i
+			for j < len(ua) && robots.IsTokenChar(ua[j]) {
+				j++
+			}
+			names = append(names, ua[i:j])
+			i = skipVersion(ua, j)
+		default:
+			i++
+		}
+	}
+	return names
+}
+
+// skipVersion skips "/" product-version after a product name at i.
+func skipVersion(ua string, i int) int {
+	if i < len(ua) && ua[i] == '/' {
+		i++
+		for i < len(ua) && robots.IsTokenChar(ua[i]) {
+			i++
+		}
+	}
+	return i
+}
+
+// commentEnd returns the index of the ")" closing the comment that opens at
+// start, honouring nesting and quoted pairs; len(ua) if it is unterminated.
+func commentEnd(ua string, start int) int {
+	depth := 0
+	for i := start; i < len(ua); i++ {
+		switch ua[i] {
+		case '\\':
+			i++
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return len(ua)
+}
+
+// commentProducts returns the names of "name/version" words in a comment's
+// text, such as "ExampleBot" from "compatible; ExampleBot/0.1; +https://x".
+// URLs ("+http://...") and words without a version are skipped.
+func commentProducts(text string) []string {
+	var names []string
+	for _, word := range strings.FieldsFunc(text, func(r rune) bool {
+		return r == ';' || r == ',' || r == ' ' || r == '\t' || r == '(' || r == ')'
+	}) {
+		name, version, ok := strings.Cut(word, "/")
+		if !ok || name == "" || version == "" || !isToken(name) {
+			continue
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !robots.IsTokenChar(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}

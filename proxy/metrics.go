@@ -1,0 +1,57 @@
+package proxy
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/robotsproxy/robotsproxy/policy"
+)
+
+// Metrics are robotsproxy's Prometheus metrics. A nil *Metrics is valid and
+// records nothing.
+type Metrics struct {
+	requests     *prometheus.CounterVec
+	fetches      *prometheus.CounterVec
+	fetchLatency *prometheus.HistogramVec
+}
+
+// NewMetrics registers the metrics on reg. cachedAuthorities reports the
+// number of authorities in the robots.txt cache.
+func NewMetrics(reg prometheus.Registerer, cachedAuthorities func() int) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "robotsproxy_requests_total",
+			Help: "Proxy requests by decision (allow, deny, none) and reason.",
+		}, []string{"decision", "reason"}),
+		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "robotsproxy_robots_fetches_total",
+			Help: "robots.txt fetches by access result (RFC 9309 2.3.1).",
+		}, []string{"result"}),
+		fetchLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "robotsproxy_robots_fetch_duration_seconds",
+			Help:    "robots.txt fetch latency in seconds, by access result.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
+		}, []string{"result"}),
+	}
+	cached := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "robotsproxy_cached_authorities",
+		Help: "Authorities (scheme, host, port) in the robots.txt cache.",
+	}, func() float64 { return float64(cachedAuthorities()) })
+	reg.MustRegister(m.requests, m.fetches, m.fetchLatency, cached)
+	return m
+}
+
+// ObserveFetch records one robots.txt fetch.
+func (m *Metrics) ObserveFetch(a policy.Access) {
+	if m == nil {
+		return
+	}
+	m.fetches.WithLabelValues(string(a.Result)).Inc()
+	m.fetchLatency.WithLabelValues(string(a.Result)).Observe(a.Duration.Seconds())
+}
+
+func (m *Metrics) countRequest(decision, reason string) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(decision, reason).Inc()
+}

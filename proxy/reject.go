@@ -1,0 +1,113 @@
+package proxy
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/robotsproxy/robotsproxy/netguard"
+	"github.com/robotsproxy/robotsproxy/policy"
+)
+
+// Response headers that explain a refusal.
+const (
+	HeaderDecision  = "X-Robotsproxy-Decision"
+	HeaderReason    = "X-Robotsproxy-Reason"
+	HeaderToken     = "X-Robotsproxy-Product-Token"
+	HeaderRule      = "X-Robotsproxy-Rule"
+	HeaderRobotsURL = "X-Robotsproxy-Robots-Url"
+	HeaderAccess    = "X-Robotsproxy-Access-Result"
+)
+
+// maxHeaderValue bounds explanatory header values; robots.txt lines can be
+// long.
+const maxHeaderValue = 256
+
+// rejectResponse is the one function that turns a denial into a response:
+// 403 Forbidden with headers naming the product token, the deciding rule or
+// access result, and the robots.txt URL, and a short text body.
+func rejectResponse(req *http.Request, d *policy.Decision) *http.Response {
+	h := http.Header{}
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set(HeaderDecision, "deny")
+	h.Set(HeaderReason, string(d.Reason))
+	h.Set(HeaderToken, headerValue(d.Identity.Token))
+	if d.RobotsURL != "" {
+		h.Set(HeaderRobotsURL, headerValue(d.RobotsURL))
+	}
+	if d.Access != "" {
+		h.Set(HeaderAccess, string(d.Access))
+	}
+	if r := d.Rule(); r != nil {
+		h.Set(HeaderRule, headerValue(fmt.Sprintf("line %d: %s", r.Line, r.Text)))
+	}
+	return textResponse(req, http.StatusForbidden, h, denialText(d))
+}
+
+// denialText explains a denial in one line.
+func denialText(d *policy.Decision) string {
+	token := d.Identity.Token
+	switch d.Reason {
+	case policy.ReasonRule:
+		r := d.Rule()
+		return fmt.Sprintf("robotsproxy: %s disallows this URL for product token %q (line %d: %s)\n",
+			d.RobotsURL, token, r.Line, r.Text)
+	case policy.ReasonUnreachable:
+		return fmt.Sprintf("robotsproxy: %s is unreachable (status %d), which means complete disallow (RFC 9309 2.3.1.4)\n",
+			d.RobotsURL, d.Status)
+	case policy.ReasonDestination:
+		return "robotsproxy: the destination resolves to a refused (non-public) address\n"
+	case policy.ReasonBadRequest:
+		return fmt.Sprintf("robotsproxy: cannot enforce robots.txt for this request: %v\n", d.Err)
+	}
+	return fmt.Sprintf("robotsproxy: request denied (%s)\n", d.Reason)
+}
+
+// upstreamErrorResponse answers a request whose upstream round trip failed:
+// 403 when the dial-time guard refused the address (a DNS answer that
+// changed after the robots.txt fetch), 502 otherwise.
+func upstreamErrorResponse(req *http.Request, err error, st *state) *http.Response {
+	h := http.Header{}
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	if netguard.IsRefused(err) {
+		if st.decision != nil {
+			st.decision.Allowed, st.decision.Reason, st.decision.Err = false, policy.ReasonDestination, err
+			return rejectResponse(req, st.decision)
+		}
+		return textResponse(req, http.StatusForbidden, h, "robotsproxy: the destination resolves to a refused (non-public) address\n")
+	}
+	return textResponse(req, http.StatusBadGateway, h, fmt.Sprintf("robotsproxy: upstream error: %v\n", err))
+}
+
+// textResponse builds a complete response with a text body.
+func textResponse(req *http.Request, status int, h http.Header, body string) *http.Response {
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	return &http.Response{
+		StatusCode:    status,
+		Status:        fmt.Sprintf("%d %s", status, http.StatusText(status)),
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h,
+		Body:          io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req,
+	}
+}
+
+// headerValue makes text from a robots.txt file safe for a header value:
+// control and non-ASCII octets become "?", and the length is bounded.
+func headerValue(s string) string {
+	if len(s) > maxHeaderValue {
+		s = s[:maxHeaderValue]
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r >= 0x7F {
+			return '?'
+		}
+		return r
+	}, s)
+}

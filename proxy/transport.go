@@ -1,0 +1,58 @@
+package proxy
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/robotsproxy/robotsproxy/netguard"
+)
+
+// TransportOptions size the outbound transport. Zero values mean the
+// defaults given.
+type TransportOptions struct {
+	// ConnectTimeout bounds TCP connect; default 10s.
+	ConnectTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for response headers; default 60s.
+	ResponseHeaderTimeout time.Duration
+	// MaxIdleConns bounds idle connections in total; default 1024.
+	MaxIdleConns int
+	// MaxIdleConnsPerHost bounds idle connections per origin; default 256.
+	// (http.DefaultTransport keeps 2, which costs about a third of the
+	// throughput under load.)
+	MaxIdleConnsPerHost int
+	// IdleTimeout closes idle connections; default 90s.
+	IdleTimeout time.Duration
+}
+
+// NewTransport returns the transport that carries allowed requests to
+// origins. It never uses a proxy from the environment, dials through the
+// guard (checked on the resolved address), verifies TLS against the system
+// roots, and neither adds Accept-Encoding nor decompresses, so requests and
+// responses pass unchanged.
+func NewTransport(g *netguard.Guard, o TransportOptions) *http.Transport {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&o.ConnectTimeout, 10*time.Second)
+	def(&o.ResponseHeaderTimeout, 60*time.Second)
+	def(&o.IdleTimeout, 90*time.Second)
+	if o.MaxIdleConns == 0 {
+		o.MaxIdleConns = 1024
+	}
+	if o.MaxIdleConnsPerHost == 0 {
+		o.MaxIdleConnsPerHost = 256
+	}
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           g.DialContext(o.ConnectTimeout),
+		MaxIdleConns:          o.MaxIdleConns,
+		MaxIdleConnsPerHost:   o.MaxIdleConnsPerHost,
+		IdleConnTimeout:       o.IdleTimeout,
+		TLSHandshakeTimeout:   o.ConnectTimeout,
+		ResponseHeaderTimeout: o.ResponseHeaderTimeout,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true,
+	}
+}

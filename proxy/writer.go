@@ -1,0 +1,47 @@
+package proxy
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+)
+
+// countingWriter records the status and body size written to the client.
+// It passes Hijack and Flush through, which goproxy needs for CONNECT and
+// streamed responses.
+type countingWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *countingWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Flush implements http.Flusher.
+func (w *countingWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Hijack implements http.Hijacker; after it the connection is the caller's.
+func (w *countingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
