@@ -76,7 +76,7 @@ func New(cfg config.Config, stdout io.Writer, logger zerolog.Logger) (*Server, e
 	})
 	auditW, closeFn := auditWriter(cfg.Log, stdout)
 	p := proxy.New(proxy.Options{
-		Policy:  pol,
+		Policy: pol,
 		Transport: proxy.NewTransport(guard, proxy.TransportOptions{
 			ConnectTimeout:        cfg.Upstream.ConnectTimeout,
 			ResponseHeaderTimeout: cfg.Upstream.ResponseHeaderTimeout,
