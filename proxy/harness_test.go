@@ -1,0 +1,193 @@
+package proxy_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/robotsproxy/robotsproxy/netguard"
+	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/proxy"
+)
+
+// syncBuffer is a goroutine-safe audit log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// lines returns the audit lines written so far, decoded.
+func (b *syncBuffer) lines(t *testing.T) []map[string]any {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(b.buf.Bytes()))
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("audit line is not JSON: %q: %v", sc.Text(), err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// harness is an in-process robotsproxy in front of test origins.
+type harness struct {
+	proxyURL *url.URL
+	audit    *syncBuffer
+	reg      *prometheus.Registry
+	client   *http.Client
+	fetches  atomic.Int64 // robots.txt fetches made by the policy
+}
+
+type harnessOptions struct {
+	guard        *netguard.Guard
+	fetchTimeout time.Duration
+	tls          *tls.Config // upstream TLS for robots.txt fetches and requests
+}
+
+func newHarness(t *testing.T, o harnessOptions) *harness {
+	t.Helper()
+	if o.guard == nil {
+		o.guard = &netguard.Guard{AllowPrivate: true}
+	}
+	if o.fetchTimeout == 0 {
+		o.fetchTimeout = 2 * time.Second
+	}
+	h := &harness{audit: &syncBuffer{}, reg: prometheus.NewRegistry()}
+	fetcher := policy.NewFetcher(policy.FetcherOptions{
+		Guard: o.guard, UserAgent: "robotsproxy-test", Timeout: o.fetchTimeout,
+		TooManyRequestsUnreachable: true, TLS: o.tls,
+	})
+	var metrics *proxy.Metrics
+	cache := policy.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
+		h.fetches.Add(1)
+		a := fetcher.Fetch(ctx, scheme, authority)
+		metrics.ObserveFetch(a)
+		return a
+	}, policy.CacheOptions{})
+	metrics = proxy.NewMetrics(h.reg, cache.Len)
+	pol := policy.New(policy.Options{
+		Identifier: policy.NewIdentifier(policy.DefaultBrowserTokens(), nil),
+		Cache:      cache,
+	})
+	tr := proxy.NewTransport(o.guard, proxy.TransportOptions{})
+	tr.TLSClientConfig = o.tls
+	p := proxy.New(proxy.Options{Policy: pol, Transport: tr, Audit: proxy.NewAuditLogger(h.audit), Metrics: metrics})
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	h.proxyURL, _ = url.Parse(srv.URL)
+	h.client = &http.Client{
+		Transport: &http.Transport{Proxy: http.ProxyURL(h.proxyURL), TLSClientConfig: o.tls, MaxIdleConnsPerHost: 64},
+		Timeout:   10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+	return h
+}
+
+// get sends one request through the proxy.
+func (h *harness) do(t *testing.T, method, target, ua string, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, target, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ua != "" {
+		req.Header.Set("User-Agent", ua)
+	} else {
+		req.Header["User-Agent"] = nil // send none
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s via proxy: %v", method, target, err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
+	return resp, b.String()
+}
+
+// origin is a test origin that serves a scripted /robots.txt and counts
+// hits on every other path.
+type origin struct {
+	*httptest.Server
+	robotsHits atomic.Int64
+	mu         sync.Mutex
+	hits       map[string]int
+}
+
+func newOrigin(t *testing.T, robots http.HandlerFunc) *origin {
+	t.Helper()
+	o := &origin{hits: map[string]int{}}
+	o.Server = httptest.NewServer(o.handler(robots))
+	t.Cleanup(o.Close)
+	return o
+}
+
+func newTLSOrigin(t *testing.T, robots http.HandlerFunc) *origin {
+	t.Helper()
+	o := &origin{hits: map[string]int{}}
+	o.Server = httptest.NewTLSServer(o.handler(robots))
+	t.Cleanup(o.Close)
+	return o
+}
+
+func (o *origin) handler(robots http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			o.robotsHits.Add(1)
+			robots(w, r)
+			return
+		}
+		o.mu.Lock()
+		o.hits[r.URL.Path]++
+		o.mu.Unlock()
+		w.Header().Set("X-Origin", "yes")
+		_, _ = w.Write([]byte("origin:" + r.Method + ":" + r.URL.Path))
+	})
+}
+
+func (o *origin) hitCount(path string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.hits[path]
+}
+
+// serveRobots answers /robots.txt with a 200 and body.
+func serveRobots(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte(body))
+	}
+}
+
+// statusRobots answers /robots.txt with a status and a body that, were it
+// parsed, would allow everything.
+func statusRobots(code int) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(code)
+		_, _ = w.Write([]byte("User-agent: *\nAllow: /\n"))
+	}
+}
