@@ -3,6 +3,7 @@ package policy
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -58,7 +59,15 @@ type Override struct {
 type Identifier struct {
 	browser   map[string]bool // lower-cased browser tokens
 	overrides []Override
+
+	// memo remembers identities by User-Agent value: crawlers send the same
+	// header on every request. Bounded by memoMax; cleared when full.
+	mu   sync.RWMutex
+	memo map[string]Identity
 }
+
+// memoMax bounds the identities remembered by an Identifier.
+const memoMax = 4096
 
 // NewIdentifier returns an Identifier that ignores the given browser tokens
 // (case-insensitive; nil means none) and applies overrides in order.
@@ -67,13 +76,31 @@ func NewIdentifier(browserTokens []string, overrides []Override) *Identifier {
 	for _, t := range browserTokens {
 		b[strings.ToLower(t)] = true
 	}
-	return &Identifier{browser: b, overrides: overrides}
+	return &Identifier{browser: b, overrides: overrides, memo: make(map[string]Identity)}
 }
 
 // Identify returns the identity of a crawler from its User-Agent header
 // value: the first matching override, else the product tokens found per the
-// RFC 9110 grammar, browser tokens left out, else "*".
+// RFC 9110 grammar, browser tokens left out, else "*". The returned
+// Candidates slice is shared: do not modify it.
 func (id *Identifier) Identify(userAgent string) Identity {
+	id.mu.RLock()
+	ident, ok := id.memo[userAgent]
+	id.mu.RUnlock()
+	if ok {
+		return ident
+	}
+	ident = id.identify(userAgent)
+	id.mu.Lock()
+	if len(id.memo) >= memoMax {
+		clear(id.memo)
+	}
+	id.memo[userAgent] = ident
+	id.mu.Unlock()
+	return ident
+}
+
+func (id *Identifier) identify(userAgent string) Identity {
 	for _, o := range id.overrides {
 		if o.Pattern.MatchString(userAgent) {
 			return Identity{Token: o.Token, Candidates: []string{o.Token}, Source: SourceOverride}

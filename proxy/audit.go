@@ -87,10 +87,10 @@ func requestURL(r *http.Request) string {
 	if r.Method == http.MethodConnect {
 		return r.Host
 	}
-	if r.URL.IsAbs() {
-		return r.URL.String()
+	if r.RequestURI != "" {
+		return r.RequestURI // the target exactly as sent
 	}
-	return r.RequestURI
+	return r.URL.String()
 }
 
 // NewAuditLogger returns the zerolog logger audit lines are written with:
