@@ -62,6 +62,9 @@ var rfcOverrides = map[string]string{
 func TestConformance(t *testing.T) {
 	dir := conformanceDir()
 	if _, err := os.Stat(dir); err != nil {
+		if os.Getenv(conformanceEnv) != "" {
+			t.Fatalf("%s=%s: %v", conformanceEnv, dir, err) // set explicitly (CI): never skip
+		}
 		t.Skipf("SKIPPED: conformance suite not found at %s (set %s to its folder): %v", dir, conformanceEnv, err)
 	}
 	cases := loadConformance(t, dir)
