@@ -125,10 +125,12 @@ type Upstream struct {
 // Default returns the configuration used for every key a file leaves out.
 func Default() Config {
 	return Config{
-		Listen:      "127.0.0.1:8080",
-		AdminListen: "127.0.0.1:9090",
-		Log:         Log{MaxSizeMB: 100, MaxBackups: 5},
-		Identity:    Identity{BrowserTokens: policy.DefaultBrowserTokens()},
+		Listen:             "127.0.0.1:8080",
+		AdminListen:        "127.0.0.1:9090",
+		AllowPrivateRanges: []string{},
+		ExemptHosts:        []string{},
+		Log:                Log{MaxSizeMB: 100, MaxBackups: 5},
+		Identity:           Identity{BrowserTokens: policy.DefaultBrowserTokens(), Overrides: []OverrideRule{}},
 		Robots: Robots{
 			UserAgent:       "robotsproxy/1.0 (+https://github.com/robotsproxy/robotsproxy)",
 			ConnectTimeout:  5 * time.Second,

@@ -54,12 +54,13 @@ var lineRE = regexp.MustCompile(`line (\d+): `)
 // nameKeys rewrites "line N: ..." in a YAML decoding error into
 // "KEY (line N): ...", KEY being the dotted path of the key on line N.
 func nameKeys(raw []byte, err error) error {
-	var root yaml.Node
-	if yaml.Unmarshal(raw, &root) != nil {
-		return err // a syntax error: the line number is all there is
-	}
 	keys := map[int]string{}
-	walkKeys(&root, "", keys)
+	var root yaml.Node
+	if yaml.Unmarshal(raw, &root) == nil {
+		walkKeys(&root, "", keys)
+	} else {
+		keysByText(raw, keys) // a syntax error: no tree, read the key off the line
+	}
 	msg := lineRE.ReplaceAllStringFunc(err.Error(), func(m string) string {
 		n, _ := strconv.Atoi(lineRE.FindStringSubmatch(m)[1])
 		if k, ok := keys[n]; ok {
@@ -68,6 +69,17 @@ func nameKeys(raw []byte, err error) error {
 		return m
 	})
 	return errors.New(msg)
+}
+
+var keyLineRE = regexp.MustCompile(`^\s*-?\s*([A-Za-z0-9_]+)\s*:`)
+
+// keysByText records, for each line that starts with "key:", that key.
+func keysByText(raw []byte, keys map[int]string) {
+	for i, line := range strings.Split(string(raw), "\n") {
+		if m := keyLineRE.FindStringSubmatch(line); m != nil {
+			keys[i+1] = m[1]
+		}
+	}
 }
 
 // walkKeys records the dotted key path of every mapping key and value line.
