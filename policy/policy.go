@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 
 	"golang.org/x/net/idna"
@@ -35,10 +36,26 @@ type Policy struct {
 
 // New returns a Policy.
 func New(o Options) *Policy {
+	hosts := make([]string, len(o.ExemptHosts)) // never modify the caller's slice
 	for i, h := range o.ExemptHosts {
-		o.ExemptHosts[i] = strings.ToLower(h)
+		hosts[i] = exemptHost(h)
 	}
+	o.ExemptHosts = hosts
 	return &Policy{opts: o}
+}
+
+// exemptHost canonicalises an ExemptHosts entry as Authority does a host
+// (lower case, IDNA A-labels, IPv6 without brackets), keeping a leading ".".
+func exemptHost(h string) string {
+	dot := ""
+	if strings.HasPrefix(h, ".") {
+		dot, h = ".", h[1:]
+	}
+	h = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"))
+	if ascii, err := asciiHost(h); err == nil {
+		h = ascii
+	}
+	return dot + h
 }
 
 // Request is what the policy needs to know about one request.
@@ -142,14 +159,40 @@ func Authority(scheme, hostport string) (string, string, error) {
 	if port == "" {
 		port = defPort
 	}
-	ascii, err := idna.Lookup.ToASCII(strings.ToLower(host))
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return "", "", fmt.Errorf("authority %q: invalid port %q", hostport, port)
+	}
+	port = strconv.Itoa(n) // ":080" and ":80" are one authority
+	ascii, err := asciiHost(host)
 	if err != nil {
-		if net.ParseIP(host) == nil {
-			return "", "", fmt.Errorf("host %q: %w", host, err)
-		}
-		ascii = strings.ToLower(host)
+		return "", "", err
 	}
 	return scheme, net.JoinHostPort(ascii, port), nil
+}
+
+// asciiHost lower-cases a host and converts an internationalised name to
+// its ASCII (IDNA) form. ASCII names may hold letters, digits, "-", "."
+// and "_" (which occurs in real DNS), or be an IP address.
+func asciiHost(host string) (string, error) {
+	host = strings.ToLower(host)
+	if net.ParseIP(host) != nil {
+		return host, nil
+	}
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		switch {
+		case c >= 0x80:
+			ascii, err := idna.Lookup.ToASCII(host)
+			if err != nil {
+				return "", fmt.Errorf("host %q: %w", host, err)
+			}
+			return ascii, nil
+		case !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_'):
+			return "", fmt.Errorf("host %q: invalid character %q", host, c)
+		}
+	}
+	return host, nil
 }
 
 // RobotsURL returns the robots.txt URL for a canonical scheme and authority
