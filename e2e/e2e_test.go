@@ -702,6 +702,30 @@ func TestProxyCorpus(t *testing.T) {
 	}
 	t.Logf("%d robots.txt files, %d agents (%d crawlers + no User-Agent), %d paths, %d requests (%s); %d Go requests decided differently had the tail past 512 KiB been parsed\n%s",
 		len(files), len(agents), len(agents)-1, nPaths, audited, strings.Join(perClient, ", "), pastLimit, sb.String())
+	t.Logf("sample audit lines:\n%s", sampleLines(p.auditLines(t, audited)))
+}
+
+// sampleLines picks one audit line of each kind of decision, for the log.
+func sampleLines(lines []map[string]any) string {
+	kinds := []func(m map[string]any) bool{
+		func(m map[string]any) bool { return m["decision"] == "deny" && m["star_fallback"] == false },
+		func(m map[string]any) bool { return m["decision"] == "deny" && m["star_fallback"] == true },
+		func(m map[string]any) bool { return m["decision"] == "allow" && m["reason"] == "rule" },
+		func(m map[string]any) bool { return m["reason"] == "no-matching-rule" },
+		func(m map[string]any) bool { return m["reason"] == "implicit-robots-txt" },
+	}
+	var out strings.Builder
+	for _, match := range kinds {
+		for _, m := range lines {
+			if match(m) {
+				b, _ := json.Marshal(m)
+				out.Write(b)
+				out.WriteByte('\n')
+				break
+			}
+		}
+	}
+	return out.String()
 }
 
 // every returns every k-th case starting at offset, skipping those keep
