@@ -1,0 +1,131 @@
+package robots_test
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/robotsproxy/robotsproxy/robots"
+)
+
+// differ compares the package with the reference on one input and returns
+// a description of the difference, or "".
+func differ(body []byte, groups []refGroup, r *robots.Robots, path, token string) string {
+	wantAllowed, wantLine := refTest(groups, path, token)
+	v := r.Test(path, token)
+	line := 0
+	if v.Rule != nil {
+		line = v.Rule.Line
+	}
+	if v.Allowed == wantAllowed && line == wantLine {
+		return ""
+	}
+	return strings.Join([]string{
+		"token " + quote(token) + " path " + quote(path),
+		"got allowed=" + boolStr(v.Allowed) + " line=" + itoa(line),
+		"reference allowed=" + boolStr(wantAllowed) + " line=" + itoa(wantLine),
+	}, ": ")
+}
+
+// asciiOnly reports whether s is ASCII; RFC 9309 product tokens are, and
+// fuzzed tokens are kept to them.
+func asciiOnly(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzDifferential feeds random bodies, product tokens and paths to the
+// package and to the reference matcher and fails on any difference in the
+// verdict or the deciding rule's line.
+func FuzzDifferential(f *testing.F) {
+	seeds := []string{rfcSimple, rfcLongest, "user-agent: a\ndisallow: /a*b$\nallow: /a%2A\n", "user-agent: *\ndisallow: /%7e$x\nallow: /~\n"}
+	for _, s := range seeds {
+		f.Add([]byte(s), "/example/page.html", "foobot")
+	}
+	addCorpusSeeds(f, 60, func(b []byte) {
+		f.Add(b, "/search?q=1", "Googlebot")
+		f.Add(b, "/", "*")
+	})
+	f.Fuzz(func(t *testing.T, body []byte, path, token string) {
+		if len(body) > 16<<10 || !asciiOnly(token) {
+			return
+		}
+		if d := differ(body, refParse(body), robots.Parse(body), path, token); d != "" {
+			t.Fatalf("%s\nbody:\n%q", d, body)
+		}
+	})
+}
+
+// TestDifferentialCorpus runs the package and the reference over every
+// corpus file, for paths derived from each file's own rules and several
+// product tokens.
+func TestDifferentialCorpus(t *testing.T) {
+	dir := filepath.Join(corpusDir(), "robots")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if os.Getenv("ROBOTSPROXY_CORPUS") != "" {
+			t.Fatalf("ROBOTSPROXY_CORPUS is set but %s cannot be read: %v", dir, err)
+		}
+		t.Skipf("SKIPPED: corpus not found at %s (set ROBOTSPROXY_CORPUS): %v", dir, err)
+	}
+	if testing.Short() {
+		entries = entries[:len(entries)/10]
+	}
+	tokens := []string{"Googlebot", "bingbot", "GPTBot", "*", "ExampleBot", "Mozilla"}
+	var files, checks, diffs int
+	for _, e := range entries {
+		body, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil || len(body) > robots.DefaultMaxBytes {
+			continue // the reference has no parse limit
+		}
+		files++
+		groups, r := refParse(body), robots.Parse(body)
+		for _, path := range derivePaths(r) {
+			for _, tok := range tokens {
+				checks++
+				if d := differ(body, groups, r, path, tok); d != "" {
+					diffs++
+					if diffs <= 20 {
+						t.Errorf("%s: %s", e.Name(), d)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("differential: %d files, %d checks, %d differences", files, checks, diffs)
+}
+
+// derivePaths returns paths that exercise a file's rules: each pattern's
+// literal prefix, with and without a suffix, plus a few fixed paths.
+func derivePaths(r *robots.Robots) []string {
+	set := map[string]bool{"/": true, "/robots.txt": true, "/index.html": true, "/a%2Fb?x=%41": true}
+	for _, g := range r.Groups {
+		for _, rule := range g.Rules {
+			p := rule.Pattern
+			if i := strings.IndexAny(p, "*$"); i >= 0 {
+				p = p[:i]
+			}
+			if p == "" {
+				p = "/"
+			}
+			set[p] = true
+			set[p+"x.html"] = true
+			set[p+"/y?q=1"] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	if len(out) > 100 {
+		out = out[:100]
+	}
+	return out
+}
