@@ -35,6 +35,11 @@
 //   - A parse limit (2.5): only the first [DefaultMaxBytes] bytes (or
 //     [Options.MaxBytes]) are parsed; the rest is ignored, never an error.
 //     A line cut by the limit is dropped whole.
+//   - Two more limits guard the parser (RFC 9309 section 3) without
+//     rejecting the rest of the file: lines longer than
+//     [DefaultMaxLineBytes] are truncated (as Google's parser does), and a
+//     group keeps at most [DefaultMaxRulesPerGroup] rules; see [Options].
+//     Both are counted in [Robots.Limited].
 //
 // # Leniency (RFC 9309 2.2.4 and 2.3.1.5: parse each line, use what parses)
 //

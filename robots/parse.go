@@ -9,13 +9,28 @@ const DefaultMaxBytes = 512 << 10
 // minMaxBytes is the smallest parse limit RFC 9309 2.5 permits: 500 KiB.
 const minMaxBytes = 500 << 10
 
-// Options tune parsing. The zero value is ready to use.
+// DefaultMaxLineBytes is the default line length limit: 16 KiB, four times
+// the longest line in the project's corpus of real files.
+const DefaultMaxLineBytes = 16 << 10
+
+// DefaultMaxRulesPerGroup is the default limit on the rules of one group:
+// 65536, four times the largest group in the corpus (16,671 rules).
+const DefaultMaxRulesPerGroup = 1 << 16
+
+// Options tune parsing. The zero value is ready to use. Limits protect the
+// parser (RFC 9309 2.5, 3); none of them rejects the rest of the file.
 type Options struct {
 	// MaxBytes is the parse limit in octets (RFC 9309 2.5). Zero means
 	// DefaultMaxBytes; values under 500 KiB are raised to 500 KiB, the
 	// minimum the RFC allows. Octets past the limit are ignored, and so is
 	// the line the limit cuts.
 	MaxBytes int
+	// MaxLineBytes truncates longer lines to this many octets, as Google's
+	// parser does; zero means DefaultMaxLineBytes. Counted in Robots.Limited.
+	MaxLineBytes int
+	// MaxRulesPerGroup drops the rules of a group past this many; zero means
+	// DefaultMaxRulesPerGroup. Counted in Robots.Limited.
+	MaxRulesPerGroup int
 }
 
 // Parse compiles a robots.txt body with the default options. It never fails:
@@ -28,7 +43,7 @@ func Parse(body []byte) *Robots {
 // parsed are skipped and counted in Robots.Ignored (RFC 9309 2.3.1.5).
 func (o Options) Parse(body []byte) *Robots {
 	body, truncated := limit(body, o.maxBytes())
-	p := parser{r: &Robots{Size: len(body), Truncated: truncated}, cur: -1}
+	p := parser{r: &Robots{Size: len(body), Truncated: truncated}, cur: -1, opts: o.withDefaults()}
 	text := string(stripBOM(body))
 	for n := 1; text != ""; n++ {
 		var line string
@@ -37,6 +52,16 @@ func (o Options) Parse(body []byte) *Robots {
 	}
 	p.r.byAgent = buildIndex(p.r.Groups)
 	return p.r
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxLineBytes <= 0 {
+		o.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if o.MaxRulesPerGroup <= 0 {
+		o.MaxRulesPerGroup = DefaultMaxRulesPerGroup
+	}
+	return o
 }
 
 func (o Options) maxBytes() int {
@@ -95,7 +120,8 @@ func nextLine(s string) (line, rest string) {
 
 // parser holds the state of one Parse call.
 type parser struct {
-	r *Robots
+	r    *Robots
+	opts Options
 	// cur is the index of the group being filled, or -1 before the first
 	// user-agent line.
 	cur int
@@ -107,6 +133,10 @@ type parser struct {
 // line handles one line of the file.
 func (p *parser) line(raw string, n int) {
 	text := raw
+	if len(text) > p.opts.MaxLineBytes {
+		text = text[:p.opts.MaxLineBytes]
+		p.r.Limited++
+	}
 	if i := strings.IndexByte(text, '#'); i >= 0 {
 		text = text[:i] // RFC 9309 2.2.3: "#" starts a comment.
 	}
@@ -149,9 +179,13 @@ func (p *parser) rule(allow bool, text, value string, n int) {
 		return
 	}
 	p.inAgents = false
+	g := &p.r.Groups[p.cur]
+	if len(g.Rules) >= p.opts.MaxRulesPerGroup {
+		p.r.Limited++
+		return
+	}
 	pat := normalizePattern(value)
 	r := &Rule{Allow: allow, Pattern: pat, Text: text, Line: n, pat: compilePattern(pat)}
-	g := &p.r.Groups[p.cur]
 	g.Rules = append(g.Rules, r)
 }
 

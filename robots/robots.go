@@ -78,6 +78,9 @@ type Robots struct {
 	// Ignored counts lines that were neither empty, a comment, nor a
 	// parseable record, plus rules outside any group.
 	Ignored int
+	// Limited counts lines truncated by Options.MaxLineBytes and rules
+	// dropped by Options.MaxRulesPerGroup.
+	Limited int
 
 	// byAgent maps a lower-cased product token, "*" included, to the merged
 	// rules of all the groups that name it.

@@ -270,3 +270,32 @@ func TestTestNoAlloc(t *testing.T) {
 		t.Errorf("Test allocated %.1f times per run, want 0", allocs)
 	}
 }
+
+func TestLimits(t *testing.T) {
+	long := "user-agent: *\ndisallow: /" + strings.Repeat("a", 100) + "\nallow: /b\n"
+	r := robots.Options{MaxLineBytes: 20}.Parse([]byte(long))
+	if r.Limited != 1 {
+		t.Errorf("MaxLineBytes 20: Limited = %d, want 1", r.Limited)
+	}
+	// "disallow: /aaaaaaaaa" (20 octets) still applies, truncated.
+	if v := r.Test("/aaaaaaaaaz", "x"); v.Allowed {
+		t.Errorf("truncated rule: /aaaaaaaaaz allowed, want disallowed")
+	}
+	if v := r.Test("/b", "x"); !v.Allowed || v.Rule == nil {
+		t.Errorf("the line after a long line was not parsed")
+	}
+	many := "user-agent: a\ndisallow: /1\ndisallow: /2\ndisallow: /3\nuser-agent: b\ndisallow: /4\n"
+	r = robots.Options{MaxRulesPerGroup: 2}.Parse([]byte(many))
+	if r.Limited != 1 {
+		t.Errorf("MaxRulesPerGroup 2: Limited = %d, want 1", r.Limited)
+	}
+	if v := r.Test("/3", "a"); !v.Allowed {
+		t.Errorf("rule past the group limit applied")
+	}
+	if v := r.Test("/2", "a"); v.Allowed {
+		t.Errorf("rule within the group limit dropped")
+	}
+	if v := r.Test("/4", "b"); v.Allowed {
+		t.Errorf("the next group lost its rules")
+	}
+}
