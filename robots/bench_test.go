@@ -29,7 +29,9 @@ func benchFiles(b *testing.B) map[string][]byte {
 			files = append(files, file{e.Name(), info.Size()})
 		}
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].size < files[j].size || files[i].size == files[j].size && files[i].name < files[j].name })
+	sort.Slice(files, func(i, j int) bool {
+		return files[i].size < files[j].size || files[i].size == files[j].size && files[i].name < files[j].name
+	})
 	small := sort.Search(len(files), func(i int) bool { return files[i].size >= 200 })
 	picks := map[string]string{"small": files[small].name, "median": files[len(files)/2].name, "largest": files[len(files)-1].name}
 	out := map[string][]byte{}
