@@ -1,0 +1,10 @@
+module github.com/robotsproxy/robotsproxy/bench
+
+go 1.26.8
+
+require (
+	github.com/robotsproxy/robotsproxy v0.0.0-00010101000000-000000000000
+	github.com/temoto/robotstxt v1.1.2
+)
+
+replace github.com/robotsproxy/robotsproxy => ../
