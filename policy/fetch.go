@@ -154,7 +154,9 @@ func (f *Fetcher) fetch(ctx context.Context, url string) Access {
 func (f *Fetcher) classify(a Access, resp *http.Response) Access {
 	switch s := resp.StatusCode; {
 	case s >= 200 && s < 300:
-		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(f.maxBody())))
+		// Read one octet past the parse limit so the parser can tell
+		// whether the limit cut the last line.
+		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(f.opts.Parse.Limit()+1)))
 		if err != nil {
 			return a.fail(Unreachable, fmt.Errorf("read robots.txt %s: %w", a.FinalURL, err))
 		}
@@ -167,16 +169,6 @@ func (f *Fetcher) classify(a Access, resp *http.Response) Access {
 		a.Result = Unreachable
 	}
 	return a
-}
-
-// maxBody is the body read cap: the parse limit plus one octet, so the
-// parser can tell whether the last line was cut.
-func (f *Fetcher) maxBody() int {
-	max := f.opts.Parse.MaxBytes
-	if max < robots.DefaultMaxBytes {
-		max = robots.DefaultMaxBytes
-	}
-	return max + 1
 }
 
 func (a Access) fail(r AccessResult, err error) Access {

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"io"
 	"net/http"
 
 	"github.com/rs/zerolog"
@@ -95,11 +96,6 @@ func requestURL(r *http.Request) string {
 
 // NewAuditLogger returns the zerolog logger audit lines are written with:
 // JSON with a "time" field in RFC 3339 with milliseconds, no level.
-func NewAuditLogger(w zerologWriter) zerolog.Logger {
+func NewAuditLogger(w io.Writer) zerolog.Logger {
 	return zerolog.New(w).With().Timestamp().Logger()
-}
-
-// zerologWriter is where audit lines go: stdout, a file or a rotating file.
-type zerologWriter = interface {
-	Write(p []byte) (int, error)
 }

@@ -42,7 +42,7 @@ func Parse(body []byte) *Robots {
 // Parse compiles a robots.txt body. It never fails: lines that cannot be
 // parsed are skipped and counted in Robots.Ignored (RFC 9309 2.3.1.5).
 func (o Options) Parse(body []byte) *Robots {
-	body, truncated := limit(body, o.maxBytes())
+	body, truncated := limit(body, o.Limit())
 	p := parser{r: &Robots{Size: len(body), Truncated: truncated}, cur: -1, opts: o.withDefaults()}
 	text := string(stripBOM(body))
 	for n := 1; text != ""; n++ {
@@ -64,7 +64,9 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func (o Options) maxBytes() int {
+// Limit returns the parse limit in force, in octets: MaxBytes, or
+// DefaultMaxBytes when it is zero, and never under 500 KiB (RFC 9309 2.5).
+func (o Options) Limit() int {
 	switch {
 	case o.MaxBytes == 0:
 		return DefaultMaxBytes
