@@ -95,7 +95,7 @@ func requestURL(r *http.Request) string {
 }
 
 // NewAuditLogger returns the zerolog logger audit lines are written with:
-// JSON with a "time" field in RFC 3339 with milliseconds, no level.
+// JSON with a "time" field in RFC 3339 (seconds), no level.
 func NewAuditLogger(w io.Writer) zerolog.Logger {
 	return zerolog.New(w).With().Timestamp().Logger()
 }
