@@ -469,8 +469,8 @@ func TestAgreement(t *testing.T) {
 			}
 			if n-nLimit <= examples {
 				rule := "no rule"
-				if v.Rule != nil {
-					rule = fmt.Sprintf("line %d %q", v.Rule.Line, v.Rule.Text)
+				if v.Matched() {
+					rule = fmt.Sprintf("line %d %q", v.Rule.Line, v.Rule.Text())
 				}
 				t.Logf("file=%s path %q: robotsproxy allowed=%v (%s, agent %q), temoto allowed=%v",
 					w.name, p, v.Allowed, rule, v.Agent, tm)

@@ -7,4 +7,6 @@ require (
 	github.com/temoto/robotstxt v1.1.2
 )
 
+require golang.org/x/text v0.43.0 // indirect
+
 replace github.com/robotsproxy/robotsproxy => ../

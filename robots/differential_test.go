@@ -15,10 +15,7 @@ import (
 func differ(body []byte, groups []refGroup, r *robots.Robots, path, token string) string {
 	wantAllowed, wantLine := refTest(groups, path, token)
 	v := r.Test(path, token)
-	line := 0
-	if v.Rule != nil {
-		line = v.Rule.Line
-	}
+	line := v.Rule.Line // 0 when no rule matched
 	if v.Allowed == wantAllowed && line == wantLine {
 		return ""
 	}
@@ -105,7 +102,7 @@ func TestDifferentialCorpus(t *testing.T) {
 // literal prefix, with and without a suffix, plus a few fixed paths.
 func derivePaths(r *robots.Robots) []string {
 	set := map[string]bool{"/": true, "/robots.txt": true, "/index.html": true, "/a%2Fb?x=%41": true}
-	for _, g := range r.Groups {
+	for _, g := range r.Groups() {
 		for _, rule := range g.Rules {
 			p := rule.Pattern
 			if i := strings.IndexAny(p, "*$"); i >= 0 {

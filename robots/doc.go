@@ -8,7 +8,18 @@
 //
 //	r := robots.Parse(body)
 //	v := r.Test("/private/page.html", "ExampleBot")
-//	if !v.Allowed { fmt.Println("disallowed by line", v.Rule.Line) }
+//	if v.Matched() { fmt.Println("decided by line", v.Rule.Line, v.Rule.Text()) }
+//
+// # Memory
+//
+// A compiled file does not keep the body. Its groups, rules, agents and
+// records are encoded back to back in one string (see compile.go): on the
+// project's corpus it takes less memory than the file itself. Patterns are
+// kept normalised, and a rule's value as written is rebuilt on demand from
+// its pattern and a few octets of edits ([Rule.Text]). Groups, records and
+// sitemaps are decoded on demand by [Robots.Group], [Robots.Groups],
+// [Robots.Records] and [Robots.Sitemaps], which allocate; [Robots.Test]
+// does not.
 //
 // # What is implemented (RFC 9309 section 2)
 //
@@ -24,14 +35,15 @@
 //   - "*" matches any run of octets and a trailing "$" anchors the end of
 //     the pattern (2.2.3). A "$" that is not the last octet is literal.
 //     Matching never backtracks: it is linear in the length of the path
-//     for each literal segment of a pattern.
+//     for each literal segment of a pattern. Only the rules whose first
+//     literal octets agree with the path's are compared in full.
 //   - Percent-encoding (2.2.2) is normalised the same way on both sides:
 //     see [NormalizePath].
 //   - Rules before the first user-agent line are ignored (2.2.2).
 //   - Comments ("#" to end of line), CR, LF and CRLF line ends, leading and
 //     trailing white space, and a UTF-8 byte order mark are accepted.
-//   - Other records (sitemap, crawl-delay, host, ...) are kept in
-//     [Robots.Sitemaps] and [Robots.Records] and never end a group (2.2.4).
+//   - Other records (sitemap, crawl-delay, host, ...) are kept, see
+//     [Robots.Sitemaps] and [Robots.Records], and never end a group (2.2.4).
 //   - A parse limit (2.5): only the first [DefaultMaxBytes] bytes (or
 //     [Options.MaxBytes]) are parsed; the rest is ignored, never an error.
 //     A line cut by the limit is dropped whole.

@@ -17,8 +17,8 @@ Disallow: /
 	r := robots.Parse(body)
 	for _, path := range []string{"/private/x", "/private/public.html", "/other"} {
 		v := r.Test(path, "ExampleBot")
-		if v.Rule != nil {
-			fmt.Printf("%s allowed=%v by line %d %q\n", path, v.Allowed, v.Rule.Line, v.Rule.Text)
+		if v.Matched() {
+			fmt.Printf("%s allowed=%v by line %d %q\n", path, v.Allowed, v.Rule.Line, v.Rule.Text())
 		} else {
 			fmt.Printf("%s allowed=%v, no rule matched\n", path, v.Allowed)
 		}

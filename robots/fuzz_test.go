@@ -52,9 +52,9 @@ func FuzzParse(f *testing.F) {
 		r := robots.Parse(body)
 		v := r.Test(path, token)
 		lines := strings.Count(string(body), "\n") + strings.Count(string(body), "\r") + 1
-		if v.Rule != nil {
+		if v.Matched() {
 			if v.Allowed != v.Rule.Allow {
-				t.Fatalf("verdict allowed=%v but deciding rule %q is allow=%v", v.Allowed, v.Rule.Text, v.Rule.Allow)
+				t.Fatalf("verdict allowed=%v but deciding rule %q is allow=%v", v.Allowed, v.Rule.Text(), v.Rule.Allow)
 			}
 			if v.Rule.Line < 1 || v.Rule.Line > lines {
 				t.Fatalf("rule line %d outside 1..%d", v.Rule.Line, lines)

@@ -1,6 +1,10 @@
 package robots
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+	"unsafe"
+)
 
 // DefaultMaxBytes is the default parse limit: 512 KiB, above the 500 KiB
 // minimum of RFC 9309 section 2.5.
@@ -8,6 +12,10 @@ const DefaultMaxBytes = 512 << 10
 
 // minMaxBytes is the smallest parse limit RFC 9309 2.5 permits: 500 KiB.
 const minMaxBytes = 500 << 10
+
+// maxMaxBytes is the largest parse limit: 1 GiB, so that the compiled form
+// of any body fits 32-bit offsets.
+const maxMaxBytes = 1 << 30
 
 // DefaultMaxLineBytes is the default line length limit: 16 KiB, four times
 // the longest line in the project's corpus of real files.
@@ -31,6 +39,13 @@ type Options struct {
 	// MaxRulesPerGroup drops the rules of a group past this many; zero means
 	// DefaultMaxRulesPerGroup. Counted in Robots.Limited.
 	MaxRulesPerGroup int
+	// Charset is the charset the server declared for the body (the
+	// Content-Type charset parameter, a WHATWG label), "" when none. It is
+	// only used for lines that are not valid UTF-8, which are transcoded to
+	// UTF-8 before parsing; without a usable charset they are read as
+	// windows-1252 (RFC 9309 2.2.2: implementors MAY bridge encoding
+	// mismatches).
+	Charset string
 }
 
 // Parse compiles a robots.txt body with the default options. It never fails:
@@ -40,17 +55,21 @@ func Parse(body []byte) *Robots {
 }
 
 // Parse compiles a robots.txt body. It never fails: lines that cannot be
-// parsed are skipped and counted in Robots.Ignored (RFC 9309 2.3.1.5).
+// parsed are skipped and counted in Robots.Ignored (RFC 9309 2.3.1.5). The
+// result does not keep body, nor any part of it.
 func (o Options) Parse(body []byte) *Robots {
 	body, truncated := limit(body, o.Limit())
-	p := parser{r: &Robots{Size: len(body), Truncated: truncated}, cur: -1, opts: o.withDefaults()}
-	text := string(stripBOM(body))
+	size := len(body)
+	body = bridgeEncoding(stripBOM(body), o.Charset) // a partial BOM is not UTF-8: strip it first
+	p := newParser(o.withDefaults(), len(body))
+	p.r.Size, p.r.Truncated = size, truncated
+	text := bytesString(body)
 	for n := 1; text != ""; n++ {
 		var line string
 		line, text = nextLine(text)
 		p.line(line, n)
 	}
-	p.r.byAgent = buildIndex(p.r.Groups)
+	p.compile()
 	return p.r
 }
 
@@ -65,13 +84,17 @@ func (o Options) withDefaults() Options {
 }
 
 // Limit returns the parse limit in force, in octets: MaxBytes, or
-// DefaultMaxBytes when it is zero, and never under 500 KiB (RFC 9309 2.5).
+// DefaultMaxBytes when it is zero, never under 500 KiB (RFC 9309 2.5) and
+// never over 1 GiB (the compiled form addresses its memory with 32-bit
+// offsets).
 func (o Options) Limit() int {
 	switch {
 	case o.MaxBytes == 0:
 		return DefaultMaxBytes
 	case o.MaxBytes < minMaxBytes:
 		return minMaxBytes
+	case o.MaxBytes > maxMaxBytes:
+		return maxMaxBytes
 	}
 	return o.MaxBytes
 }
@@ -110,14 +133,27 @@ func stripBOM(b []byte) []byte {
 // nextLine splits off the first line of s; CR, LF and CRLF all end a line
 // (RFC 9309 2.2, NL).
 func nextLine(s string) (line, rest string) {
-	i := strings.IndexAny(s, "\r\n")
+	i := strings.IndexByte(s, '\n')
 	if i < 0 {
+		i = len(s)
+	}
+	if j := strings.IndexByte(s[:i], '\r'); j >= 0 {
+		if j+1 < len(s) && s[j+1] == '\n' {
+			return s[:j], s[j+2:]
+		}
+		return s[:j], s[j+1:]
+	}
+	if i == len(s) {
 		return s, ""
 	}
-	if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
-		return s[:i], s[i+2:]
-	}
 	return s[:i], s[i+1:]
+}
+
+// bytesString returns b as a string without copying it. The parser reads
+// the body through it and copies what it keeps into the arena: no string
+// that shares b outlives Parse.
+func bytesString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // parser holds the state of one Parse call.
@@ -130,6 +166,35 @@ type parser struct {
 	// inAgents is true while the lines read since the group started are
 	// user-agent lines only; another user-agent line then joins the group.
 	inAgents bool
+	// prog is the arena being built: the groups' rule programs first
+	// (see compile.go).
+	prog []byte
+	// groups are the groups so far; agents their product tokens as
+	// written, group after group (they share the body).
+	groups []pgroup
+	agents []string
+	// recs is the records section being built.
+	recs []byte
+	// rules counts the current group's rules.
+	rules int
+	// rs are the current group's rules, their patterns back to back in
+	// pats and their edits in edits; emitProgram writes them to prog when
+	// the group ends.
+	rs          []prule
+	pats, edits []byte
+}
+
+// pgroup is a group being parsed.
+type pgroup struct {
+	line int
+	// prog is the offset of the group's rule program in the arena.
+	prog int
+	// agents are the indexes of its product tokens in parser.agents.
+	agents0, agents1 int
+}
+
+func newParser(o Options, size int) *parser {
+	return &parser{r: &Robots{}, opts: o, cur: -1, prog: make([]byte, 0, size/2+64)}
 }
 
 // line handles one line of the file.
@@ -151,11 +216,13 @@ func (p *parser) line(raw string, n int) {
 	case keyUserAgent:
 		p.userAgent(value, n)
 	case keyAllow, keyDisallow:
-		p.rule(k == keyAllow, text, value, n)
+		p.rule(k == keyAllow, value, n)
 	case keySitemap:
-		p.r.Sitemaps = append(p.r.Sitemaps, value)
+		p.recs = append(p.recs, recSitemap)
+		p.recs = appendUvarint(p.recs, uint64(len(value)))
+		p.recs = append(p.recs, value...)
 	case keyOther:
-		p.r.Records = append(p.r.Records, Record{Key: key, Value: value, Line: n, Group: p.cur})
+		p.record(key, value, n)
 	default:
 		p.r.Ignored++
 	}
@@ -165,30 +232,73 @@ func (p *parser) line(raw string, n int) {
 // group unless it directly follows another user-agent line.
 func (p *parser) userAgent(value string, n int) {
 	if !p.inAgents {
-		p.r.Groups = append(p.r.Groups, Group{Line: n})
-		p.cur = len(p.r.Groups) - 1
+		p.endGroup()
+		p.groups = append(p.groups, pgroup{line: n, prog: len(p.prog), agents0: len(p.agents)})
+		p.cur = len(p.groups) - 1
 		p.inAgents = true
+		p.rules = 0
 	}
-	g := &p.r.Groups[p.cur]
-	g.Agents = append(g.Agents, productToken(value))
+	p.agents = append(p.agents, productToken(value))
+	p.groups[p.cur].agents1 = len(p.agents)
 }
 
-// rule handles an allow or disallow line (RFC 9309 2.2.2). Rules outside
-// any group are ignored.
-func (p *parser) rule(allow bool, text, value string, n int) {
+// endGroup writes the rule program of the current group, if any.
+func (p *parser) endGroup() {
+	if p.cur < 0 {
+		return
+	}
+	p.emitProgram()
+	p.rs, p.pats, p.edits = p.rs[:0], p.pats[:0], p.edits[:0]
+}
+
+// rule handles an allow or disallow line (RFC 9309 2.2.2): it appends the
+// rule to the current group's program. Rules outside any group are ignored.
+func (p *parser) rule(allow bool, value string, n int) {
 	if p.cur < 0 {
 		p.r.Ignored++
 		return
 	}
 	p.inAgents = false
-	g := &p.r.Groups[p.cur]
-	if len(g.Rules) >= p.opts.MaxRulesPerGroup {
+	if p.rules >= p.opts.MaxRulesPerGroup {
 		p.r.Limited++
 		return
 	}
-	pat := normalizePattern(value)
-	r := &Rule{Allow: allow, Pattern: pat, Text: text, Line: n, pat: compilePattern(pat)}
-	g.Rules = append(g.Rules, r)
+	p.rules++
+	r := prule{line: n, pat: len(p.pats), edits0: len(p.edits)}
+	p.pats, p.edits = appendPattern(p.pats, p.edits, value)
+	pat := p.pats[r.pat:]
+	r.n, r.edits1 = len(pat), len(p.edits)
+	if allow {
+		r.flags |= fAllow
+	}
+	if len(pat) > 0 && (pat[len(pat)-1] == '$' || bytes.IndexByte(pat, '*') >= 0) {
+		r.flags |= fWild
+	}
+	if r.edits1 > r.edits0 {
+		r.flags |= fEdits
+	}
+	p.rs = append(p.rs, r)
+}
+
+// record handles a record that is not a rule, a user-agent or a sitemap
+// (RFC 9309 2.2.4); key is as written.
+func (p *parser) record(key, value string, n int) {
+	code := otherKeyCode(key)
+	p.recs = append(p.recs, code)
+	p.recs = appendUvarint(p.recs, uint64(p.cur+1))
+	p.recs = appendUvarint(p.recs, uint64(n))
+	if code == recLiteral {
+		p.recs = appendUvarint(p.recs, uint64(len(key)))
+		for i := 0; i < len(key); i++ {
+			c := key[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			p.recs = append(p.recs, c)
+		}
+	}
+	p.recs = appendUvarint(p.recs, uint64(len(value)))
+	p.recs = append(p.recs, value...)
 }
 
 // productToken extracts the product token from a user-agent value
@@ -227,37 +337,4 @@ func IsTokenChar(c byte) bool {
 // trimWS removes RFC 9309 white space (space and tab) from both ends.
 func trimWS(s string) string {
 	return strings.Trim(s, " \t")
-}
-
-// buildIndex merges, for each product token, every group that names it
-// (RFC 9309 2.2.1), and sorts the merged rules for first-match lookup.
-func buildIndex(groups []Group) map[string]*ruleSet {
-	idx := make(map[string]*ruleSet)
-	for gi := range groups {
-		g := &groups[gi]
-		for _, a := range g.Agents {
-			if a == "" {
-				continue
-			}
-			key := strings.ToLower(a)
-			rs := idx[key]
-			if rs == nil {
-				rs = &ruleSet{agent: key}
-				idx[key] = rs
-			}
-			if n := len(rs.groups); n > 0 && rs.groups[n-1] == gi {
-				continue // the same token twice in one group
-			}
-			rs.groups = append(rs.groups, gi)
-			for _, r := range g.Rules {
-				if r.Pattern != "" { // an empty pattern matches nothing
-					rs.rules = append(rs.rules, r)
-				}
-			}
-		}
-	}
-	for _, rs := range idx {
-		sortRules(rs.rules)
-	}
-	return idx
 }

@@ -10,7 +10,20 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/charmap"
 )
+
+// refBridge reads a line that is not UTF-8 as windows-1252 (the package's
+// bridging of non-UTF-8 files, RFC 9309 2.2.2 last paragraph).
+func refBridge(line string) string {
+	if utf8.ValidString(line) {
+		return line
+	}
+	out, _ := charmap.Windows1252.NewDecoder().String(line)
+	return out
+}
 
 type refRule struct {
 	allow   bool
@@ -50,6 +63,7 @@ func refParse(body []byte) []refGroup {
 	var groups []refGroup
 	lastWasAgent := false
 	for i, line := range refLineSplit.Split(s, -1) {
+		line = refBridge(line)
 		line, _, _ = strings.Cut(line, "#")
 		line = strings.Trim(line, " \t")
 		if line == "" {

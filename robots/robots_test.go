@@ -47,10 +47,7 @@ func runCases(t *testing.T, cases []testCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			v := robots.Parse([]byte(c.body)).Test(c.path, c.agent)
-			line := 0
-			if v.Rule != nil {
-				line = v.Rule.Line
-			}
+			line := v.Rule.Line // 0 when no rule matched
 			if v.Allowed != c.allowed || line != c.line {
 				t.Errorf("agent %q path %q: got allowed=%v line=%d, want allowed=%v line=%d\nbody:\n%s",
 					c.agent, c.path, v.Allowed, line, c.allowed, c.line, c.body)
@@ -219,11 +216,11 @@ func TestParseLimit(t *testing.T) {
 
 func TestRecords(t *testing.T) {
 	r := robots.Parse([]byte("sitemap: http://a/s.xml\nuser-agent: *\ncrawl-delay: 10\nhost: a\nnonsense line\ndisallow: /x\n"))
-	if len(r.Sitemaps) != 1 || r.Sitemaps[0] != "http://a/s.xml" {
-		t.Errorf("Sitemaps: got %q", r.Sitemaps)
+	if s := r.Sitemaps(); len(s) != 1 || s[0] != "http://a/s.xml" {
+		t.Errorf("Sitemaps: got %q", s)
 	}
-	if len(r.Records) != 2 || r.Records[0].Key != "crawl-delay" || r.Records[0].Value != "10" || r.Records[0].Group != 0 {
-		t.Errorf("Records: got %+v", r.Records)
+	if recs := r.Records(); len(recs) != 2 || recs[0].Key != "crawl-delay" || recs[0].Value != "10" || recs[0].Group != 0 {
+		t.Errorf("Records: got %+v", recs)
 	}
 	if r.Ignored != 1 {
 		t.Errorf("Ignored: got %d, want 1", r.Ignored)
@@ -281,7 +278,7 @@ func TestLimits(t *testing.T) {
 	if v := r.Test("/aaaaaaaaaz", "x"); v.Allowed {
 		t.Errorf("truncated rule: /aaaaaaaaaz allowed, want disallowed")
 	}
-	if v := r.Test("/b", "x"); !v.Allowed || v.Rule == nil {
+	if v := r.Test("/b", "x"); !v.Allowed || !v.Matched() {
 		t.Errorf("the line after a long line was not parsed")
 	}
 	many := "user-agent: a\ndisallow: /1\ndisallow: /2\ndisallow: /3\nuser-agent: b\ndisallow: /4\n"
