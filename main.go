@@ -1,8 +1,10 @@
 // Command robotsproxy is a forward HTTP(S) proxy that makes crawlers obey
 // robots.txt (RFC 9309).
 //
-//	robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private]
+//	robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-ca-cert FILE -ca-key FILE]
 //	robotsproxy check [-json] ROBOTS_FILE USER_AGENT URL...
+//	robotsproxy ca init -cert FILE -key FILE [-name NAME]
+//	robotsproxy hash-password [-cost N] < password
 //
 // Exit codes: 0 success (check: all allowed); 1 check: at least one URL
 // disallowed, serve: a runtime failure; 2 usage, configuration or I/O error.
@@ -29,8 +31,10 @@ import (
 const defaultConfig = "config.yaml"
 
 const usage = `usage:
-  robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private]
+  robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-ca-cert FILE -ca-key FILE]
   robotsproxy check [-json] ROBOTS_FILE USER_AGENT URL...   (URL "-" reads URLs from stdin)
+  robotsproxy ca init -cert FILE -key FILE [-name NAME]     (a new interception CA; the key is written 0600)
+  robotsproxy hash-password [-cost N] < password            (a bcrypt hash for identity.users)
 `
 
 // exitError carries an exit code out of run.
@@ -74,12 +78,16 @@ func exitCode(err error, stderr io.Writer) int {
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cmd := "serve"
-	if len(args) > 0 && (args[0] == "serve" || args[0] == "check" || args[0] == "help") {
+	if len(args) > 0 && (args[0] == "serve" || args[0] == "check" || args[0] == "help" || args[0] == "ca" || args[0] == "hash-password") {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
 	case "check":
 		return runCheck(args, stdin, stdout, stderr)
+	case "ca":
+		return runCA(args, stdout, stderr)
+	case "hash-password":
+		return runHashPassword(args, stdin, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -94,6 +102,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	listen := fs.String("listen", "", "proxy listen address `HOST:PORT` (overrides listen)")
 	admin := fs.String("admin-listen", "", "admin listen address `HOST:PORT` for /healthz and /metrics (overrides admin_listen)")
 	allowPrivate := fs.Bool("allow-private", false, "allow loopback, private and link-local destinations (overrides allow_private)")
+	caCert := fs.String("ca-cert", "", "intercept HTTPS with the CA certificate `FILE` (overrides mitm.ca_cert)")
+	caKey := fs.String("ca-key", "", "the CA's private key `FILE` (overrides mitm.ca_key)")
 	if err := fs.Parse(args); err != nil {
 		return usageErr("serve: %v", err)
 	}
@@ -113,6 +123,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *allowPrivate {
 		cfg.AllowPrivate = true
+	}
+	if isSet(fs, "ca-cert") || isSet(fs, "ca-key") {
+		cfg.MITM.CACert, cfg.MITM.CAKey = *caCert, *caKey
 	}
 	if err := cfg.Validate(); err != nil {
 		return &exitError{2, fmt.Errorf("flags: %w", err)}

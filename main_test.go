@@ -3,12 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/robotsproxy/robotsproxy/config"
 )
 
 func TestRunUsageErrors(t *testing.T) {
@@ -187,5 +195,330 @@ func TestExitCode(t *testing.T) {
 				t.Errorf("exitCode(%v): printed %q, want %q", tt.err, printed.String(), tt.printed)
 			}
 		})
+	}
+}
+
+func TestRunCAInit(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "ca-key.pem")
+	var stdout, stderr bytes.Buffer
+	args := []string{"ca", "init", "-cert", certFile, "-key", keyFile, "-name", "Test Operator"}
+	err := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+	if code := exitCode(err, io.Discard); code != 0 {
+		t.Fatalf("run(%q): got exit code %d (error %v), want 0; stderr:\n%s", args, code, err, stderr.String())
+	}
+
+	certPEM, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatalf("certificate file: %v", err)
+	}
+	block, _ := pem.Decode(certPEM)
+	if block == nil || block.Type != "CERTIFICATE" {
+		t.Fatalf("%s: got %q, want a PEM CERTIFICATE", certFile, certPEM)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cert.IsCA || !strings.Contains(cert.Subject.CommonName, "Test Operator") {
+		t.Errorf("certificate: got IsCA %v Subject %q, want a CA whose common name has the -name", cert.IsCA, cert.Subject)
+	}
+	keyPEM, err := os.ReadFile(keyFile)
+	if err != nil {
+		t.Fatalf("key file: %v", err)
+	}
+	if kb, _ := pem.Decode(keyPEM); kb == nil || kb.Type != "PRIVATE KEY" {
+		t.Errorf("%s: want a PEM PRIVATE KEY", keyFile)
+	} else if _, err := x509.ParsePKCS8PrivateKey(kb.Bytes); err != nil {
+		t.Errorf("%s: %v", keyFile, err)
+	}
+	for _, f := range []struct {
+		path string
+		mode os.FileMode
+	}{{keyFile, 0o600}, {certFile, 0o644}} {
+		fi, err := os.Stat(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != f.mode {
+			t.Errorf("%s: got mode %v, want %v", f.path, got, f.mode)
+		}
+	}
+
+	sum := sha256.Sum256(cert.Raw)
+	fp := strings.ToUpper(hex.EncodeToString(sum[:]))
+	out := stdout.String()
+	for _, want := range []string{certFile, keyFile, "subject: ", cert.Subject.String(), "sha256: ", fp[:2] + ":" + fp[2:4], "0600"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run(%q): got stdout %q, want it to contain %q", args, out, want)
+		}
+	}
+	var colons []string
+	for i := 0; i < len(fp); i += 2 {
+		colons = append(colons, fp[i:i+2])
+	}
+	if want := "sha256: " + strings.Join(colons, ":"); !strings.Contains(out, want) {
+		t.Errorf("run(%q): got stdout %q, want the certificate's fingerprint %q", args, out, want)
+	}
+	if strings.Contains(out, "PRIVATE KEY") || strings.Contains(stderr.String(), "PRIVATE KEY") {
+		t.Errorf("run(%q): printed the private key", args)
+	}
+}
+
+func TestRunCAInitErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		existing map[string]string // file name -> content, present before
+		args     func(dir string) []string
+		want     []string // in what exitCode prints or on stderr
+	}{
+		{name: "no subcommand", args: func(string) []string { return []string{"ca"} }, want: []string{"ca init"}},
+		{name: "unknown subcommand", args: func(d string) []string { return []string{"ca", "create", "-cert", d + "/c", "-key", d + "/k"} }, want: []string{"ca init"}},
+		{name: "missing -key", args: func(d string) []string { return []string{"ca", "init", "-cert", d + "/ca.pem"} }, want: []string{"-key"}},
+		{name: "missing -cert", args: func(d string) []string { return []string{"ca", "init", "-key", d + "/key.pem"} }, want: []string{"-cert"}},
+		{name: "empty -key", args: func(d string) []string { return []string{"ca", "init", "-cert", d + "/ca.pem", "-key", ""} }, want: []string{"-key"}},
+		{name: "no flags", args: func(string) []string { return []string{"ca", "init"} }, want: []string{"-cert FILE -key FILE"}},
+		{name: "extra argument", args: func(d string) []string {
+			return []string{"ca", "init", "-cert", d + "/ca.pem", "-key", d + "/key.pem", "extra"}
+		}, want: []string{"-cert FILE"}},
+		{name: "unknown flag", args: func(d string) []string {
+			return []string{"ca", "init", "-cert", d + "/ca.pem", "-key", d + "/key.pem", "-days", "3"}
+		}, want: []string{"-days"}},
+		{name: "same file", args: func(d string) []string {
+			return []string{"ca", "init", "-cert", d + "/both.pem", "-key", d + "/both.pem"}
+		}, want: []string{"both.pem"}},
+		{name: "missing directory", args: func(d string) []string {
+			return []string{"ca", "init", "-cert", d + "/no/ca.pem", "-key", d + "/no/key.pem"}
+		}, want: []string{"no/"}},
+		{name: "certificate exists", existing: map[string]string{"ca.pem": "old certificate"},
+			args: func(d string) []string { return []string{"ca", "init", "-cert", d + "/ca.pem", "-key", d + "/key.pem"} }, want: []string{"ca.pem", "exists"}},
+		{name: "key exists", existing: map[string]string{"key.pem": "old key"},
+			args: func(d string) []string { return []string{"ca", "init", "-cert", d + "/ca.pem", "-key", d + "/key.pem"} }, want: []string{"key.pem", "exists"}},
+		{name: "both exist", existing: map[string]string{"ca.pem": "old certificate", "key.pem": "old key"},
+			args: func(d string) []string { return []string{"ca", "init", "-cert", d + "/ca.pem", "-key", d + "/key.pem"} }, want: []string{"exists"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, content := range tt.existing {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := tt.args(dir)
+			var stdout, stderr, printed bytes.Buffer
+			err := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+			if code := exitCode(err, &printed); code != 2 {
+				t.Fatalf("run(%q): got exit code %d (error %v), want 2", args, code, err)
+			}
+			msg := printed.String() + stderr.String()
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("run(%q): got message %q, want it to contain %q", args, msg, w)
+				}
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("run(%q): got stdout %q, want nothing", args, stdout.String())
+			}
+			// Existing files are unchanged and no new file is left behind.
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(entries) != len(tt.existing) {
+				var names []string
+				for _, e := range entries {
+					names = append(names, e.Name())
+				}
+				t.Errorf("run(%q): directory holds %q afterwards, want only the %d files there before", args, names, len(tt.existing))
+			}
+			for name, content := range tt.existing {
+				got, err := os.ReadFile(filepath.Join(dir, name))
+				if err != nil || string(got) != content {
+					t.Errorf("run(%q): %s now holds %q (%v), want it unchanged %q", args, name, got, err, content)
+				}
+			}
+		})
+	}
+}
+
+func TestRunHashPassword(t *testing.T) {
+	tests := []struct {
+		name         string
+		args         []string
+		stdin        string
+		wantPassword string // the password the hash must accept
+		wantCost     int
+	}{
+		{"cost 4", []string{"-cost", "4"}, "s3cret\n", "s3cret", 4},
+		{"cost 5", []string{"-cost=5"}, "s3cret\n", "s3cret", 5},
+		{"default cost", nil, "s3cret\n", "s3cret", bcrypt.DefaultCost},
+		{"no newline", []string{"-cost", "4"}, "s3cret", "s3cret", 4},
+		{"CRLF", []string{"-cost", "4"}, "s3cret\r\n", "s3cret", 4},
+		{"first line only", []string{"-cost", "4"}, "first\nsecond\n", "first", 4},
+		{"spaces kept", []string{"-cost", "4"}, "  pass word  \n", "  pass word  ", 4},
+		{"colon and unicode", []string{"-cost", "4"}, "pä:ss\n", "pä:ss", 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"hash-password"}, tt.args...)
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), args, strings.NewReader(tt.stdin), &stdout, &stderr)
+			if code := exitCode(err, io.Discard); code != 0 {
+				t.Fatalf("run(%q) stdin %q: got exit code %d (error %v), want 0; stderr %q", args, tt.stdin, code, err, stderr.String())
+			}
+			out := stdout.String()
+			if !strings.HasSuffix(out, "\n") || strings.Count(out, "\n") != 1 {
+				t.Errorf("run(%q): got stdout %q, want one line", args, out)
+			}
+			hash := []byte(strings.TrimSuffix(out, "\n"))
+			if err := bcrypt.CompareHashAndPassword(hash, []byte(tt.wantPassword)); err != nil {
+				t.Errorf("run(%q) stdin %q: hash %q does not accept %q: %v", args, tt.stdin, hash, tt.wantPassword, err)
+			}
+			if err := bcrypt.CompareHashAndPassword(hash, []byte(tt.wantPassword+"x")); err == nil {
+				t.Errorf("run(%q): hash %q accepts another password", args, hash)
+			}
+			if cost, err := bcrypt.Cost(hash); err != nil || cost != tt.wantCost {
+				t.Errorf("run(%q): got hash cost %d (%v), want %d", args, cost, err, tt.wantCost)
+			}
+			if strings.Contains(out+stderr.String(), tt.wantPassword) && strings.TrimSpace(tt.wantPassword) != "" {
+				t.Errorf("run(%q): printed the password", args)
+			}
+			// The hash is what identity.users[i].password_bcrypt accepts.
+			cfg := config.Default()
+			cfg.Identity.Users = []config.UserRule{{Name: "u", PasswordBcrypt: string(hash), Token: "Bot"}}
+			if err := cfg.Validate(); err != nil {
+				t.Errorf("config with the printed hash: %v", err)
+			}
+		})
+	}
+}
+
+func TestRunHashPasswordErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		stdin string
+		want  string
+	}{
+		{"empty stdin", nil, "", "password"},
+		{"empty line", []string{"-cost", "4"}, "\n", "password"},
+		{"CRLF only", []string{"-cost", "4"}, "\r\n", "password"},
+		{"empty first line", []string{"-cost", "4"}, "\nsecret\n", "password"},
+		{"cost too low", []string{"-cost", "3"}, "secret\n", "cost"},
+		{"cost zero", []string{"-cost", "0"}, "secret\n", "cost"},
+		{"cost too high", []string{"-cost", "32"}, "secret\n", "cost"},
+		{"cost not a number", []string{"-cost", "high"}, "secret\n", "cost"},
+		{"unknown flag", []string{"-rounds", "4"}, "secret\n", "rounds"},
+		{"password as argument", []string{"secret"}, "other\n", "stdin"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"hash-password"}, tt.args...)
+			var stdout, stderr, printed bytes.Buffer
+			err := run(context.Background(), args, strings.NewReader(tt.stdin), &stdout, &stderr)
+			if code := exitCode(err, &printed); code != 2 {
+				t.Fatalf("run(%q) stdin %q: got exit code %d (error %v, stdout %q), want 2", args, tt.stdin, code, err, stdout.String())
+			}
+			if msg := printed.String() + stderr.String(); !strings.Contains(msg, tt.want) {
+				t.Errorf("run(%q): got message %q, want it to contain %q", args, msg, tt.want)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("run(%q): got stdout %q, want nothing", args, stdout.String())
+			}
+		})
+	}
+}
+
+// TestRunServeCAFlags checks -ca-cert and -ca-key: both or neither, and
+// files that must exist; all are exit code 2 before anything listens.
+func TestRunServeCAFlags(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("admin_listen: \"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bothCfg := filepath.Join(dir, "both.yaml")
+	if err := os.WriteFile(bothCfg, []byte("admin_listen: \"\"\nmitm:\n  ca_cert: "+filepath.Join(dir, "cfg-ca.pem")+"\n  ca_key: "+filepath.Join(dir, "cfg-key.pem")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	halfCfg := filepath.Join(dir, "half.yaml")
+	if err := os.WriteFile(halfCfg, []byte("mitm:\n  ca_cert: ca.pem\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missingCert, missingKey := filepath.Join(dir, "missing-ca.pem"), filepath.Join(dir, "missing-key.pem")
+	notPEM := filepath.Join(dir, "not.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"only -ca-cert", []string{"-config", cfg, "-ca-cert", missingCert}, []string{"mitm"}},
+		{"only -ca-key", []string{"-config", cfg, "-ca-key", missingKey}, []string{"mitm"}},
+		{"-ca-cert overriding a config with both", []string{"-config", bothCfg, "-ca-cert", missingCert}, []string{"mitm"}},
+		{"half-set in the config file", []string{"-config", halfCfg}, []string{"half.yaml", "mitm"}},
+		{"missing CA files", []string{"-config", cfg, "-ca-cert", missingCert, "-ca-key", missingKey}, []string{"missing-ca.pem"}},
+		{"missing CA files from the config", []string{"-config", bothCfg}, []string{"cfg-ca.pem"}},
+		{"CA file that is not PEM", []string{"-config", cfg, "-ca-cert", notPEM, "-ca-key", notPEM}, []string{"not.pem"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"serve", "-listen", "127.0.0.1:0", "-admin-listen", ""}, tt.args...)
+			var stdout, stderr, printed bytes.Buffer
+			err := run(context.Background(), args, nil, &stdout, &stderr)
+			if code := exitCode(err, &printed); code != 2 {
+				t.Fatalf("run(%q): got exit code %d (error %v), want 2; stderr:\n%s", args, code, err, stderr.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(printed.String(), w) {
+					t.Errorf("run(%q): got message %q, want it to contain %q", args, printed.String(), w)
+				}
+			}
+			if strings.Contains(stderr.String(), `"message":"listening"`) {
+				t.Errorf("run(%q): listened before failing; stderr:\n%s", args, stderr.String())
+			}
+		})
+	}
+}
+
+// TestRunServeWithCA starts serve with a CA made by "ca init" and a
+// cancelled context: it must load the CA, listen and stop cleanly.
+func TestRunServeWithCA(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "key.pem")
+	if err := run(context.Background(), []string{"ca", "init", "-cert", certFile, "-key", keyFile}, nil, io.Discard, io.Discard); err != nil {
+		t.Fatalf("ca init: %v", err)
+	}
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("shutdown_timeout: 2s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stderr bytes.Buffer
+	args := []string{"serve", "-config", cfg, "-listen", "127.0.0.1:0", "-admin-listen", "", "-ca-cert", certFile, "-ca-key", keyFile}
+	err := run(ctx, args, nil, io.Discard, &stderr)
+	if code := exitCode(err, io.Discard); code != 0 {
+		t.Fatalf("run(%q): got exit code %d (error %v), want 0; stderr:\n%s", args, code, err, stderr.String())
+	}
+	for _, want := range []string{"intercepting CONNECT tunnels", `"message":"listening"`} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("run(%q): got stderr %q, want it to contain %q", args, stderr.String(), want)
+		}
+	}
+}
+
+func TestRunHelpNewCommands(t *testing.T) {
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"help"}, nil, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"robotsproxy ca init -cert FILE -key FILE [-name NAME]", "robotsproxy hash-password [-cost N]", "-ca-cert FILE -ca-key FILE"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("run(help): got %q, want it to contain %q", stdout.String(), want)
+		}
 	}
 }

@@ -141,10 +141,10 @@ func detail(v robots.Verdict) string {
 	case v.Fallback:
 		group = "group * (fallback)"
 	}
-	if v.Rule == nil {
+	if !v.Matched() {
 		return group + ": no matching rule"
 	}
-	return fmt.Sprintf("%s: line %d: %s", group, v.Rule.Line, v.Rule.Text)
+	return fmt.Sprintf("%s: line %d: %s", group, v.Rule.Line, v.Rule.Text())
 }
 
 func (c *checker) writeJSON(u string, v robots.Verdict) error {
@@ -160,12 +160,12 @@ func (c *checker) writeJSON(u string, v robots.Verdict) error {
 	if res.ProductTokens == nil {
 		res.ProductTokens = []string{}
 	}
-	for _, gi := range v.Groups {
-		g := c.robots.Groups[gi]
+	for _, gi := range v.Groups() {
+		g := c.robots.Group(gi)
 		res.Groups = append(res.Groups, Group{Line: g.Line, Agents: g.Agents})
 	}
-	if v.Rule != nil {
-		res.Rule = &Rule{Text: v.Rule.Text, Line: v.Rule.Line, Allow: v.Rule.Allow}
+	if v.Matched() {
+		res.Rule = &Rule{Text: v.Rule.Text(), Line: v.Rule.Line, Allow: v.Rule.Allow}
 	}
 	b, err := json.Marshal(res)
 	if err != nil {

@@ -28,6 +28,16 @@ type Config struct {
 	// ExemptHosts are hosts allowed without robots.txt checks (reason
 	// "override"); ".example.com" covers its subdomains. Default none.
 	ExemptHosts []string `yaml:"exempt_hosts"`
+	// AllowHosts, when not empty, are the only destination hosts; same
+	// forms as ExemptHosts. Default none (every host).
+	AllowHosts []string `yaml:"allow_hosts"`
+	// DenyHosts are destination hosts always refused (reason
+	// "host-denied"); they win over AllowHosts. Default none.
+	DenyHosts []string `yaml:"deny_hosts"`
+	// Connect configures CONNECT tunnels.
+	Connect Connect `yaml:"connect"`
+	// MITM configures HTTPS interception.
+	MITM MITM `yaml:"mitm"`
 	// Log configures the audit log.
 	Log Log `yaml:"log"`
 	// Identity configures product-token identification.
@@ -57,14 +67,66 @@ type Log struct {
 	MaxAgeDays int `yaml:"max_age_days"`
 }
 
-// Identity configures how crawlers are identified.
+// Connect configures CONNECT tunnels.
+type Connect struct {
+	// Refuse answers every CONNECT with 403 (reason "connect-refused").
+	// Default false.
+	Refuse bool `yaml:"refuse"`
+	// Ports are the ports CONNECT may reach. Default [443].
+	Ports []int `yaml:"ports"`
+}
+
+// MITM configures HTTPS interception with the operator's CA. Both files
+// set means CONNECT tunnels are intercepted and decided per request.
+type MITM struct {
+	// CACert is the CA certificate PEM file ("robotsproxy ca init").
+	// Default "" (no interception).
+	CACert string `yaml:"ca_cert"`
+	// CAKey is the CA private key PEM file. Default "".
+	CAKey string `yaml:"ca_key"`
+	// MaxCerts bounds the cached leaf certificates (one per host).
+	// Default 1024.
+	MaxCerts int `yaml:"max_certs"`
+}
+
+// Identity configures how crawlers are identified. The order is: pinned
+// identities (Users by credentials, then ClientRanges), then Overrides,
+// then the User-Agent header's own product tokens, then "*".
 type Identity struct {
+	// Users are proxy users (Proxy-Authorization: Basic) pinned to product
+	// tokens. Default none.
+	Users []UserRule `yaml:"users"`
+	// RequireCredentials answers requests that are neither authenticated
+	// nor from a pinned client range with 407. Default false.
+	RequireCredentials bool `yaml:"require_credentials"`
+	// ClientRanges pin client address ranges (CIDR) to product tokens; the
+	// most specific range wins. Default none.
+	ClientRanges []ClientRangeRule `yaml:"client_ranges"`
 	// BrowserTokens are User-Agent product names that never identify a
 	// crawler. Default policy.DefaultBrowserTokens().
 	BrowserTokens []string `yaml:"browser_tokens"`
 	// Overrides map User-Agent regular expressions to product tokens, first
 	// match wins. Default none.
 	Overrides []OverrideRule `yaml:"overrides"`
+}
+
+// UserRule is one proxy user.
+type UserRule struct {
+	// Name is the user name.
+	Name string `yaml:"name"`
+	// PasswordBcrypt is the bcrypt hash of the password
+	// ("robotsproxy hash-password" prints one).
+	PasswordBcrypt string `yaml:"password_bcrypt"`
+	// Token is the product token the user's requests are decided as.
+	Token string `yaml:"token"`
+}
+
+// ClientRangeRule pins a client address range to a product token.
+type ClientRangeRule struct {
+	// CIDR is the range, e.g. "10.1.0.0/16" or "2001:db8::/32".
+	CIDR string `yaml:"cidr"`
+	// Token is the product token the range's requests are decided as.
+	Token string `yaml:"token"`
 }
 
 // OverrideRule is one User-Agent override.
@@ -129,8 +191,17 @@ func Default() Config {
 		AdminListen:        "127.0.0.1:9090",
 		AllowPrivateRanges: []string{},
 		ExemptHosts:        []string{},
+		AllowHosts:         []string{},
+		DenyHosts:          []string{},
+		Connect:            Connect{Ports: policy.DefaultConnectPorts()},
+		MITM:               MITM{MaxCerts: 1024},
 		Log:                Log{MaxSizeMB: 100, MaxBackups: 5},
-		Identity:           Identity{BrowserTokens: policy.DefaultBrowserTokens(), Overrides: []OverrideRule{}},
+		Identity: Identity{
+			Users:         []UserRule{},
+			ClientRanges:  []ClientRangeRule{},
+			BrowserTokens: policy.DefaultBrowserTokens(),
+			Overrides:     []OverrideRule{},
+		},
 		Robots: Robots{
 			UserAgent:       "robotsproxy/1.0 (+https://github.com/robotsproxy/robotsproxy)",
 			ConnectTimeout:  5 * time.Second,

@@ -1,8 +1,11 @@
 package config_test
 
 import (
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,8 +15,10 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // shippedConfig is the commented configuration file at the repository root.
@@ -257,5 +262,314 @@ func TestValidateDefault(t *testing.T) {
 	a.Identity.BrowserTokens[0] = "changed"
 	if b := config.Default(); slices.Contains(b.Identity.BrowserTokens, "changed") {
 		t.Errorf("Default().Identity.BrowserTokens shares its backing array between calls")
+	}
+}
+
+// testHash returns a bcrypt hash of password at the lowest cost, for speed.
+func testHash(t *testing.T, password string) string {
+	t.Helper()
+	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(h)
+}
+
+// TestLoadAccessErrorsNameTheKey covers the keys of pinned identities,
+// destination host lists, CONNECT and interception: every error names the
+// offending key, with its index in a list.
+func TestLoadAccessErrorsNameTheKey(t *testing.T) {
+	h := testHash(t, "pw")
+	user := func(name, hash, token string) string {
+		return fmt.Sprintf("    - name: %q\n      password_bcrypt: %q\n      token: %q\n", name, hash, token)
+	}
+	users := func(list ...string) string { return "identity:\n  users:\n" + strings.Join(list, "") }
+	rng := func(cidr, token string) string { return fmt.Sprintf("    - cidr: %q\n      token: %q\n", cidr, token) }
+	ranges := func(list ...string) string { return "identity:\n  client_ranges:\n" + strings.Join(list, "") }
+	tests := []struct {
+		name string
+		in   string
+		want []string // every one must appear in the error
+	}{
+		// identity.users
+		{"user without name", users(user("", h, "Bot")), []string{"identity.users[0].name"}},
+		{"user name with colon", users(user("a", h, "A"), user("b:c", h, "B")), []string{"identity.users[1].name", `"b:c"`}},
+		{"duplicate user", users(user("a", h, "A"), user("b", h, "B"), user("a", h, "C")), []string{"identity.users[2].name", "duplicate", `"a"`}},
+		{"user token with digit", users(user("a", h, "Bot2")), []string{"identity.users[0].token", "Bot2"}},
+		{"user token with slash", users(user("a", h, "A"), user("b", h, "Bot/1.0")), []string{"identity.users[1].token", "Bot/1.0"}},
+		{"user without token", users(user("a", h, "")), []string{"identity.users[0].token"}},
+		{"plain-text password", users(user("a", h, "A"), user("b", "hunter2", "B")), []string{"identity.users[1].password_bcrypt", "hash-password"}},
+		{"empty password hash", users(user("a", "", "A")), []string{"identity.users[0].password_bcrypt"}},
+		{"truncated hash", users(user("a", h[:30], "A")), []string{"identity.users[0].password_bcrypt"}},
+		{"hash not bcrypt", users(user("a", "$6$salt$0123456789abcdef0123456789abcdef0123456789abcdef0123", "A")), []string{"identity.users[0].password_bcrypt"}},
+		{"password key misspelt", "identity:\n  users:\n    - name: a\n      password: pw\n      token: A\n", []string{"identity.users[0].password"}},
+		{"users not a list", "identity:\n  users: alice\n", []string{"identity.users"}},
+		// identity.client_ranges
+		{"range bad CIDR", ranges(rng("10.0.0.0/8", "A"), rng("10.0.0.0/33", "B")), []string{"identity.client_ranges[1].cidr", "10.0.0.0/33"}},
+		{"range is an address", ranges(rng("10.1.2.3", "A")), []string{"identity.client_ranges[0].cidr", "10.1.2.3"}},
+		{"range is a name", ranges(rng("example.com", "A")), []string{"identity.client_ranges[0].cidr"}},
+		{"range empty CIDR", ranges(rng("", "A")), []string{"identity.client_ranges[0].cidr"}},
+		{"range bad IPv6 CIDR", ranges(rng("2001:db8::/129", "A")), []string{"identity.client_ranges[0].cidr"}},
+		{"range bad token", ranges(rng("10.0.0.0/8", "A"), rng("fd00::/8", "Bot-1.0")), []string{"identity.client_ranges[1].token", "Bot-1.0"}},
+		{"range without token", ranges(rng("10.0.0.0/8", "")), []string{"identity.client_ranges[0].token"}},
+		{"range key misspelt", "identity:\n  client_ranges:\n    - cdir: 10.0.0.0/8\n      token: A\n", []string{"identity.client_ranges[0].cdir"}},
+		// identity.require_credentials
+		{"require_credentials alone", "identity:\n  require_credentials: true\n", []string{"identity.require_credentials"}},
+		{"require_credentials not a bool", "identity:\n  require_credentials: maybe\n", []string{"identity.require_credentials"}},
+		// Host lists.
+		{"allow_hosts URL", "allow_hosts: [example.com, \"http://example.org\"]\n", []string{"allow_hosts[1]", "http://example.org"}},
+		{"allow_hosts path", "allow_hosts: [example.com/x]\n", []string{"allow_hosts[0]"}},
+		{"allow_hosts with port", "allow_hosts: [\"example.com:8080\"]\n", []string{"allow_hosts[0]", "example.com:8080"}},
+		{"allow_hosts empty", "allow_hosts: [\"\"]\n", []string{"allow_hosts[0]"}},
+		{"allow_hosts space", "allow_hosts: [\"exa mple.com\"]\n", []string{"allow_hosts[0]"}},
+		{"deny_hosts dot only", "deny_hosts: [a.test, b.test, \".\"]\n", []string{"deny_hosts[2]"}},
+		{"deny_hosts with port", "deny_hosts: [\"example.com:443\"]\n", []string{"deny_hosts[0]"}},
+		{"deny_hosts not a list", "deny_hosts: example.com\n", []string{"deny_hosts"}},
+		{"exempt_hosts URL", "exempt_hosts: [\"https://example.com/\"]\n", []string{"exempt_hosts[0]"}},
+		// connect
+		{"connect.ports empty", "connect:\n  ports: []\n", []string{"connect.ports", "connect.refuse"}},
+		{"connect.ports zero", "connect:\n  ports: [443, 0]\n", []string{"connect.ports[1]", "0"}},
+		{"connect.ports negative", "connect:\n  ports: [-443]\n", []string{"connect.ports[0]"}},
+		{"connect.ports too large", "connect:\n  ports: [443, 8443, 65536]\n", []string{"connect.ports[2]", "65536"}},
+		{"connect.ports not a list", "connect:\n  ports: 443\n", []string{"connect.ports"}},
+		{"connect.ports not numbers", "connect:\n  ports: [https]\n", []string{"connect.ports"}},
+		{"connect.refuse not a bool", "connect:\n  refuse: sometimes\n", []string{"connect.refuse"}},
+		{"connect unknown key", "connect:\n  port: [443]\n", []string{"connect.port"}},
+		// mitm
+		{"mitm.ca_cert without ca_key", "mitm:\n  ca_cert: ca.pem\n", []string{"mitm", "mitm.ca_key"}},
+		{"mitm.ca_key without ca_cert", "mitm:\n  ca_key: key.pem\n", []string{"mitm", "mitm.ca_cert"}},
+		{"mitm.max_certs zero", "mitm:\n  max_certs: 0\n", []string{"mitm.max_certs"}},
+		{"mitm.max_certs negative", "mitm:\n  ca_cert: a\n  ca_key: b\n  max_certs: -1\n", []string{"mitm.max_certs"}},
+		{"mitm.max_certs not a number", "mitm:\n  max_certs: many\n", []string{"mitm.max_certs"}},
+		{"mitm unknown key", "mitm:\n  ca_crt: ca.pem\n", []string{"mitm.ca_crt"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := config.Load(strings.NewReader(tt.in))
+			if err == nil {
+				t.Fatalf("Load(%q): got %+v and no error, want an error naming %q", tt.in, cfg, tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Load(%q): got error %q, want it to contain %q", tt.in, err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestLoadAccessValid checks forms of the new keys that must load.
+func TestLoadAccessValid(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		check func(config.Config) bool
+	}{
+		{"connect.refuse with no ports", "connect:\n  refuse: true\n  ports: []\n",
+			func(c config.Config) bool { return c.Connect.Refuse && len(c.Connect.Ports) == 0 }},
+		{"connect.ports bounds", "connect:\n  ports: [1, 65535]\n",
+			func(c config.Config) bool { return slices.Equal(c.Connect.Ports, []int{1, 65535}) }},
+		{"mitm both set", "mitm:\n  ca_cert: ca.pem\n  ca_key: key.pem\n  max_certs: 1\n",
+			func(c config.Config) bool {
+				return c.MITM == config.MITM{CACert: "ca.pem", CAKey: "key.pem", MaxCerts: 1}
+			}},
+		{"require_credentials with a range only", "identity:\n  require_credentials: true\n  client_ranges:\n    - cidr: 10.0.0.0/8\n      token: A\n",
+			func(c config.Config) bool { return c.Identity.RequireCredentials && len(c.Identity.ClientRanges) == 1 }},
+		{"host forms", "allow_hosts: [example.com, .example.org, bücher.example, \"::1\", \"[2001:db8::1]\", 192.0.2.1, a_b.example]\ndeny_hosts: [.EXAMPLE.net]\nexempt_hosts: [\"[::1]\"]\n",
+			func(c config.Config) bool {
+				return len(c.AllowHosts) == 7 && slices.Equal(c.DenyHosts, []string{".EXAMPLE.net"}) && slices.Equal(c.ExemptHosts, []string{"[::1]"})
+			}},
+		{"unmasked client range", "identity:\n  client_ranges:\n    - cidr: 10.1.2.3/16\n      token: A\n",
+			func(c config.Config) bool { return len(c.PinOptions().Ranges) == 1 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := config.Load(strings.NewReader(tt.in))
+			if err != nil {
+				t.Fatalf("Load(%q): %v", tt.in, err)
+			}
+			if !tt.check(cfg) {
+				t.Errorf("Load(%q): got %+v", tt.in, cfg)
+			}
+		})
+	}
+}
+
+// TestLoadAccessFull loads a configuration using every new key and checks
+// the result, PinOptions and that the options make a working Pinner.
+func TestLoadAccessFull(t *testing.T) {
+	alice, bob := testHash(t, "alice-pw"), testHash(t, "bob-pw")
+	in := fmt.Sprintf(`allow_hosts: [.example.com, bücher.example]
+deny_hosts: [secret.example.com]
+connect:
+  refuse: false
+  ports: [443, 8443]
+mitm:
+  ca_cert: /etc/robotsproxy/ca.pem
+  ca_key: /etc/robotsproxy/ca-key.pem
+  max_certs: 64
+identity:
+  require_credentials: true
+  users:
+    - name: alice
+      password_bcrypt: %q
+      token: AliceBot
+    - name: bob smith
+      password_bcrypt: '%s'
+      token: Bob_Bot
+  client_ranges:
+    - cidr: 10.0.0.0/8
+      token: WideBot
+    - cidr: 10.1.0.0/16
+      token: NarrowBot
+    - cidr: "2001:db8::/32"
+      token: SixBot
+`, alice, bob)
+	got, err := config.Load(strings.NewReader(in))
+	if err != nil {
+		t.Fatalf("Load: %v\ninput:\n%s", err, in)
+	}
+	want := config.Default()
+	want.AllowHosts = []string{".example.com", "bücher.example"}
+	want.DenyHosts = []string{"secret.example.com"}
+	want.Connect = config.Connect{Ports: []int{443, 8443}}
+	want.MITM = config.MITM{CACert: "/etc/robotsproxy/ca.pem", CAKey: "/etc/robotsproxy/ca-key.pem", MaxCerts: 64}
+	want.Identity.RequireCredentials = true
+	want.Identity.Users = []config.UserRule{{Name: "alice", PasswordBcrypt: alice, Token: "AliceBot"}, {Name: "bob smith", PasswordBcrypt: bob, Token: "Bob_Bot"}}
+	want.Identity.ClientRanges = []config.ClientRangeRule{{CIDR: "10.0.0.0/8", Token: "WideBot"}, {CIDR: "10.1.0.0/16", Token: "NarrowBot"}, {CIDR: "2001:db8::/32", Token: "SixBot"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Load:\ngot  %+v\nwant %+v", got, want)
+	}
+
+	o := got.PinOptions()
+	wantOpts := policy.PinOptions{
+		Users: []policy.User{
+			{Name: "alice", PasswordHash: []byte(alice), Token: "AliceBot"},
+			{Name: "bob smith", PasswordHash: []byte(bob), Token: "Bob_Bot"},
+		},
+		Ranges: []policy.ClientRange{
+			{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: "WideBot"},
+			{Prefix: netip.MustParsePrefix("10.1.0.0/16"), Token: "NarrowBot"},
+			{Prefix: netip.MustParsePrefix("2001:db8::/32"), Token: "SixBot"},
+		},
+		Required: true,
+	}
+	if !reflect.DeepEqual(o, wantOpts) {
+		t.Fatalf("PinOptions():\ngot  %+v\nwant %+v", o, wantOpts)
+	}
+
+	pinner, err := policy.NewPinner(o)
+	if err != nil {
+		t.Fatalf("NewPinner(PinOptions()): %v", err)
+	}
+	auth := func(user, pw string) string {
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pw))
+	}
+	for _, c := range []struct {
+		header, client string
+		token          string
+		err            error
+	}{
+		{auth("bob smith", "bob-pw"), "192.0.2.1", "Bob_Bot", nil},
+		{auth("alice", "alice-pw"), "10.1.0.1", "AliceBot", nil},
+		{auth("alice", "bob-pw"), "10.1.0.1", "", policy.ErrProxyAuthFailed},
+		{"", "10.1.0.1", "NarrowBot", nil},
+		{"", "10.2.0.1", "WideBot", nil},
+		{"", "2001:db8::5", "SixBot", nil},
+		{"", "192.0.2.1", "", policy.ErrProxyAuthRequired},
+	} {
+		pin, err := pinner.Pin(c.header, netip.MustParseAddr(c.client))
+		if pin.Token != c.token || !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
+			t.Errorf("Pin(%q, %s): got %+v, %v, want Token %q error %v", c.header, c.client, pin, err, c.token, c.err)
+		}
+	}
+}
+
+func TestPinOptions(t *testing.T) {
+	t.Run("default", func(t *testing.T) {
+		c := config.Default()
+		o := c.PinOptions()
+		if len(o.Users) != 0 || len(o.Ranges) != 0 || o.Required {
+			t.Errorf("Default().PinOptions(): got %+v, want nothing pinned", o)
+		}
+		p, err := policy.NewPinner(o)
+		if err != nil || p.Enabled() {
+			t.Errorf("NewPinner(Default().PinOptions()): got %v (Enabled %v), want a disabled Pinner", err, p.Enabled())
+		}
+	})
+	t.Run("conversion", func(t *testing.T) {
+		c := config.Default()
+		c.Identity.Users = []config.UserRule{{Name: "u", PasswordBcrypt: "$2a$04$x", Token: "T"}}
+		c.Identity.ClientRanges = []config.ClientRangeRule{{CIDR: "fd00::/8", Token: "V"}, {CIDR: "192.0.2.7/24", Token: "W"}}
+		c.Identity.RequireCredentials = true
+		o := c.PinOptions()
+		want := policy.PinOptions{
+			Users:    []policy.User{{Name: "u", PasswordHash: []byte("$2a$04$x"), Token: "T"}},
+			Ranges:   []policy.ClientRange{{Prefix: netip.MustParsePrefix("fd00::/8"), Token: "V"}, {Prefix: netip.MustParsePrefix("192.0.2.7/24"), Token: "W"}},
+			Required: true,
+		}
+		if !reflect.DeepEqual(o, want) {
+			t.Errorf("PinOptions():\ngot  %+v\nwant %+v", o, want)
+		}
+	})
+}
+
+// TestValidateAccess calls Validate directly, as serve does after applying
+// flags, on configurations that Load never sees.
+func TestValidateAccess(t *testing.T) {
+	h := testHash(t, "pw")
+	tests := []struct {
+		name   string
+		change func(*config.Config)
+		want   string // "" means valid
+	}{
+		{"default", func(*config.Config) {}, ""},
+		{"only -ca-cert", func(c *config.Config) { c.MITM.CACert = "ca.pem" }, "mitm"},
+		{"only -ca-key", func(c *config.Config) { c.MITM.CAKey = "key.pem" }, "mitm"},
+		{"both", func(c *config.Config) { c.MITM.CACert, c.MITM.CAKey = "ca.pem", "key.pem" }, ""},
+		{"nil ports", func(c *config.Config) { c.Connect.Ports = nil }, "connect.ports"},
+		{"nil ports, refused", func(c *config.Config) { c.Connect.Ports, c.Connect.Refuse = nil, true }, ""},
+		{"bad port, refused", func(c *config.Config) { c.Connect.Ports, c.Connect.Refuse = []int{0}, true }, "connect.ports[0]"},
+		{"required, nothing", func(c *config.Config) { c.Identity.RequireCredentials = true }, "identity.require_credentials"},
+		{"required, a user", func(c *config.Config) {
+			c.Identity.RequireCredentials = true
+			c.Identity.Users = []config.UserRule{{Name: "u", PasswordBcrypt: h, Token: "T"}}
+		}, ""},
+		{"required, nil lists", func(c *config.Config) {
+			c.Identity.RequireCredentials = true
+			c.Identity.Users, c.Identity.ClientRanges = nil, nil
+		}, "identity.require_credentials"},
+		{"first bad user named", func(c *config.Config) {
+			c.Identity.Users = []config.UserRule{{Name: "u", PasswordBcrypt: h, Token: "T"}, {Name: "v", PasswordBcrypt: "x", Token: "T"}, {Name: "", PasswordBcrypt: h, Token: "T"}}
+		}, "identity.users[1].password_bcrypt"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := config.Default()
+			tt.change(&c)
+			err := c.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Errorf("Validate(): got %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate(): got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestPasswordNotEchoed checks that a rejected password_bcrypt value,
+// which may be a password pasted by mistake, is not echoed in the error.
+func TestPasswordNotEchoed(t *testing.T) {
+	in := "identity:\n  users:\n    - name: a\n      password_bcrypt: \"MyRealPassword123\"\n      token: A\n"
+	_, err := config.Load(strings.NewReader(in))
+	if err == nil || !strings.Contains(err.Error(), "identity.users[0].password_bcrypt") {
+		t.Fatalf("Load: got %v, want an error naming identity.users[0].password_bcrypt", err)
+	}
+	if strings.Contains(err.Error(), "MyRealPassword123") {
+		t.Errorf("Load: got error %q, which echoes the password_bcrypt value", err)
 	}
 }

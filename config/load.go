@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // LoadFile reads and validates the configuration file at path.
@@ -146,11 +148,11 @@ func (c *Config) Validate() error {
 		if _, err := regexp.Compile(o.UserAgent); err != nil || o.UserAgent == "" {
 			return fmt.Errorf("identity.overrides[%d].user_agent: invalid regular expression %q: %v", i, o.UserAgent, err)
 		}
-		if !isProductToken(o.Token) {
+		if !policy.IsProductToken(o.Token) {
 			return fmt.Errorf("identity.overrides[%d].token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", i, o.Token)
 		}
 	}
-	return nil
+	return c.validateAccess()
 }
 
 // PrivateRanges returns AllowPrivateRanges parsed; call after Validate.
@@ -162,18 +164,6 @@ func (c *Config) PrivateRanges() []netip.Prefix {
 		}
 	}
 	return out
-}
-
-func isProductToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || r == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 func hostPort(s string, emptyOK bool) error {

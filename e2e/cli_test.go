@@ -277,8 +277,8 @@ func checkJSONLine(t *testing.T, fx checkFixture, u string, line []byte) {
 	}
 	v := fx.verdict[u]
 	var wantLines, gotLines []int
-	for _, gi := range v.Groups {
-		wantLines = append(wantLines, fx.parsed.Groups[gi].Line)
+	for _, gi := range v.Groups() {
+		wantLines = append(wantLines, fx.parsed.Group(gi).Line)
 	}
 	for _, g := range got.Groups {
 		gotLines = append(gotLines, g.Line)
@@ -293,10 +293,10 @@ func checkJSONLine(t *testing.T, fx checkFixture, u string, line []byte) {
 		{"product_tokens", fmt.Sprint(got.ProductTokens), fmt.Sprint(fx.id.Candidates)},
 		{"groups[].line", fmt.Sprint(gotLines), fmt.Sprint(wantLines)},
 		{"star_fallback", got.StarFallback, v.Fallback},
-		{"rule present", got.Rule != nil, v.Rule != nil},
+		{"rule present", got.Rule != nil, v.Matched()},
 	}
-	if got.Rule != nil && v.Rule != nil {
-		checks = append(checks, fieldCheck{"rule.text", got.Rule.Text, v.Rule.Text}, fieldCheck{"rule.line", got.Rule.Line, v.Rule.Line})
+	if got.Rule != nil && v.Matched() {
+		checks = append(checks, fieldCheck{"rule.text", got.Rule.Text, v.Rule.Text()}, fieldCheck{"rule.line", got.Rule.Line, v.Rule.Line})
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {

@@ -190,8 +190,8 @@ func pickAgents(t *testing.T, corpus string) []string {
 // or dropped.
 func rulePaths(body []byte, nDisallow, nAllow int) []string {
 	all := robots.Options{MaxBytes: len(body) + 1}.Parse(body)
-	var allow, disallow []*robots.Rule
-	for _, g := range all.Groups {
+	var allow, disallow []robots.Rule
+	for _, g := range all.Groups() {
 		for _, r := range g.Rules {
 			if r.Allow {
 				allow = append(allow, r)
@@ -201,13 +201,13 @@ func rulePaths(body []byte, nDisallow, nAllow int) []string {
 		}
 	}
 	paths := []string{"/", "/robots.txt"}
-	pick := func(rules []*robots.Rule, n int) {
+	pick := func(rules []robots.Rule, n int) {
 		if n == 0 || len(rules) == 0 {
 			return
 		}
 		stride := max(1, len(rules)/n)
 		for i, got := 0, 0; i < len(rules) && got < n; i += stride {
-			p := literalPrefix(rules[i].Text)
+			p := literalPrefix(rules[i].Text())
 			if !sendable(p) {
 				p = robots.NormalizePath(p)
 			}
@@ -273,11 +273,14 @@ type expectation struct {
 
 func expect(r *robots.Robots, id policy.Identity, path string) expectation {
 	v := r.Test(path, id.Candidates...)
-	e := expectation{allowed: v.Allowed, token: id.Token, rule: v.Rule}
+	e := expectation{allowed: v.Allowed, token: id.Token}
+	if v.Matched() {
+		e.rule = &v.Rule
+	}
 	switch {
 	case v.Implicit:
 		e.reason = string(policy.ReasonImplicit)
-	case v.Rule == nil:
+	case e.rule == nil:
 		e.reason = string(policy.ReasonNoMatch)
 	default:
 		e.reason = string(policy.ReasonRule)
@@ -908,7 +911,7 @@ func checkResponse(fail *failures, client string, c reqCase, r result) {
 		}
 	}
 	if got, want := r.header.Get("X-Robotsproxy-Rule"), fmt.Sprintf("line %d: ", c.want.rule.Line); !strings.HasPrefix(got, want) {
-		fail.errorf("%s: 403 header X-Robotsproxy-Rule: got %q, want it to start with %q (%s)", in, got, want, c.want.rule.Text)
+		fail.errorf("%s: 403 header X-Robotsproxy-Rule: got %q, want it to start with %q (%s)", in, got, want, c.want.rule.Text())
 	}
 	if !bytes.HasPrefix(r.body, []byte("robotsproxy: ")) {
 		fail.errorf("%s: 403 body %q, want robotsproxy's explanation", in, r.body)
@@ -919,7 +922,7 @@ func ruleText(r *robots.Rule) string {
 	if r == nil {
 		return "none"
 	}
-	return fmt.Sprintf("line %d %q", r.Line, r.Text)
+	return fmt.Sprintf("line %d %q", r.Line, r.Text())
 }
 
 // checkAudit matches audit lines to the cases of one client: the same

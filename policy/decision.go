@@ -28,7 +28,28 @@ const (
 	// ReasonBadRequest: the request URL cannot be enforced (no host, or a
 	// scheme robots.txt does not cover).
 	ReasonBadRequest Reason = "bad-request"
+	// ReasonHostDenied: the host is on the deny list, or not on a non-empty
+	// allow list.
+	ReasonHostDenied Reason = "host-denied"
+	// ReasonConnectRefused: the configuration refuses every CONNECT.
+	ReasonConnectRefused Reason = "connect-refused"
+	// ReasonConnectPort: CONNECT to a port outside the allowed ones.
+	ReasonConnectPort Reason = "connect-port"
+	// ReasonIntercept: a CONNECT tunnel that is intercepted; each request
+	// inside it is decided on its own.
+	ReasonIntercept Reason = "intercept"
+	// ReasonAuthRequired: proxy authentication is required and the request
+	// has none (HTTP 407).
+	ReasonAuthRequired Reason = "proxy-auth-required"
+	// ReasonAuthFailed: the request's proxy credentials are wrong (HTTP 407).
+	ReasonAuthFailed Reason = "proxy-auth-failed"
 )
+
+// NeedsAuth reports whether the decision is a proxy authentication failure,
+// answered with 407 Proxy Authentication Required.
+func (d *Decision) NeedsAuth() bool {
+	return d.Reason == ReasonAuthRequired || d.Reason == ReasonAuthFailed
+}
 
 // Decision is the verdict on one request and everything that explains it.
 // The 403 response, the audit log line, the metrics labels and check -json
@@ -55,4 +76,9 @@ type Decision struct {
 }
 
 // Rule returns the deciding rule, or nil.
-func (d *Decision) Rule() *robots.Rule { return d.Verdict.Rule }
+func (d *Decision) Rule() *robots.Rule {
+	if !d.Verdict.Matched() {
+		return nil
+	}
+	return &d.Verdict.Rule
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"time"
 
@@ -160,7 +161,9 @@ func (f *Fetcher) classify(a Access, resp *http.Response) Access {
 		if err != nil {
 			return a.fail(Unreachable, fmt.Errorf("read robots.txt %s: %w", a.FinalURL, err))
 		}
-		a.Result, a.Robots = Successful, f.opts.Parse.Parse(body)
+		opts := f.opts.Parse
+		opts.Charset = declaredCharset(resp.Header)
+		a.Result, a.Robots = Successful, opts.Parse(body)
 	case s == http.StatusTooManyRequests && f.opts.TooManyRequestsUnreachable:
 		a.Result = Unreachable
 	case s >= 400 && s < 500:
@@ -174,6 +177,17 @@ func (f *Fetcher) classify(a Access, resp *http.Response) Access {
 func (a Access) fail(r AccessResult, err error) Access {
 	a.Result, a.Err = r, err
 	return a
+}
+
+// declaredCharset returns the charset parameter of the response's
+// Content-Type, "" when there is none; robots.Options.Charset uses it to
+// bridge bodies that are not UTF-8 (RFC 9309 2.2.2).
+func declaredCharset(h http.Header) string {
+	_, params, err := mime.ParseMediaType(h.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return params["charset"]
 }
 
 // maxAge returns the Cache-Control max-age of a response, or -1.

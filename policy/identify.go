@@ -43,6 +43,9 @@ type Identity struct {
 	Candidates []string
 	// Source says how the tokens were found.
 	Source IdentitySource
+	// User is the authenticated proxy user when Source is
+	// SourceCredentials, else "".
+	User string
 }
 
 // Override maps User-Agent headers that match Pattern to a fixed product
@@ -191,22 +194,36 @@ func commentEnd(ua string, start int) int {
 	return len(ua)
 }
 
-// commentProducts returns the names of "name/version" words in a comment's
-// text, such as "ExampleBot" from "compatible; ExampleBot/0.1; +https://x".
-// URLs ("+http://...") and words without a version are skipped.
+// commentProducts returns the crawler names in a comment's text: the names
+// of "name/version" words, such as "ExampleBot" from
+// "compatible; ExampleBot/0.1; +https://x", and a bare single-word item that
+// directly follows a "compatible" item, such as "PetalBot" from
+// "compatible;PetalBot;+https://x" (the convention crawlers without a
+// version follow). URLs ("+http://...") and other words without a version
+// are skipped: "Windows", "Linux" and "U" are platform words, not crawlers.
 func commentProducts(text string) []string {
 	var names []string
-	for _, word := range strings.FieldsFunc(text, func(r rune) bool {
-		return r == ';' || r == ',' || r == ' ' || r == '\t' || r == '(' || r == ')'
-	}) {
-		name, version, ok := strings.Cut(word, "/")
-		if !ok || name == "" || version == "" || !isToken(name) {
-			continue
+	afterCompatible := false
+	for _, item := range strings.Split(text, ";") {
+		item = strings.TrimSpace(item)
+		if afterCompatible && isToken(item) && strings.ContainsFunc(item, isLetter) {
+			names = append(names, item)
 		}
-		names = append(names, name)
+		afterCompatible = strings.EqualFold(item, "compatible")
+		for _, word := range strings.FieldsFunc(item, func(r rune) bool {
+			return r == ',' || r == ' ' || r == '\t' || r == '(' || r == ')'
+		}) {
+			name, version, ok := strings.Cut(word, "/")
+			if !ok || name == "" || version == "" || !isToken(name) {
+				continue
+			}
+			names = append(names, name)
+		}
 	}
 	return names
 }
+
+func isLetter(r rune) bool { return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' }
 
 func isToken(s string) bool {
 	for i := 0; i < len(s); i++ {

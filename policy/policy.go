@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,39 +24,39 @@ type Options struct {
 	Identifier *Identifier
 	// Cache holds robots.txt access results. Required.
 	Cache *Cache
+	// Pinner pins identities by proxy credentials and client address; nil
+	// pins nothing.
+	Pinner *Pinner
 	// ExemptHosts are hosts whose requests are allowed without consulting
 	// robots.txt (reason "override"). "example.com" matches that host only;
 	// ".example.com" matches every subdomain of it too.
 	ExemptHosts []string
+	// AllowHosts, when not empty, are the only hosts requests may go to;
+	// DenyHosts are hosts they may never go to (reason "host-denied"). Same
+	// forms as ExemptHosts; the deny list wins.
+	AllowHosts, DenyHosts []string
+	// ConnectPorts are the ports CONNECT may reach; empty means
+	// DefaultConnectPorts (443).
+	ConnectPorts []int
+	// RefuseConnect refuses every CONNECT (reason "connect-refused").
+	RefuseConnect bool
 }
 
 // Policy decides requests. It is safe for concurrent use.
 type Policy struct {
-	opts Options
+	opts                 Options
+	exempts, allow, deny hostList
+	ports                []int
 }
 
-// New returns a Policy.
+// New returns a Policy. It keeps no reference to the option slices.
 func New(o Options) *Policy {
-	hosts := make([]string, len(o.ExemptHosts)) // never modify the caller's slice
-	for i, h := range o.ExemptHosts {
-		hosts[i] = exemptHost(h)
+	p := &Policy{opts: o, exempts: newHostList(o.ExemptHosts), allow: newHostList(o.AllowHosts),
+		deny: newHostList(o.DenyHosts), ports: slices.Clone(o.ConnectPorts)}
+	if len(p.ports) == 0 {
+		p.ports = DefaultConnectPorts()
 	}
-	o.ExemptHosts = hosts
-	return &Policy{opts: o}
-}
-
-// exemptHost canonicalises an ExemptHosts entry as Authority does a host
-// (lower case, IDNA A-labels, IPv6 without brackets), keeping a leading ".".
-func exemptHost(h string) string {
-	dot := ""
-	if strings.HasPrefix(h, ".") {
-		dot, h = ".", h[1:]
-	}
-	h = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"))
-	if ascii, err := asciiHost(h); err == nil {
-		h = ascii
-	}
-	return dot + h
+	return p
 }
 
 // Request is what the policy needs to know about one request.
@@ -69,6 +70,9 @@ type Request struct {
 	Path string
 	// UserAgent is the User-Agent header value; "" when absent.
 	UserAgent string
+	// Pin is the request's pinned identity (see Authenticate); when its
+	// Token is set it overrides the User-Agent.
+	Pin Pin
 }
 
 // Identify returns the crawler identity for a User-Agent header value.
@@ -76,12 +80,23 @@ func (p *Policy) Identify(userAgent string) Identity {
 	return p.opts.Identifier.Identify(userAgent)
 }
 
+// IdentityOf returns the identity a request is decided as, in the
+// documented order: a pinned identity (credentials, then client range),
+// then User-Agent overrides, then the User-Agent's own product tokens,
+// then "*".
+func (p *Policy) IdentityOf(r Request) Identity {
+	if r.Pin.Token != "" {
+		return r.Pin.Identity()
+	}
+	return p.Identify(r.UserAgent)
+}
+
 // Decide returns the decision for a request. It fetches the authority's
 // robots.txt when the cache holds no fresh result, waiting for at most the
 // fetcher's timeout. Unreachable robots.txt files mean complete disallow
 // (RFC 9309 2.3.1.4): when in doubt, Decide denies.
 func (p *Policy) Decide(ctx context.Context, r Request) Decision {
-	d := Decision{Identity: p.Identify(r.UserAgent)}
+	d := Decision{Identity: p.IdentityOf(r)}
 	scheme, authority, err := Authority(r.Scheme, r.Host)
 	if err != nil {
 		d.Reason, d.Err = ReasonBadRequest, err
@@ -89,8 +104,12 @@ func (p *Policy) Decide(ctx context.Context, r Request) Decision {
 	}
 	d.RobotsURL = RobotsURL(scheme, authority)
 	path := robots.NormalizePath(r.Path)
+	host := hostOf(authority)
 	switch {
-	case p.exempt(authority):
+	case !p.destinationAllowed(host):
+		d.Reason, d.Err = ReasonHostDenied, fmt.Errorf("%s: %w", host, errHostDenied)
+		return d
+	case p.exempts.match(host):
 		d.Allowed, d.Reason = true, ReasonOverride
 		return d
 	case robots.IsRobotsTxt(path):
@@ -104,7 +123,7 @@ func (p *Policy) Decide(ctx context.Context, r Request) Decision {
 	case Successful:
 		d.Verdict = a.Robots.TestNormalized(path, d.Identity.Candidates...)
 		d.Allowed, d.Reason = d.Verdict.Allowed, ReasonRule
-		if d.Verdict.Rule == nil {
+		if !d.Verdict.Matched() {
 			d.Reason = ReasonNoMatch
 		}
 	case Unavailable:
@@ -116,20 +135,6 @@ func (p *Policy) Decide(ctx context.Context, r Request) Decision {
 		}
 	}
 	return d
-}
-
-// exempt reports whether the operator exempted the authority's host.
-func (p *Policy) exempt(authority string) bool {
-	if len(p.opts.ExemptHosts) == 0 {
-		return false
-	}
-	host, _, _ := net.SplitHostPort(authority)
-	for _, e := range p.opts.ExemptHosts {
-		if host == e || strings.HasPrefix(e, ".") && (host == e[1:] || strings.HasSuffix(host, e)) {
-			return true
-		}
-	}
-	return false
 }
 
 var errNoHost = errors.New("no host")

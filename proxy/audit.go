@@ -3,6 +3,7 @@ package proxy
 import (
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/rs/zerolog"
 )
@@ -30,15 +31,19 @@ const (
 	FieldBytes        = "bytes"
 	FieldDurationMS   = "duration_ms"
 	FieldTunnel       = "tunnel"
+	FieldIntercepted  = "intercepted"
+	FieldUser         = "user"
 	FieldError        = "error"
 )
 
-// audit writes the request's canonical log line and counts it in metrics.
-func (p *Proxy) audit(r *http.Request, st *state, w *countingWriter) {
-	status := w.status
-	if status == 0 {
-		status = st.status
+// audit writes the request's canonical log line and counts it in metrics,
+// once per request: status is the status sent to the client, bytes the
+// response body size (-1 when unknown).
+func (p *Proxy) audit(r *http.Request, st *state, status int, bytes int64) {
+	if st.audited {
+		return
 	}
+	st.audited = true
 	decision, reason := "none", "not-proxied"
 	if d := st.decision; d != nil {
 		decision, reason = "deny", string(d.Reason)
@@ -51,7 +56,7 @@ func (p *Proxy) audit(r *http.Request, st *state, w *countingWriter) {
 	e := p.opts.Audit.Log().
 		Str(FieldClient, r.RemoteAddr).
 		Str(FieldMethod, r.Method).
-		Str(FieldURL, requestURL(r)).
+		Str(FieldURL, requestURL(r, st.parent != nil)).
 		Str(FieldUserAgent, r.Header.Get("User-Agent")).
 		Str(FieldDecision, decision).
 		Str(FieldReason, reason)
@@ -60,11 +65,14 @@ func (p *Proxy) audit(r *http.Request, st *state, w *countingWriter) {
 			Str(FieldTokenSource, string(d.Identity.Source)).
 			Strs(FieldCandidates, d.Identity.Candidates).
 			Str(FieldRobotsURL, d.RobotsURL)
+		if d.Identity.User != "" {
+			e = e.Str(FieldUser, d.Identity.User)
+		}
 		if d.Verdict.Agent != "" {
 			e = e.Str(FieldGroup, d.Verdict.Agent).Bool(FieldFallback, d.Verdict.Fallback)
 		}
 		if rule := d.Rule(); rule != nil {
-			e = e.Str(FieldRule, rule.Text).Int(FieldRuleLine, rule.Line)
+			e = e.Str(FieldRule, rule.Text()).Int(FieldRuleLine, rule.Line)
 		}
 		if d.Access != "" {
 			e = e.Str(FieldAccess, string(d.Access)).Int(FieldRobotsStatus, d.Status).Str(FieldCache, string(d.Cache))
@@ -73,22 +81,26 @@ func (p *Proxy) audit(r *http.Request, st *state, w *countingWriter) {
 			e = e.Str(FieldError, d.Err.Error())
 		}
 	}
-	if st.tunnel {
-		e = e.Bool(FieldTunnel, true)
+	if st.tunnel != "" {
+		e = e.Str(FieldTunnel, st.tunnel)
+	}
+	if st.parent != nil {
+		e = e.Bool(FieldIntercepted, true)
 	}
 	e.Int(FieldStatus, status).
-		Int64(FieldBytes, w.bytes).
+		Int64(FieldBytes, bytes).
 		Float64(FieldDurationMS, float64(p.opts.Now().Sub(st.start).Microseconds())/1000).
 		Send()
 }
 
 // requestURL is the URL the client asked for: the absolute request target,
-// or the CONNECT authority.
-func requestURL(r *http.Request) string {
+// or the CONNECT authority. Inside an intercepted tunnel the target is in
+// origin form, so the URL goproxy built (https://host/path) is used.
+func requestURL(r *http.Request, intercepted bool) string {
 	if r.Method == http.MethodConnect {
 		return r.Host
 	}
-	if r.RequestURI != "" {
+	if r.RequestURI != "" && !intercepted {
 		return r.RequestURI // the target exactly as sent
 	}
 	return r.URL.String()
@@ -98,4 +110,27 @@ func requestURL(r *http.Request) string {
 // JSON with a "time" field in RFC 3339 (seconds), no level.
 func NewAuditLogger(w io.Writer) zerolog.Logger {
 	return zerolog.New(w).With().Timestamp().Logger()
+}
+
+// auditBody wraps a response body from inside an intercepted tunnel: it
+// counts the octets goproxy copies to the client and writes the audit line
+// when goproxy closes it.
+type auditBody struct {
+	io.ReadCloser
+	n      int64
+	status int
+	done   func(status int, n int64)
+	once   sync.Once
+}
+
+func (b *auditBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	return n, err
+}
+
+func (b *auditBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(func() { b.done(b.status, b.n) })
+	return err
 }

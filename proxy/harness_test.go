@@ -64,6 +64,9 @@ type harnessOptions struct {
 	guard        *netguard.Guard
 	fetchTimeout time.Duration
 	tls          *tls.Config // upstream TLS for robots.txt fetches and requests
+	policy       func(*policy.Options)
+	proxy        func(*proxy.Options)
+	clientTLS    *tls.Config // the client's TLS config, default tls
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
@@ -73,6 +76,9 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	}
 	if o.fetchTimeout == 0 {
 		o.fetchTimeout = 2 * time.Second
+	}
+	if o.clientTLS == nil {
+		o.clientTLS = o.tls
 	}
 	h := &harness{audit: &syncBuffer{}, reg: prometheus.NewRegistry()}
 	fetcher := policy.NewFetcher(policy.FetcherOptions{
@@ -87,18 +93,25 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		return a
 	}, policy.CacheOptions{})
 	metrics = proxy.NewMetrics(h.reg, cache.Len)
-	pol := policy.New(policy.Options{
+	popts := policy.Options{
 		Identifier: policy.NewIdentifier(policy.DefaultBrowserTokens(), nil),
 		Cache:      cache,
-	})
+	}
+	if o.policy != nil {
+		o.policy(&popts)
+	}
 	tr := proxy.NewTransport(o.guard, proxy.TransportOptions{})
 	tr.TLSClientConfig = o.tls
-	p := proxy.New(proxy.Options{Policy: pol, Transport: tr, Audit: proxy.NewAuditLogger(h.audit), Metrics: metrics})
+	opts := proxy.Options{Policy: policy.New(popts), Transport: tr, Audit: proxy.NewAuditLogger(h.audit), Metrics: metrics}
+	if o.proxy != nil {
+		o.proxy(&opts)
+	}
+	p := proxy.New(opts)
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
 	h.proxyURL, _ = url.Parse(srv.URL)
 	h.client = &http.Client{
-		Transport: &http.Transport{Proxy: http.ProxyURL(h.proxyURL), TLSClientConfig: o.tls, MaxIdleConnsPerHost: 64},
+		Transport: &http.Transport{Proxy: http.ProxyURL(h.proxyURL), TLSClientConfig: o.clientTLS, MaxIdleConnsPerHost: 64},
 		Timeout:   10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
@@ -189,5 +202,19 @@ func statusRobots(code int) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(code)
 		_, _ = w.Write([]byte("User-agent: *\nAllow: /\n"))
+	}
+}
+
+// waitLines returns the audit lines once there are at least n: a refused
+// CONNECT's line is written after the client already saw the refusal.
+func (b *syncBuffer) waitLines(t *testing.T, n int) []map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		l := b.lines(t)
+		if len(l) >= n || time.Now().After(deadline) {
+			return l
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -6,8 +6,10 @@ package proxy
 
 import (
 	"context"
-	"net"
+	"crypto/tls"
+	"fmt"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/elazarl/goproxy"
@@ -30,6 +32,15 @@ type Options struct {
 	Metrics *Metrics
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Intercept, when set, intercepts CONNECT tunnels (MITM): it returns
+	// the TLS configuration that presents a certificate for host, signed by
+	// the operator's CA (see package mitm). Each request inside the tunnel
+	// is then decided like a plain-HTTP one. Nil tunnels with a host-level
+	// decision.
+	Intercept func(host string, ctx *goproxy.ProxyCtx) (*tls.Config, error)
+	// AuthRealm is the realm of Proxy-Authenticate challenges; default
+	// "robotsproxy".
+	AuthRealm string
 }
 
 // Proxy is an http.Handler that serves proxy requests (absolute-form
@@ -43,6 +54,9 @@ type Proxy struct {
 func New(o Options) *Proxy {
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.AuthRealm == "" {
+		o.AuthRealm = "robotsproxy"
 	}
 	gp := goproxy.NewProxyHttpServer()
 	gp.Tr = o.Transport
@@ -65,7 +79,18 @@ type state struct {
 	// status is set when the response bypasses the ResponseWriter
 	// (CONNECT replies written on the hijacked connection).
 	status int
-	tunnel bool
+	// tunnel is the CONNECT line's mode: "host-level" or "intercepted".
+	tunnel string
+	// pin is the pinned identity of the client, shared by every request
+	// inside an intercepted tunnel.
+	pin policy.Pin
+	// parent is the CONNECT's state for a request inside an intercepted
+	// tunnel, nil otherwise.
+	parent *state
+	// authority is the canonical authority of an intercepted tunnel.
+	authority string
+	// audited is set once the audit line is written.
+	audited bool
 }
 
 type stateKey struct{}
@@ -84,69 +109,147 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cw := &countingWriter{ResponseWriter: w}
 	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
 	p.gp.ServeHTTP(cw, r)
-	p.audit(r, st, cw)
+	status := cw.status
+	if status == 0 {
+		status = st.status
+	}
+	p.audit(r, st, status, cw.bytes)
 }
 
-// onRequest decides a plain-HTTP proxy request (and, later, each request
-// inside an intercepted tunnel).
+// onRequest decides a plain-HTTP proxy request, or a request inside an
+// intercepted tunnel (then ctx.UserData is the CONNECT's state).
 func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 	st := stateFrom(req.Context())
+	if parent, ok := ctx.UserData.(*state); ok && parent.authority != "" {
+		st = &state{start: p.opts.Now(), parent: parent, pin: parent.pin}
+	} else if d := p.authenticate(req, st); d != nil {
+		ctx.UserData = st
+		return req, rejectResponse(req, d, p.opts.AuthRealm)
+	}
 	ctx.UserData = st
 	host := req.URL.Host
 	if host == "" {
 		host = req.Host
 	}
-	d := p.opts.Policy.Decide(req.Context(), policy.Request{
+	r := policy.Request{
 		Scheme:    req.URL.Scheme,
 		Host:      host,
 		Path:      requestPath(req),
 		UserAgent: req.Header.Get("User-Agent"),
-	})
+		Pin:       st.pin,
+	}
+	var d policy.Decision
+	if st.parent != nil && !sameAuthority(r, st.parent.authority) {
+		// Refused before Decide, which would fetch the other authority's
+		// robots.txt past the tunnel's port and host checks.
+		d = policy.Decision{Identity: p.opts.Policy.IdentityOf(r), Reason: policy.ReasonBadRequest,
+			Err: fmt.Errorf("request host %q is not the tunnel's %q", r.Host, st.parent.authority)}
+	} else {
+		d = p.opts.Policy.Decide(req.Context(), r)
+	}
 	st.decision = &d
 	if !d.Allowed {
-		return req, rejectResponse(req, &d)
+		return req, rejectResponse(req, &d, p.opts.AuthRealm)
 	}
 	return req, nil
 }
 
-// onConnect makes the host-level decision for a CONNECT tunnel: the crawler
-// may open it when it may fetch "/" of the host over https.
+// authenticate resolves the request's pinned identity into st, or returns
+// the denial (407) when proxy authentication fails.
+func (p *Proxy) authenticate(req *http.Request, st *state) *policy.Decision {
+	var client netip.Addr
+	if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
+		client = ap.Addr()
+	}
+	pin, d := p.opts.Policy.Authenticate(req.Header.Get("Proxy-Authorization"), client)
+	st.pin, st.decision = pin, d
+	return d
+}
+
+// sameAuthority reports whether a request inside an intercepted tunnel
+// names the tunnel's own authority: the tunnel's checks (port, host lists)
+// were made for that authority only.
+func sameAuthority(r policy.Request, tunnel string) bool {
+	_, authority, err := policy.Authority(r.Scheme, r.Host)
+	return err == nil && authority == tunnel
+}
+
+// onConnect decides a CONNECT request. With interception the tunnel is
+// opened (after the CONNECT checks) and every request inside it is decided
+// in onRequest; without, the decision is host-level.
 func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 	st := stateFrom(ctx.Req.Context())
 	ctx.UserData = st
-	st.tunnel = true
-	d := p.opts.Policy.Decide(ctx.Req.Context(), policy.Request{
-		Scheme:    connectScheme(host),
+	if d := p.authenticate(ctx.Req, st); d != nil {
+		return p.rejectConnect(ctx, st, d), host
+	}
+	intercept := p.opts.Intercept != nil
+	d := p.opts.Policy.DecideConnect(ctx.Req.Context(), policy.Request{
 		Host:      host,
-		Path:      "/",
 		UserAgent: ctx.Req.Header.Get("User-Agent"),
-	})
+		Pin:       st.pin,
+	}, intercept)
 	st.decision = &d
 	if !d.Allowed {
-		ctx.Resp = rejectResponse(ctx.Req, &d)
-		st.status = http.StatusForbidden
-		return &goproxy.ConnectAction{Action: goproxy.ConnectReject}, host
+		return p.rejectConnect(ctx, st, &d), host
 	}
 	st.status = http.StatusOK
-	return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, host
+	if !intercept {
+		st.tunnel = "host-level"
+		return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, host
+	}
+	st.tunnel = "intercepted"
+	_, st.authority, _ = policy.Authority("https", host) // the port is explicit
+	ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTripInner)
+	return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: p.opts.Intercept}, host
+}
+
+// rejectConnect answers a CONNECT with the denial (403, or 407).
+func (p *Proxy) rejectConnect(ctx *goproxy.ProxyCtx, st *state, d *policy.Decision) *goproxy.ConnectAction {
+	ctx.Resp = rejectResponse(ctx.Req, d, p.opts.AuthRealm)
+	st.status = ctx.Resp.StatusCode
+	return &goproxy.ConnectAction{Action: goproxy.ConnectReject}
 }
 
 // onResponse turns upstream failures into explicit responses: 403 when the
-// dial-time guard refused the address, 502 otherwise.
+// dial-time guard refused the address, 502 otherwise. Inside an intercepted
+// tunnel it also writes the request's audit line.
 func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
-	if resp != nil || ctx.Error == nil {
-		return resp
+	st, _ := ctx.UserData.(*state)
+	if resp == nil && ctx.Error != nil {
+		if st == nil {
+			st = stateFrom(ctx.Req.Context())
+		}
+		resp = upstreamErrorResponse(ctx.Req, ctx.Error, st)
 	}
-	return upstreamErrorResponse(ctx.Req, ctx.Error, stateFrom(ctx.Req.Context()))
+	if st != nil && st.parent != nil && resp != nil {
+		if ab, ok := resp.Body.(*auditBody); ok {
+			ab.status = resp.StatusCode // written when the body is closed
+		} else {
+			p.audit(ctx.Req, st, resp.StatusCode, resp.ContentLength)
+		}
+	}
+	return resp
 }
 
-// connectScheme is the scheme whose robots.txt governs a tunnel: http for
-// port 80, https otherwise.
-func connectScheme(host string) string {
-	if _, port, err := net.SplitHostPort(host); err == nil && port == "80" {
-		return "http"
+// roundTripInner carries a request from inside an intercepted tunnel to the
+// origin (TLS verified against the system roots by the transport). An error
+// becomes a 502 (or 403) response instead of a dropped connection, and the
+// response body is wrapped so the audit line is written, with the byte
+// count, when goproxy closes it.
+func (p *Proxy) roundTripInner(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
+	st, _ := ctx.UserData.(*state)
+	if st == nil {
+		st = &state{start: p.opts.Now()}
 	}
-	return "https"
+	resp, err := p.opts.Transport.RoundTrip(req)
+	if err != nil {
+		return upstreamErrorResponse(req, err, st), nil
+	}
+	if resp.Body != nil && resp.Body != http.NoBody {
+		resp.Body = &auditBody{ReadCloser: resp.Body, done: func(status int, n int64) { p.audit(req, st, status, n) }}
+	}
+	return resp, nil
 }
 
 // requestPath returns the request target's path and query exactly as the

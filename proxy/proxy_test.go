@@ -5,12 +5,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/netguard"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
@@ -289,7 +292,7 @@ func TestPrivateDestinationRefused(t *testing.T) {
 func TestConnect(t *testing.T) {
 	o := newTLSOrigin(t, serveRobots("User-agent: BlockedBot\nDisallow: /\n\nUser-agent: *\nDisallow: /private\n"))
 	tlsCfg := o.Client().Transport.(*http.Transport).TLSClientConfig
-	h := newHarness(t, harnessOptions{tls: tlsCfg})
+	h := newHarness(t, harnessOptions{tls: tlsCfg, policy: connectPorts(o)})
 	cases := []struct {
 		ua     string
 		status int
@@ -337,5 +340,16 @@ func TestNonProxyRequest(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 400 {
 		t.Errorf("got %d, want 400 for a non-proxy request", resp.StatusCode)
+	}
+}
+
+// connectPorts lets CONNECT reach the origins' ports.
+func connectPorts(origins ...*origin) func(*policy.Options) {
+	return func(o *policy.Options) {
+		for _, or := range origins {
+			u, _ := url.Parse(or.URL)
+			port, _ := strconv.Atoi(u.Port())
+			o.ConnectPorts = append(o.ConnectPorts, port)
+		}
 	}
 }

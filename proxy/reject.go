@@ -27,9 +27,15 @@ const maxHeaderValue = 256
 
 // rejectResponse is the one function that turns a denial into a response:
 // 403 Forbidden with headers naming the product token, the deciding rule or
-// access result, and the robots.txt URL, and a short text body.
-func rejectResponse(req *http.Request, d *policy.Decision) *http.Response {
+// access result, and the robots.txt URL, and a short text body; or, for a
+// proxy authentication failure, 407 with a Basic challenge for realm.
+func rejectResponse(req *http.Request, d *policy.Decision, realm string) *http.Response {
 	h := http.Header{}
+	status := http.StatusForbidden
+	if d.NeedsAuth() {
+		status = http.StatusProxyAuthRequired
+		h.Set("Proxy-Authenticate", fmt.Sprintf("Basic realm=%q, charset=\"UTF-8\"", realm))
+	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set(HeaderDecision, "deny")
@@ -42,9 +48,9 @@ func rejectResponse(req *http.Request, d *policy.Decision) *http.Response {
 		h.Set(HeaderAccess, string(d.Access))
 	}
 	if r := d.Rule(); r != nil {
-		h.Set(HeaderRule, headerValue(fmt.Sprintf("line %d: %s", r.Line, r.Text)))
+		h.Set(HeaderRule, headerValue(fmt.Sprintf("line %d: %s", r.Line, r.Text())))
 	}
-	return textResponse(req, http.StatusForbidden, h, denialText(d))
+	return textResponse(req, status, h, denialText(d))
 }
 
 // denialText explains a denial in one line.
@@ -54,14 +60,18 @@ func denialText(d *policy.Decision) string {
 	case policy.ReasonRule:
 		r := d.Rule()
 		return fmt.Sprintf("robotsproxy: %s disallows this URL for product token %q (line %d: %s)\n",
-			d.RobotsURL, token, r.Line, r.Text)
+			d.RobotsURL, token, r.Line, r.Text())
 	case policy.ReasonUnreachable:
 		return fmt.Sprintf("robotsproxy: %s is unreachable (status %d), which means complete disallow (RFC 9309 2.3.1.4)\n",
 			d.RobotsURL, d.Status)
 	case policy.ReasonDestination:
 		return "robotsproxy: the destination resolves to a refused (non-public) address\n"
-	case policy.ReasonBadRequest:
-		return fmt.Sprintf("robotsproxy: cannot enforce robots.txt for this request: %v\n", d.Err)
+	case policy.ReasonAuthRequired:
+		return "robotsproxy: proxy authentication required (Proxy-Authorization: Basic)\n"
+	case policy.ReasonAuthFailed:
+		return "robotsproxy: proxy authentication failed\n"
+	case policy.ReasonHostDenied, policy.ReasonConnectPort, policy.ReasonConnectRefused, policy.ReasonBadRequest:
+		return fmt.Sprintf("robotsproxy: request refused (%s): %v\n", d.Reason, d.Err)
 	}
 	return fmt.Sprintf("robotsproxy: request denied (%s)\n", d.Reason)
 }
@@ -75,9 +85,12 @@ func upstreamErrorResponse(req *http.Request, err error, st *state) *http.Respon
 	if netguard.IsRefused(err) {
 		if st.decision != nil {
 			st.decision.Allowed, st.decision.Reason, st.decision.Err = false, policy.ReasonDestination, err
-			return rejectResponse(req, st.decision)
+			return rejectResponse(req, st.decision, "")
 		}
 		return textResponse(req, http.StatusForbidden, h, "robotsproxy: the destination resolves to a refused (non-public) address\n")
+	}
+	if st.decision != nil && st.decision.Err == nil {
+		st.decision.Err = err // the audit line's "error"
 	}
 	return textResponse(req, http.StatusBadGateway, h, fmt.Sprintf("robotsproxy: upstream error: %v\n", err))
 }

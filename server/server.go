@@ -6,6 +6,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/elazarl/goproxy"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -21,6 +23,7 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/mitm"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
@@ -69,14 +72,28 @@ func New(cfg config.Config, stdout io.Writer, logger zerolog.Logger) (*Server, e
 		StaleFor:         cfg.Cache.StaleFor,
 	})
 	metrics = proxy.NewMetrics(reg, cache.Len)
+	pinner, err := policy.NewPinner(cfg.PinOptions())
+	if err != nil {
+		return nil, fmt.Errorf("identity: %w", err)
+	}
 	pol := policy.New(policy.Options{
-		Identifier:  policy.NewIdentifier(cfg.Identity.BrowserTokens, overrides),
-		Cache:       cache,
-		ExemptHosts: cfg.ExemptHosts,
+		Identifier:    policy.NewIdentifier(cfg.Identity.BrowserTokens, overrides),
+		Cache:         cache,
+		Pinner:        pinner,
+		ExemptHosts:   cfg.ExemptHosts,
+		AllowHosts:    cfg.AllowHosts,
+		DenyHosts:     cfg.DenyHosts,
+		ConnectPorts:  cfg.Connect.Ports,
+		RefuseConnect: cfg.Connect.Refuse,
 	})
+	intercept, err := interception(cfg.MITM, reg, logger)
+	if err != nil {
+		return nil, err
+	}
 	auditW, closeFn := auditWriter(cfg.Log, stdout)
 	p := proxy.New(proxy.Options{
-		Policy: pol,
+		Intercept: intercept,
+		Policy:    pol,
 		Transport: proxy.NewTransport(guard, proxy.TransportOptions{
 			ConnectTimeout:        cfg.Upstream.ConnectTimeout,
 			ResponseHeaderTimeout: cfg.Upstream.ResponseHeaderTimeout,
@@ -100,6 +117,27 @@ func compileOverrides(rules []config.OverrideRule) ([]policy.Override, error) {
 		out = append(out, policy.Override{Pattern: re, Token: r.Token})
 	}
 	return out, nil
+}
+
+// interception loads the operator's CA and returns the leaf-certificate
+// source for intercepted tunnels, or nil when no CA is configured.
+func interception(m config.MITM, reg prometheus.Registerer, logger zerolog.Logger) (func(string, *goproxy.ProxyCtx) (*tls.Config, error), error) {
+	if m.CACert == "" {
+		logger.Info().Msg("no CA configured: CONNECT tunnels get a host-level decision (set -ca-cert and -ca-key to enforce paths over HTTPS)")
+		return nil, nil
+	}
+	ca, err := mitm.LoadCA(m.CACert, m.CAKey)
+	if err != nil {
+		return nil, fmt.Errorf("mitm: %w", err)
+	}
+	certs, err := mitm.NewCerts(ca, mitm.CertsOptions{MaxEntries: m.MaxCerts})
+	if err != nil {
+		return nil, fmt.Errorf("mitm: %w", err)
+	}
+	proxy.RegisterCertMetrics(reg, certs.Stats)
+	logger.Info().Str("ca", ca.Certificate().Subject.CommonName).Str("sha256", ca.Fingerprint()).
+		Msg("intercepting CONNECT tunnels: every HTTPS request is decided on its path")
+	return certs.TLSConfig, nil
 }
 
 // auditWriter opens the audit log destination: stdout, or a file rotated by

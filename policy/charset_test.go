@@ -1,0 +1,37 @@
+package policy_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/robotsproxy/robotsproxy/policy"
+)
+
+// TestFetcherBridgesDeclaredCharset: a robots.txt that is not UTF-8 is read
+// in the charset its Content-Type declares, else as windows-1252, so its
+// rules match the UTF-8 URLs of the site (RFC 9309 2.2.2, last paragraph).
+func TestFetcherBridgesDeclaredCharset(t *testing.T) {
+	cases := []struct {
+		name, contentType, body, path string
+	}{
+		{"windows-1251 declared", "text/plain; charset=windows-1251", "User-agent: *\nDisallow: /\xef\xf0\xe8\n", "/%D0%BF%D1%80%D0%B8"},
+		{"KOI8-R declared", "text/plain; charset=KOI8-R", "User-agent: *\nDisallow: /\xd0\xd2\xc9\n", "/%D0%BF%D1%80%D0%B8"},
+		{"no charset: windows-1252", "text/plain", "User-agent: *\nDisallow: /gr\xfc\xdfe\n", "/gr%C3%BC%C3%9Fe"},
+		{"utf-8 body with a wrong declaration", "text/plain; charset=iso-8859-1", "User-agent: *\nDisallow: /gr\u00fc\u00dfe\n", "/gr%C3%BC%C3%9Fe"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := newOrigin(t, serve(200, c.body, "Content-Type", c.contentType))
+			a := newFetcher(policy.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
+			if a.Robots == nil {
+				t.Fatalf("access %s: %v", a.Result, a.Err)
+			}
+			if v := a.Robots.Test(c.path, "ExampleBot"); v.Allowed {
+				t.Errorf("%s is allowed; the bridged rule should disallow it", c.path)
+			}
+			if v := a.Robots.Test("/other", "ExampleBot"); !v.Allowed {
+				t.Error("/other is disallowed")
+			}
+		})
+	}
+}

@@ -1,0 +1,162 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// DefaultConnectPorts are the ports CONNECT may reach when Options leave
+// ConnectPorts empty: 443 only.
+func DefaultConnectPorts() []int { return []int{443} }
+
+var (
+	errHostDenied     = errors.New("host is not allowed by the destination policy")
+	errConnectRefused = errors.New("CONNECT is refused by configuration")
+	errConnectPort    = errors.New("CONNECT port is not allowed")
+)
+
+// hostList matches canonical hosts against operator entries:
+// "example.com" is that host only, ".example.com" is it and every subdomain.
+type hostList []string
+
+// newHostList canonicalises entries as Authority does hosts (lower case,
+// IDNA A-labels, IPv6 without brackets), keeping a leading ".". It never
+// modifies entries.
+func newHostList(entries []string) hostList {
+	l := make(hostList, len(entries))
+	for i, h := range entries {
+		dot := ""
+		if strings.HasPrefix(h, ".") {
+			dot, h = ".", h[1:]
+		}
+		h = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"))
+		if ascii, err := asciiHost(h); err == nil {
+			h = ascii
+		}
+		l[i] = dot + sameHost(h)
+	}
+	return l
+}
+
+// sameHost gives the spellings of one host that Authority keeps apart one
+// form, so that they cannot slip past a list: no trailing dot
+// ("example.com." is example.com), and IP addresses in canonical form with
+// IPv4-mapped IPv6 as IPv4 ("2001:0db8:0::1" is 2001:db8::1,
+// "::ffff:192.0.2.1" is 192.0.2.1).
+func sameHost(h string) string {
+	h = strings.TrimSuffix(h, ".")
+	if a, err := netip.ParseAddr(h); err == nil {
+		return a.Unmap().String()
+	}
+	return h
+}
+
+// CheckHostEntry validates an entry of a host list (exempt, allow or deny
+// hosts): a host name ("example.com", internationalised names allowed), an
+// IP address ("192.0.2.1", "2001:db8::1", "[2001:db8::1]"), or a host name
+// with a leading "." for it and its subdomains. Wildcards, ports, paths and
+// URLs are errors: they would never match.
+func CheckHostEntry(entry string) error {
+	h, sub := strings.CutPrefix(entry, ".")
+	if bare := strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"); bare != h || strings.Contains(h, ":") {
+		if _, err := netip.ParseAddr(bare); err != nil || sub || bare != h && "["+bare+"]" != h {
+			return fmt.Errorf("%q is not an IP address (ports and URLs are not allowed)", entry)
+		}
+		return nil
+	}
+	if h == "" || strings.HasPrefix(h, ".") {
+		return fmt.Errorf("%q has no host name", entry)
+	}
+	if _, err := asciiHost(h); err != nil {
+		return fmt.Errorf("%q is not a host name: %v", entry, err)
+	}
+	return nil
+}
+
+// match reports whether a canonical host is in the list.
+func (l hostList) match(host string) bool {
+	host = sameHost(host)
+	for _, e := range l {
+		if host == e || strings.HasPrefix(e, ".") && (host == e[1:] || strings.HasSuffix(host, e)) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostOf returns the host of a canonical authority (see Authority).
+func hostOf(authority string) string {
+	host, _, _ := net.SplitHostPort(authority)
+	return host
+}
+
+// destinationAllowed applies the host allow and deny lists: a host on the
+// deny list is refused; when the allow list is not empty, a host must be on
+// it.
+func (p *Policy) destinationAllowed(host string) bool {
+	if p.deny.match(host) {
+		return false
+	}
+	return len(p.allow) == 0 || p.allow.match(host)
+}
+
+// DecideConnect decides a CONNECT request for r.Host (host:port). Refusal
+// by configuration, a port outside the allowed CONNECT ports and the host
+// lists come first. Then, when intercept is true, the tunnel is allowed
+// (reason "intercept") and every request inside it is decided on its own
+// with Decide. Otherwise the decision is host-level: the tunnel is allowed
+// when the crawler may fetch "/" of the authority, over http for port 80
+// and https for any other port.
+func (p *Policy) DecideConnect(ctx context.Context, r Request, intercept bool) Decision {
+	d := Decision{Identity: p.IdentityOf(r)}
+	scheme := "https"
+	if _, port, err := net.SplitHostPort(r.Host); err == nil && strings.TrimLeft(port, "0") == "80" { // ":080" too, as Authority
+		scheme = "http"
+	}
+	_, authority, err := Authority(scheme, r.Host)
+	switch {
+	case p.opts.RefuseConnect:
+		d.Reason, d.Err = ReasonConnectRefused, errConnectRefused
+		return d
+	case err != nil:
+		d.Reason, d.Err = ReasonBadRequest, err
+		return d
+	}
+	d.RobotsURL = RobotsURL(scheme, authority)
+	_, portStr, _ := net.SplitHostPort(authority)
+	port, _ := strconv.Atoi(portStr)
+	switch {
+	case !slices.Contains(p.ports, port):
+		d.Reason, d.Err = ReasonConnectPort, fmt.Errorf("port %d: %w (allowed: %v)", port, errConnectPort, p.ports)
+	case !p.destinationAllowed(hostOf(authority)):
+		d.Reason, d.Err = ReasonHostDenied, fmt.Errorf("%s: %w", hostOf(authority), errHostDenied)
+	case intercept:
+		d.Allowed, d.Reason = true, ReasonIntercept
+	default:
+		r.Scheme, r.Path = scheme, "/"
+		return p.Decide(ctx, r)
+	}
+	return d
+}
+
+// Authenticate resolves the pinned identity of a request from its
+// Proxy-Authorization header value and client address (see Pinner.Pin).
+// When that fails it returns a denial with reason "proxy-auth-required" or
+// "proxy-auth-failed", which the proxy answers with 407.
+func (p *Policy) Authenticate(proxyAuthorization string, client netip.Addr) (Pin, *Decision) {
+	pin, err := p.opts.Pinner.Pin(proxyAuthorization, client)
+	if err == nil {
+		return pin, nil
+	}
+	d := &Decision{Reason: ReasonAuthFailed, Err: err, Identity: Identity{Token: "*", Source: SourceDefault, User: pin.User}}
+	if errors.Is(err, ErrProxyAuthRequired) {
+		d.Reason = ReasonAuthRequired
+	}
+	return pin, d
+}

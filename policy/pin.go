@@ -1,0 +1,254 @@
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/robotsproxy/robotsproxy/robots"
+)
+
+// Sources of pinned identities. They come before every other source: a
+// pinned product token overrides whatever User-Agent the client sends.
+const (
+	// SourceCredentials: the client authenticated with Proxy-Authorization
+	// as a configured user, whose product token is pinned.
+	SourceCredentials IdentitySource = "credentials"
+	// SourceClientRange: the client's address lies in a configured range
+	// whose product token is pinned.
+	SourceClientRange IdentitySource = "client-range"
+)
+
+var (
+	// ErrProxyAuthRequired: authentication is required and the request
+	// carries no Proxy-Authorization header and comes from no pinned range.
+	ErrProxyAuthRequired = errors.New("proxy authentication required")
+	// ErrProxyAuthFailed: the Proxy-Authorization header is malformed, not
+	// Basic, names an unknown user or has the wrong password.
+	ErrProxyAuthFailed = errors.New("proxy authentication failed")
+)
+
+// User is a proxy user whose requests are pinned to a product token.
+type User struct {
+	// Name is the user name of Proxy-Authorization: Basic.
+	Name string
+	// PasswordHash is the bcrypt hash of the password ("$2a$...", "$2b$",
+	// "$2y$").
+	PasswordHash []byte
+	// Token is the product token the user's requests are decided as.
+	Token string
+}
+
+// ClientRange pins the requests of clients whose address lies in Prefix.
+type ClientRange struct {
+	// Prefix is the client address range.
+	Prefix netip.Prefix
+	// Token is the product token the range's requests are decided as.
+	Token string
+}
+
+// PinOptions configure a Pinner.
+type PinOptions struct {
+	// Users are the proxy users; names must be unique.
+	Users []User
+	// Ranges map client ranges to tokens; the longest prefix containing the
+	// client wins.
+	Ranges []ClientRange
+	// Required answers requests that are neither authenticated nor from a
+	// pinned range with ErrProxyAuthRequired (HTTP 407).
+	Required bool
+}
+
+// Pin is a pinned identity; the zero Pin pins nothing.
+type Pin struct {
+	// Token is the pinned product token, "" when nothing is pinned.
+	Token string
+	// Source is SourceCredentials or SourceClientRange.
+	Source IdentitySource
+	// User is the authenticated user name, "" unless Source is
+	// SourceCredentials.
+	User string
+
+	candidates []string // []string{Token}, shared
+}
+
+// Identity returns the identity a pin stands for.
+func (p Pin) Identity() Identity {
+	return Identity{Token: p.Token, Candidates: p.candidates, Source: p.Source, User: p.User}
+}
+
+// verifiedMax bounds the credentials a Pinner remembers as verified.
+const verifiedMax = 1024
+
+// Pinner resolves pinned identities from proxy credentials and client
+// addresses. It is safe for concurrent use.
+//
+// bcrypt is slow on purpose (tens of milliseconds per check), so a
+// successful check is remembered, by the SHA-256 of the whole header value,
+// for the Pinner's lifetime (bounded; cleared when full). Failed checks are
+// never remembered: each one costs the full bcrypt time.
+type Pinner struct {
+	users    map[string]Pin
+	hashes   map[string][]byte
+	ranges   []ClientRange // longest prefix first
+	required bool
+	dummy    []byte // compared against for unknown users, to even out timing
+
+	mu       sync.RWMutex
+	verified map[[sha256.Size]byte]Pin
+}
+
+// NewPinner validates the options and returns a Pinner. Errors name the
+// offending user or range: a duplicate or empty name, a hash that is not
+// bcrypt, a token that is not a product token (RFC 9309 2.2.1).
+func NewPinner(o PinOptions) (*Pinner, error) {
+	p := &Pinner{users: map[string]Pin{}, hashes: map[string][]byte{}, required: o.Required,
+		verified: map[[sha256.Size]byte]Pin{}}
+	for i, u := range o.Users {
+		if err := checkUser(u, p.users); err != nil {
+			return nil, fmt.Errorf("user %d (%q): %w", i, u.Name, err)
+		}
+		p.users[u.Name] = newPin(u.Token, SourceCredentials, u.Name)
+		p.hashes[u.Name] = u.PasswordHash
+		p.dummy = u.PasswordHash
+	}
+	for i, r := range o.Ranges {
+		if !r.Prefix.IsValid() || !IsProductToken(r.Token) {
+			return nil, fmt.Errorf("client range %d (%s): invalid range or product token %q", i, r.Prefix, r.Token)
+		}
+		p.ranges = append(p.ranges, ClientRange{Prefix: unmapPrefix(r.Prefix).Masked(), Token: r.Token})
+	}
+	slices.SortStableFunc(p.ranges, func(a, b ClientRange) int { return b.Prefix.Bits() - a.Prefix.Bits() })
+	return p, nil
+}
+
+func checkUser(u User, seen map[string]Pin) error {
+	switch {
+	case u.Name == "" || strings.Contains(u.Name, ":"):
+		return errors.New("name must be non-empty and contain no colon")
+	case seen[u.Name].Token != "":
+		return errors.New("duplicate name")
+	case !IsProductToken(u.Token):
+		return fmt.Errorf("product token %q must be letters, '_' and '-'", u.Token)
+	}
+	if _, err := bcrypt.Cost(u.PasswordHash); err != nil {
+		return fmt.Errorf("password hash: %w", err)
+	}
+	return nil
+}
+
+func newPin(token string, source IdentitySource, user string) Pin {
+	return Pin{Token: token, Source: source, User: user, candidates: []string{token}}
+}
+
+// Enabled reports whether the Pinner pins or requires anything.
+func (p *Pinner) Enabled() bool {
+	return p != nil && (len(p.users) > 0 || len(p.ranges) > 0 || p.required)
+}
+
+// Pin resolves the pinned identity of a request from its Proxy-Authorization
+// header value ("" when absent) and the client's address (invalid when
+// unknown). Credentials come first, then the client range. A header that is
+// present but wrong is always an error wrapping ErrProxyAuthFailed, even
+// when authentication is not required; no pin at all is an error wrapping
+// ErrProxyAuthRequired only when authentication is required. With no users
+// configured the header is ignored (it may be meant for a proxy further
+// along a chain). On
+// ErrProxyAuthFailed the returned Pin's User names the user tried, if any.
+func (p *Pinner) Pin(proxyAuthorization string, client netip.Addr) (Pin, error) {
+	if p == nil {
+		return Pin{}, nil
+	}
+	if proxyAuthorization != "" && len(p.users) > 0 {
+		return p.authenticate(proxyAuthorization)
+	}
+	client = client.Unmap().WithZone("") // Prefix.Contains is false for zoned addresses
+	for _, r := range p.ranges {
+		if r.Prefix.Contains(client) {
+			return newPin(r.Token, SourceClientRange, ""), nil
+		}
+	}
+	if p.required {
+		return Pin{}, ErrProxyAuthRequired
+	}
+	return Pin{}, nil
+}
+
+// authenticate checks Basic credentials (RFC 7617) against the users.
+func (p *Pinner) authenticate(header string) (Pin, error) {
+	sum := sha256.Sum256([]byte(header))
+	p.mu.RLock()
+	pin, ok := p.verified[sum]
+	p.mu.RUnlock()
+	if ok {
+		return pin, nil
+	}
+	name, password, err := parseBasic(header)
+	if err != nil {
+		return Pin{}, fmt.Errorf("%w: %v", ErrProxyAuthFailed, err)
+	}
+	hash, known := p.hashes[name]
+	if !known {
+		if p.dummy != nil {
+			_ = bcrypt.CompareHashAndPassword(p.dummy, []byte(password))
+		}
+		return Pin{User: name}, fmt.Errorf("%w: unknown user %q", ErrProxyAuthFailed, name)
+	}
+	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil {
+		return Pin{User: name}, fmt.Errorf("%w: wrong password for user %q", ErrProxyAuthFailed, name)
+	}
+	pin = p.users[name]
+	p.mu.Lock()
+	if len(p.verified) >= verifiedMax {
+		clear(p.verified)
+	}
+	p.verified[sum] = pin
+	p.mu.Unlock()
+	return pin, nil
+}
+
+// parseBasic decodes "Basic base64(user:password)"; the scheme is
+// case-insensitive (RFC 7617 2, RFC 9110 11.1).
+func parseBasic(header string) (user, password string, err error) {
+	scheme, creds, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Basic") {
+		return "", "", errors.New("not Basic credentials")
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(creds))
+	if err != nil {
+		return "", "", errors.New("credentials are not base64")
+	}
+	user, password, ok = strings.Cut(string(raw), ":")
+	if !ok {
+		return "", "", errors.New("credentials have no colon")
+	}
+	return user, password, nil
+}
+
+// IsProductToken reports whether s is a product token as RFC 9309 2.2.1
+// allows it in a user-agent line: one or more of a-z, A-Z, "_" and "-".
+func IsProductToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !robots.IsIdentChar(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// unmapPrefix turns an IPv4-mapped IPv6 range (::ffff:10.0.0.0/104) into
+// its IPv4 form (10.0.0.0/8): client addresses are unmapped before they are
+// matched.
+func unmapPrefix(p netip.Prefix) netip.Prefix {
+	if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+		return netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+	}
+	return p
+}
