@@ -69,6 +69,13 @@
 //   - Keys are case-insensitive.
 //   - A partial UTF-8 byte order mark (its first one or two octets) at the
 //     start of the file is skipped like a whole one.
+//   - Files that are not UTF-8 are bridged (2.2.2, last paragraph: "MAY
+//     bridge encoding mismatches"): each line that is not valid UTF-8 is
+//     transcoded to UTF-8 from the charset the server declared
+//     ([Options.Charset]), or from windows-1252 when none was declared or it
+//     cannot decode the line, before percent-encoding. A Latin-1 rule
+//     "Disallow: /gr\xfc\xdfe" then matches "/gr%C3%BC%C3%9Fe", the URL a
+//     UTF-8 site serves. Lines that are valid UTF-8 are never changed.
 //
 // Nothing in a hostile file can make parsing panic; unparseable lines are
 // counted in [Robots.Ignored] and otherwise skipped.
