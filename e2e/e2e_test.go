@@ -364,10 +364,20 @@ func startProxy(t *testing.T, config string) *proxyProcess {
 // waits for both "listening" lines on stderr.
 func startServe(t *testing.T, dir string, args ...string) *proxyProcess {
 	t.Helper()
+	return startServeIn(t, dir, nil, args...)
+}
+
+// startServeIn is startServe with extra environment variables for the
+// proxy process only (later values win over inherited ones).
+func startServeIn(t *testing.T, dir string, env []string, args ...string) *proxyProcess {
+	t.Helper()
 	p := &proxyProcess{stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	args = append(append([]string{"serve"}, args...), "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0", "-allow-private")
 	p.cmd = exec.Command(binary, args...)
 	p.cmd.Dir = dir
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -382,6 +392,11 @@ func startServe(t *testing.T, dir string, args ...string) *proxyProcess {
 		default:
 			_ = p.cmd.Process.Kill()
 			<-p.exited
+		}
+		// A binary built with -race exits 66 on a data race; SIGKILL
+		// above hides that, so report what the detector printed.
+		if strings.Contains(p.stderr.String(), "WARNING: DATA RACE") {
+			t.Errorf("robotsproxy serve reported a data race:\n%s", p.stderr)
 		}
 	})
 	deadline := time.After(30 * time.Second)

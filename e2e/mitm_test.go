@@ -39,59 +39,10 @@ import (
 // host's store plays no part) naming the certificates it must trust.
 
 // startServeEnv is startServe with extra environment variables for the
-// proxy process only (later values win over inherited ones).
+// proxy process only.
 func startServeEnv(t *testing.T, env []string, args ...string) *proxyProcess {
 	t.Helper()
-	p := &proxyProcess{stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
-	args = append(append([]string{"serve"}, args...), "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0", "-allow-private")
-	p.cmd = exec.Command(binary, args...)
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		_ = p.cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.exited:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
-		// A binary built with -race exits 66 on a data race; SIGKILL
-		// above hides that, so report what the detector printed.
-		if strings.Contains(p.stderr.String(), "WARNING: DATA RACE") {
-			t.Errorf("robotsproxy serve reported a data race:\n%s", p.stderr)
-		}
-	})
-	deadline := time.After(30 * time.Second)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for p.proxyAddr == "" || p.adminAddr == "" {
-		select {
-		case <-p.exited:
-			t.Fatalf("robotsproxy serve exited before listening (%v); stderr:\n%s", p.cmd.ProcessState, p.stderr)
-		case <-deadline:
-			t.Fatalf("robotsproxy serve: no \"listening\" lines for proxy and admin within 30s; stderr:\n%s", p.stderr)
-		case <-tick.C:
-		}
-		for _, line := range p.stderr.lines() {
-			var l struct{ Message, Listener, Addr string }
-			if json.Unmarshal([]byte(line), &l) != nil || l.Message != "listening" {
-				continue
-			}
-			switch l.Listener {
-			case "proxy":
-				p.proxyAddr = l.Addr
-			case "admin":
-				p.adminAddr = l.Addr
-			}
-		}
-	}
-	return p
+	return startServeIn(t, "", env, args...)
 }
 
 // startProxyEnv writes config to a file and runs serve with it, args and
