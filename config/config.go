@@ -22,6 +22,11 @@ type Config struct {
 	// AllowPrivate lets the proxy and the robots.txt fetcher dial loopback,
 	// private and link-local addresses. Default false.
 	AllowPrivate bool `yaml:"allow_private"`
+	// AllowOpenProxy lets the proxy listen on a non-loopback address with no
+	// identity.users and no identity.client_ranges, and the admin listener
+	// (/metrics) listen on a non-loopback address at all. Without it such a
+	// configuration is refused at start: it is an open proxy. Default false.
+	AllowOpenProxy bool `yaml:"allow_open_proxy"`
 	// AllowPrivateRanges are CIDR ranges dialled even though they are not
 	// public, e.g. "10.20.0.0/16". Default none.
 	AllowPrivateRanges []string `yaml:"allow_private_ranges"`
@@ -48,6 +53,8 @@ type Config struct {
 	Cache Cache `yaml:"cache"`
 	// Upstream configures the connections to origins.
 	Upstream Upstream `yaml:"upstream"`
+	// Client bounds what one client connection may cost the proxy.
+	Client Client `yaml:"client"`
 	// ShutdownTimeout is how long a graceful shutdown waits for requests
 	// in flight. Default 10s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
@@ -65,6 +72,36 @@ type Log struct {
 	// MaxAgeDays removes rotated files older than this; 0 keeps them.
 	// Default 0.
 	MaxAgeDays int `yaml:"max_age_days"`
+	// MaxFieldBytes bounds each free-text field of an audit line (url,
+	// user_agent, error, rule, ...): a longer value is cut at this many
+	// octets and marked FIELD_truncated with FIELD_length, the original
+	// length. Default 2048; between 64 and 8192, so that no line exceeds
+	// 64 KiB.
+	MaxFieldBytes int `yaml:"max_field_bytes"`
+}
+
+// Client bounds client connections: timeouts, sizes and concurrency. Each
+// refusal is answered with its status, audited, and counted in
+// robotsproxy_client_refusals_total.
+type Client struct {
+	// MaxConnections caps concurrent client connections; more wait in the
+	// kernel's accept queue. 0 means no cap. Default 4096.
+	MaxConnections int `yaml:"max_connections"`
+	// MaxRequestTargetBytes bounds the request target (the URL); a longer
+	// one is answered 414. Default 8192.
+	MaxRequestTargetBytes int `yaml:"max_request_target_bytes"`
+	// MaxHeaderBytes bounds the request line and headers together; more is
+	// answered 431. Default 32768.
+	MaxHeaderBytes int `yaml:"max_header_bytes"`
+	// ReadHeaderTimeout bounds reading the request line and headers.
+	// Default 10s.
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	// BodyIdleTimeout bounds each wait for more of a request body; a client
+	// that sends nothing for this long is cut off. Default 30s.
+	BodyIdleTimeout time.Duration `yaml:"body_idle_timeout"`
+	// IdleTimeout closes a keep-alive connection that has no request for
+	// this long. Default 60s.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
 }
 
 // Connect configures CONNECT tunnels.
@@ -108,6 +145,25 @@ type Identity struct {
 	// Overrides map User-Agent regular expressions to product tokens, first
 	// match wins. Default none.
 	Overrides []OverrideRule `yaml:"overrides"`
+	// AuthThrottle limits failed proxy logins before bcrypt runs.
+	AuthThrottle AuthThrottle `yaml:"auth_throttle"`
+}
+
+// AuthThrottle limits failed Proxy-Authorization attempts per client
+// address and per user name (token buckets), and the bcrypt comparisons
+// that run at once. A throttled attempt gets 429 with Retry-After and the
+// audit reason "proxy-auth-throttled"; bcrypt does not run for it.
+type AuthThrottle struct {
+	// FailuresPerMinute is the sustained rate of failed attempts allowed
+	// per client address and per user name. 0 disables throttling.
+	// Default 10.
+	FailuresPerMinute float64 `yaml:"failures_per_minute"`
+	// Burst is how many failed attempts may come at once before the rate
+	// applies. Default 5.
+	Burst int `yaml:"burst"`
+	// MaxConcurrentChecks bounds bcrypt comparisons running at once;
+	// others wait for a slot (or for their request to end). Default 2.
+	MaxConcurrentChecks int `yaml:"max_concurrent_checks"`
 }
 
 // UserRule is one proxy user.
@@ -195,12 +251,13 @@ func Default() Config {
 		DenyHosts:          []string{},
 		Connect:            Connect{Ports: policy.DefaultConnectPorts()},
 		MITM:               MITM{MaxCerts: 1024},
-		Log:                Log{MaxSizeMB: 100, MaxBackups: 5},
+		Log:                Log{MaxSizeMB: 100, MaxBackups: 5, MaxFieldBytes: 2048},
 		Identity: Identity{
 			Users:         []UserRule{},
 			ClientRanges:  []ClientRangeRule{},
 			BrowserTokens: policy.DefaultBrowserTokens(),
 			Overrides:     []OverrideRule{},
+			AuthThrottle:  AuthThrottle{FailuresPerMinute: 10, Burst: 5, MaxConcurrentChecks: 2},
 		},
 		Robots: Robots{
 			UserAgent:       "robotsproxy/1.0 (+https://github.com/robotsproxy/robotsproxy)",
@@ -222,6 +279,14 @@ func Default() Config {
 			MaxIdleConns:          1024,
 			MaxIdleConnsPerHost:   256,
 			IdleTimeout:           90 * time.Second,
+		},
+		Client: Client{
+			MaxConnections:        4096,
+			MaxRequestTargetBytes: 8192,
+			MaxHeaderBytes:        32 << 10,
+			ReadHeaderTimeout:     10 * time.Second,
+			BodyIdleTimeout:       30 * time.Second,
+			IdleTimeout:           60 * time.Second,
 		},
 		ShutdownTimeout: 10 * time.Second,
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/netip"
 	"os"
@@ -138,6 +139,16 @@ func (c *Config) Validate() error {
 		{"log.max_size_mb", atLeast(c.Log.MaxSizeMB, 0, "")},
 		{"log.max_backups", atLeast(c.Log.MaxBackups, 0, "")},
 		{"log.max_age_days", atLeast(c.Log.MaxAgeDays, 0, "")},
+		{"log.max_field_bytes", intBetween(c.Log.MaxFieldBytes, 64, 8192, "an audit line stays under 64 KiB")},
+		{"client.max_connections", atLeast(c.Client.MaxConnections, 0, "")},
+		{"client.max_request_target_bytes", atLeast(c.Client.MaxRequestTargetBytes, 256, "")},
+		{"client.max_header_bytes", atLeast(c.Client.MaxHeaderBytes, 1024, "")},
+		{"client.read_header_timeout", positive(c.Client.ReadHeaderTimeout)},
+		{"client.body_idle_timeout", positive(c.Client.BodyIdleTimeout)},
+		{"client.idle_timeout", positive(c.Client.IdleTimeout)},
+		{"identity.auth_throttle.failures_per_minute", nonNegativeFloat(c.Identity.AuthThrottle.FailuresPerMinute)},
+		{"identity.auth_throttle.burst", atLeast(c.Identity.AuthThrottle.Burst, 1, "")},
+		{"identity.auth_throttle.max_concurrent_checks", atLeast(c.Identity.AuthThrottle.MaxConcurrentChecks, 1, "")},
 	}
 	for _, ch := range checks {
 		if ch.err != nil {
@@ -199,9 +210,23 @@ func nonNegative(d time.Duration) error {
 	return nil
 }
 
+func nonNegativeFloat(f float64) error {
+	if !(f >= 0) || math.IsInf(f, 0) {
+		return fmt.Errorf("must be a non-negative number, got %v", f)
+	}
+	return nil
+}
+
 func between(d, lo, hi time.Duration, why string) error {
 	if d < lo || d > hi {
 		return fmt.Errorf("must be between %v and %v, got %v (%s)", lo, hi, d, why)
+	}
+	return nil
+}
+
+func intBetween(n, lo, hi int, why string) error {
+	if n < lo || n > hi {
+		return fmt.Errorf("must be between %d and %d, got %d (%s)", lo, hi, n, why)
 	}
 	return nil
 }
