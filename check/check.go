@@ -89,12 +89,18 @@ type checker struct {
 	err    error
 }
 
-// stream decides URLs read from r, one per line, in constant memory.
+// asciiSpace is the white space trimmed from a URL line read from stdin:
+// ASCII only, since Unicode spaces such as U+00A0 may be part of a URL.
+const asciiSpace = " \t\r\n\v\f"
+
+// stream decides URLs read from r, one per line, in constant memory. The
+// line terminator (LF or CRLF) and the ASCII white space around the URL are
+// removed; nothing else is.
 func (c *checker) stream(r io.Reader) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if u := strings.TrimSpace(sc.Text()); u != "" {
+		if u := strings.Trim(sc.Text(), asciiSpace); u != "" {
 			c.decide(u)
 		}
 	}

@@ -271,6 +271,34 @@ func TestRunStdin(t *testing.T) {
 	}
 }
 
+// TestRunStdinKeepsUnicodeSpaces: a URL read from stdin loses its line
+// terminator and the ASCII white space around it, never a Unicode space
+// that is part of it.
+func TestRunStdinKeepsUnicodeSpaces(t *testing.T) {
+	path := writeRobots(t, "User-agent: *\nDisallow: /a\u00a0\nDisallow: /\u3000b\nDisallow: /c\u2003$\n")
+	tests := []struct {
+		name, line, want string
+	}{
+		{"trailing no-break space", "http://example.com/a\u00a0\n", "DISALLOWED http://example.com/a\u00a0"},
+		{"no-break space before CRLF and tab", " \thttp://example.com/a\u00a0 \t\r\n", "DISALLOWED http://example.com/a\u00a0"},
+		{"ideographic space inside a path", "/\u3000b/x\r\n", "DISALLOWED /\u3000b/x"},
+		{"trailing em space, anchored", "http://example.com/c\u2003\v\f\n", "DISALLOWED http://example.com/c\u2003"},
+		{"no Unicode space", "http://example.com/a\n", "ALLOWED http://example.com/a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			_, err := check.Run(path, "AnyBot", []string{"-"}, check.Options{Stdin: strings.NewReader(tt.line), Stdout: &out})
+			if err != nil {
+				t.Fatalf("Run with stdin %q: %v", tt.line, err)
+			}
+			if got, _, _ := strings.Cut(out.String(), "\t"); got != tt.want {
+				t.Errorf("stdin %q: got %q, want %q", tt.line, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestRunAllowedAll(t *testing.T) {
 	path := writeRobots(t, robotsTxt)
 	tests := []struct {

@@ -38,8 +38,9 @@ type Identity struct {
 	// Token is the crawler's primary product token (the first candidate),
 	// or "*" when it has none.
 	Token string
-	// Candidates are the crawler's product tokens in the order found; the
-	// groups of every one of them apply, merged. Empty means "*".
+	// Candidates are the crawler's product tokens in the order found, each
+	// an RFC 9309 product token (see IsProductToken); the groups of every
+	// one of them apply, merged. Empty means "*".
 	Candidates []string
 	// Source says how the tokens were found.
 	Source IdentitySource
@@ -83,9 +84,11 @@ func NewIdentifier(browserTokens []string, overrides []Override) *Identifier {
 }
 
 // Identify returns the identity of a crawler from its User-Agent header
-// value: the first matching override, else the product tokens found per the
-// RFC 9110 grammar, browser tokens left out, else "*". The returned
-// Candidates slice is shared: do not modify it.
+// value: the first matching override, else the product names found per the
+// RFC 9110 grammar (see ProductNames) that are RFC 9309 product tokens
+// (letters, "_" and "-" only, 2.2.1: no group can name anything else, so
+// "+http" and "omgili.com" are left out), browser tokens left out, else
+// "*". The returned Candidates slice is shared: do not modify it.
 func (id *Identifier) Identify(userAgent string) Identity {
 	id.mu.RLock()
 	ident, ok := id.memo[userAgent]
@@ -111,7 +114,7 @@ func (id *Identifier) identify(userAgent string) Identity {
 	}
 	var cands []string
 	for _, name := range ProductNames(userAgent) {
-		if !id.browser[strings.ToLower(name)] && !containsFold(cands, name) {
+		if IsProductToken(name) && !id.browser[strings.ToLower(name)] && !containsFold(cands, name) {
 			cands = append(cands, name)
 		}
 	}

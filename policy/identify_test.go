@@ -111,6 +111,9 @@ func checkIdentity(t *testing.T, ua string, got policy.Identity) {
 		t.Errorf("Identify(%q): got Token %q, want the first candidate %q", ua, got.Token, got.Candidates[0])
 	}
 	for _, c := range got.Candidates {
+		if !policy.IsProductToken(c) {
+			t.Errorf("Identify(%q): got candidate %q among %q, want RFC 9309 product tokens only", ua, c, got.Candidates)
+		}
 		for _, b := range policy.DefaultBrowserTokens() {
 			if strings.EqualFold(c, b) {
 				t.Errorf("Identify(%q): got browser token %q among candidates %q, want none", ua, c, got.Candidates)
@@ -148,6 +151,9 @@ func TestIdentify(t *testing.T) {
 		{"several bots in order", std, "Mozilla/5.0 (compatible; FooBot/1.0; BarBot/2.0) Baz-Crawler/3", "FooBot", []string{"FooBot", "BarBot", "Baz-Crawler"}, policy.SourceUserAgent},
 		{"duplicates folded", std, "Mozilla/5.0 (compatible; ExampleBot/0.1) ExampleBot/0.2 examplebot/3", "ExampleBot", []string{"ExampleBot"}, policy.SourceUserAgent},
 		{"browser tokens case-insensitive", std, "MOZILLA/5.0 applewebkit/1 curl/8", "curl", []string{"curl"}, policy.SourceUserAgent},
+		{"URL words are not product tokens", std, "omgili/0.5 +http://omgili.com", "omgili", []string{"omgili"}, policy.SourceUserAgent},
+		{"dotted name in a comment left out", std, "Mozilla/5.0 (compatible; Mail.RU_Bot/2.0; ExampleBot/1)", "ExampleBot", []string{"ExampleBot"}, policy.SourceUserAgent},
+		{"a name with digits is no product token", std, "Mozilla/5.0 (compatible; MJ12bot/v1.4.8; http://mj12bot.com/)", "*", nil, policy.SourceDefault},
 		{"empty", std, "", "*", nil, policy.SourceDefault},
 		{"only white space", std, "  \t ", "*", nil, policy.SourceDefault},
 		{"Chrome on Windows", std, uaChromeWindows, "*", nil, policy.SourceDefault},
@@ -208,17 +214,20 @@ func corpusDir() string {
 
 // minCorpusMatchPercent is the floor for the share of crawler-user-agents
 // instances whose candidates include one matched by the entry's pattern.
-// Observed: 1476 of 2116 (69.75%). Most misses are patterns written for
+// Observed: 1303 of 2116 (61.58%). Most misses are patterns written for
 // the whole header ("Googlebot\/", "yandex\.com\/bots") rather than for a
-// product token, and bots that give no product at all.
-const minCorpusMatchPercent = 69.0
+// product token, bots that give no product at all, and names that are not
+// RFC 9309 product tokens ("MJ12bot", "360Spider", "Mail.RU_Bot": 173
+// instances, 1476 before they were left out), which no group can name.
+const minCorpusMatchPercent = 61.0
 
 // minCorpusOwnPercent is the floor for the share of instances whose primary
 // token overlaps the text the entry's pattern matches in the header.
-// Observed: 1855 of 2116 (87.67%); most of the rest name a sibling token of
+// Observed: 1684 of 2116 (79.58%); most of the rest name a sibling token of
 // the same operator (adidxbot for the pattern "bingbot", YandexImages for
-// "yandex\.com\/bots").
-const minCorpusOwnPercent = 87.0
+// "yandex\.com\/bots") or a name that is not a product token (1855 before
+// those were left out).
+const minCorpusOwnPercent = 79.0
 
 // overlaps reports whether an occurrence of token in ua overlaps loc, the
 // span a pattern matched (nil: none).

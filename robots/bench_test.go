@@ -1,18 +1,21 @@
 package robots_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // benchFiles picks real corpus files: the smallest above 200 octets, the
-// median, and the largest.
+// median, the largest, and the file with the most lines that are not UTF-8
+// ("bridged", see Options.Charset).
 func benchFiles(b *testing.B) map[string][]byte {
 	dir := filepath.Join(corpusDir(), "robots")
 	entries, err := os.ReadDir(dir)
@@ -42,10 +45,26 @@ func benchFiles(b *testing.B) map[string][]byte {
 		}
 		out[label] = body
 	}
+	most := 0
+	for _, f := range files {
+		body, err := os.ReadFile(filepath.Join(dir, f.name))
+		if err != nil || utf8.Valid(body) {
+			continue
+		}
+		bad := 0
+		for _, line := range bytes.Split(body, []byte("\n")) {
+			if !utf8.Valid(line) {
+				bad++
+			}
+		}
+		if bad > most {
+			most, out["bridged"] = bad, body
+		}
+	}
 	return out
 }
 
-var benchOrder = []string{"small", "median", "largest"}
+var benchOrder = []string{"small", "median", "largest", "bridged"}
 
 // BenchmarkMatch measures one match of a path against a compiled file,
 // agent lookup included: ns and allocations per match.

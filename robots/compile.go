@@ -19,7 +19,9 @@ import "slices"
 //     the varint line minus the previous rule's (0 before the
 //     first; without fLine it is 1), and per rule with fEdits the
 //     varint length and the edits (see appendPattern): how the
-//     value was written where it differs from the pattern
+//     value was written where it differs from the pattern (for
+//     the raw twin of a bridged rule, twinMark and the value as
+//     bridged, see charset.go)
 //     patterns the rules' normalised patterns (Rule.Pattern), back to
 //     back
 //
@@ -376,9 +378,26 @@ func (r *Robots) rulesAt(i int) []Rule {
 		rules = append(rules, rule)
 	}
 	if lines.width != 0 {
-		slices.SortFunc(rules, func(a, b Rule) int { return a.Line - b.Line })
+		// File order; a raw twin after its bridged rule (charset.go).
+		slices.SortFunc(rules, func(a, b Rule) int {
+			if a.Line != b.Line {
+				return a.Line - b.Line
+			}
+			return cmpBool(isTwin(a.edits), isTwin(b.edits))
+		})
 	}
 	return rules
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // Records returns the records that are not user-agent lines, rules or

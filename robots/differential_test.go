@@ -41,7 +41,8 @@ func asciiOnly(s string) bool {
 // package and to the reference matcher and fails on any difference in the
 // verdict or the deciding rule's line.
 func FuzzDifferential(f *testing.F) {
-	seeds := []string{rfcSimple, rfcLongest, "user-agent: a\ndisallow: /a*b$\nallow: /a%2A\n", "user-agent: *\ndisallow: /%7e$x\nallow: /~\n"}
+	seeds := []string{rfcSimple, rfcLongest, "user-agent: a\ndisallow: /a*b$\nallow: /a%2A\n", "user-agent: *\ndisallow: /%7e$x\nallow: /~\n",
+		"user-agent: *\ndisallow: /gr\xf6\xdfe\nallow: /gr\xf6*\xe9$ # \xe9\ndisallow: /gr%F6\n"}
 	for _, s := range seeds {
 		f.Add([]byte(s), "/example/page.html", "foobot")
 	}
@@ -83,7 +84,7 @@ func TestDifferentialCorpus(t *testing.T) {
 		}
 		files++
 		groups, r := refParse(body), robots.Parse(body)
-		for _, path := range derivePaths(r) {
+		for _, path := range append(derivePaths(r), rawTwinPaths(groups)...) {
 			for _, tok := range tokens {
 				checks++
 				if d := differ(body, groups, r, path, tok); d != "" {
@@ -96,6 +97,26 @@ func TestDifferentialCorpus(t *testing.T) {
 		}
 	}
 	t.Logf("differential: %d files, %d checks, %d differences", files, checks, diffs)
+}
+
+// rawTwinPaths returns paths for the reference's raw readings of bridged
+// rule lines (the second rule of a line), so that the corpus checks them
+// whatever the package makes of them.
+func rawTwinPaths(groups []refGroup) []string {
+	var out []string
+	for _, g := range groups {
+		for i, rule := range g.rules {
+			if i == 0 || g.rules[i-1].line != rule.line {
+				continue
+			}
+			p := rule.pattern
+			if j := strings.IndexAny(p, "*$"); j >= 0 {
+				p = p[:j]
+			}
+			out = append(out, p, p+"x.html", strings.ToLower(p)+"/y")
+		}
+	}
+	return out
 }
 
 // derivePaths returns paths that exercise a file's rules: each pattern's

@@ -75,7 +75,13 @@
 //     ([Options.Charset]), or from windows-1252 when none was declared or it
 //     cannot decode the line, before percent-encoding. A Latin-1 rule
 //     "Disallow: /gr\xfc\xdfe" then matches "/gr%C3%BC%C3%9Fe", the URL a
-//     UTF-8 site serves. Lines that are valid UTF-8 are never changed.
+//     UTF-8 site serves. Such a rule also matches as its raw octets,
+//     "/gr%FC%DFe", the URL a site that writes Latin-1 robots.txt may serve
+//     (and the one Google's matcher compares with): when the two readings
+//     differ, the line gives two rules of the same kind on the same line,
+//     and the longest match among all rules decides as usual. [Rule.Text]
+//     shows the bridged line for both. Lines that are valid UTF-8 are never
+//     changed.
 //
 // Nothing in a hostile file can make parsing panic; unparseable lines are
 // counted in [Robots.Ignored] and otherwise skipped.

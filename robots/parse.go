@@ -3,7 +3,10 @@ package robots
 import (
 	"bytes"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
+
+	"golang.org/x/text/encoding"
 )
 
 // DefaultMaxBytes is the default parse limit: 512 KiB, above the 500 KiB
@@ -36,15 +39,17 @@ type Options struct {
 	// MaxLineBytes truncates longer lines to this many octets, as Google's
 	// parser does; zero means DefaultMaxLineBytes. Counted in Robots.Limited.
 	MaxLineBytes int
-	// MaxRulesPerGroup drops the rules of a group past this many; zero means
-	// DefaultMaxRulesPerGroup. Counted in Robots.Limited.
+	// MaxRulesPerGroup drops the rule lines of a group past this many; zero
+	// means DefaultMaxRulesPerGroup. Counted in Robots.Limited.
 	MaxRulesPerGroup int
 	// Charset is the charset the server declared for the body (the
 	// Content-Type charset parameter, a WHATWG label), "" when none. It is
 	// only used for lines that are not valid UTF-8, which are transcoded to
 	// UTF-8 before parsing; without a usable charset they are read as
 	// windows-1252 (RFC 9309 2.2.2: implementors MAY bridge encoding
-	// mismatches).
+	// mismatches). A rule on such a line also matches as its raw octets
+	// (see Rule.Line), so that "Disallow: /gr\xf6\xdfe" disallows both
+	// "/gr%C3%B6%C3%9Fe" and "/gr%F6%DFe".
 	Charset string
 }
 
@@ -60,14 +65,22 @@ func Parse(body []byte) *Robots {
 func (o Options) Parse(body []byte) *Robots {
 	body, truncated := limit(body, o.Limit())
 	size := len(body)
-	body = bridgeEncoding(stripBOM(body), o.Charset) // a partial BOM is not UTF-8: strip it first
+	body = stripBOM(body) // a partial BOM is not UTF-8: strip it first
 	p := newParser(o.withDefaults(), len(body))
 	p.r.Size, p.r.Truncated = size, truncated
+	var enc encoding.Encoding // set when lines may need bridging (charset.go)
+	if !utf8.Valid(body) {
+		enc = legacyEncoding(o.Charset)
+	}
 	text := bytesString(body)
 	for n := 1; text != ""; n++ {
 		var line string
 		line, text = nextLine(text)
-		p.line(line, n)
+		if enc != nil && !utf8.ValidString(line) {
+			p.line(bridgeLine(line, enc), line, n)
+			continue
+		}
+		p.line(line, "", n)
 	}
 	p.compile()
 	return p.r
@@ -175,7 +188,8 @@ type parser struct {
 	agents []string
 	// recs is the records section being built.
 	recs []byte
-	// rules counts the current group's rules.
+	// rules counts the current group's rule lines (a bridged line may
+	// give two rules, see charset.go).
 	rules int
 	// rs are the current group's rules, their patterns back to back in
 	// pats and their edits in edits; emitProgram writes them to prog when
@@ -197,17 +211,27 @@ func newParser(o Options, size int) *parser {
 	return &parser{r: &Robots{}, opts: o, cur: -1, prog: make([]byte, 0, size/2+64)}
 }
 
-// line handles one line of the file.
-func (p *parser) line(raw string, n int) {
-	text := raw
-	if len(text) > p.opts.MaxLineBytes {
-		text = text[:p.opts.MaxLineBytes]
+// content returns what the parser reads of a line: its first MaxLineBytes
+// octets, without the comment and the surrounding white space. It reports
+// whether the line was truncated.
+func (p *parser) content(line string) (string, bool) {
+	cut := len(line) > p.opts.MaxLineBytes
+	if cut {
+		line = line[:p.opts.MaxLineBytes]
+	}
+	if i := strings.IndexByte(line, '#'); i >= 0 {
+		line = line[:i] // RFC 9309 2.2.3: "#" starts a comment.
+	}
+	return trimWS(line), cut
+}
+
+// line handles line n of the file. raw is the line as sent when line is
+// its bridged reading (see charset.go), else "".
+func (p *parser) line(line, raw string, n int) {
+	text, cut := p.content(line)
+	if cut {
 		p.r.Limited++
 	}
-	if i := strings.IndexByte(text, '#'); i >= 0 {
-		text = text[:i] // RFC 9309 2.2.3: "#" starts a comment.
-	}
-	text = trimWS(text)
 	if text == "" {
 		return
 	}
@@ -216,7 +240,9 @@ func (p *parser) line(raw string, n int) {
 	case keyUserAgent:
 		p.userAgent(value, n)
 	case keyAllow, keyDisallow:
-		p.rule(k == keyAllow, value, n)
+		if p.rule(k == keyAllow, value, n) && raw != "" {
+			p.rawTwin(k, value, raw)
+		}
 	case keySitemap:
 		p.recs = append(p.recs, recSitemap)
 		p.recs = appendUvarint(p.recs, uint64(len(value)))
@@ -251,26 +277,35 @@ func (p *parser) endGroup() {
 	p.rs, p.pats, p.edits = p.rs[:0], p.pats[:0], p.edits[:0]
 }
 
-// rule handles an allow or disallow line (RFC 9309 2.2.2): it appends the
-// rule to the current group's program. Rules outside any group are ignored.
-func (p *parser) rule(allow bool, value string, n int) {
+// rule handles an allow or disallow line (RFC 9309 2.2.2): it adds the rule
+// to the current group and reports whether it did. Rules outside any group
+// are ignored, and so are rule lines past MaxRulesPerGroup.
+func (p *parser) rule(allow bool, value string, n int) bool {
 	if p.cur < 0 {
 		p.r.Ignored++
-		return
+		return false
 	}
 	p.inAgents = false
 	if p.rules >= p.opts.MaxRulesPerGroup {
 		p.r.Limited++
-		return
+		return false
 	}
 	p.rules++
 	r := prule{line: n, pat: len(p.pats), edits0: len(p.edits)}
-	p.pats, p.edits = appendPattern(p.pats, p.edits, value)
-	pat := p.pats[r.pat:]
-	r.n, r.edits1 = len(pat), len(p.edits)
 	if allow {
 		r.flags |= fAllow
 	}
+	p.pats, p.edits = appendPattern(p.pats, p.edits, value)
+	p.push(r)
+	return true
+}
+
+// push adds rule r, whose pattern and edits are the last appended to
+// p.pats and p.edits, to the current group, completing its length and
+// flags.
+func (p *parser) push(r prule) {
+	pat := p.pats[r.pat:]
+	r.n, r.edits1 = len(pat), len(p.edits)
 	if len(pat) > 0 && (pat[len(pat)-1] == '$' || bytes.IndexByte(pat, '*') >= 0) {
 		r.flags |= fWild
 	}

@@ -16,7 +16,8 @@ import (
 )
 
 // refBridge reads a line that is not UTF-8 as windows-1252 (the package's
-// bridging of non-UTF-8 files, RFC 9309 2.2.2 last paragraph).
+// bridging of non-UTF-8 files, RFC 9309 2.2.2 last paragraph). A rule on
+// such a line is also read from its raw octets (see refParse).
 func refBridge(line string) string {
 	if utf8.ValidString(line) {
 		return line
@@ -62,10 +63,8 @@ func refParse(body []byte) []refGroup {
 	}
 	var groups []refGroup
 	lastWasAgent := false
-	for i, line := range refLineSplit.Split(s, -1) {
-		line = refBridge(line)
-		line, _, _ = strings.Cut(line, "#")
-		line = strings.Trim(line, " \t")
+	for i, raw := range refLineSplit.Split(s, -1) {
+		line := refContent(refBridge(raw))
 		if line == "" {
 			continue
 		}
@@ -83,15 +82,27 @@ func refParse(body []byte) []refGroup {
 				continue // rules outside groups are ignored (2.2.2)
 			}
 			lastWasAgent = false
-			if value == "" {
-				continue // matches nothing
-			}
-			p := refNormalize(value, true)
 			g := &groups[len(groups)-1]
-			g.rules = append(g.rules, refRule{allow: kind == "allow", pattern: p, line: i + 1, re: refRegexp(p)})
+			p := refNormalize(value, true)
+			if value != "" { // an empty value matches nothing
+				g.rules = append(g.rules, refRule{allow: kind == "allow", pattern: p, line: i + 1, re: refRegexp(p)})
+			}
+			// A bridged line's raw octets, when they read as another
+			// pattern of the same kind: one more rule on the same line.
+			if rk, rv := refKey(refContent(raw)); raw != refBridge(raw) && rk == kind && rv != "" {
+				if rp := refNormalize(rv, true); rp != p {
+					g.rules = append(g.rules, refRule{allow: kind == "allow", pattern: rp, line: i + 1, re: refRegexp(rp)})
+				}
+			}
 		}
 	}
 	return groups
+}
+
+// refContent is a line without its comment and surrounding white space.
+func refContent(line string) string {
+	line, _, _ = strings.Cut(line, "#")
+	return strings.Trim(line, " \t")
 }
 
 // refKey classifies a line: "key: value", or a known key, white space and

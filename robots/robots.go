@@ -13,19 +13,26 @@ type Rule struct {
 	// (see NormalizePath), with "*" wildcards and an optional final "$".
 	// Its length in octets is the rule's specificity.
 	Pattern string
-	// Line is the 1-based line number of the rule in the file.
+	// Line is the 1-based line number of the rule in the file. Two rules
+	// of the same kind share a line when the line is not UTF-8 and its
+	// bridged and raw readings give different patterns (see
+	// Options.Charset); the bridged one comes first and Text shows the
+	// bridged value for both.
 	Line int
 
 	// edits rebuild the value as written from Pattern (see appendPattern);
-	// empty when the value was written in normal form.
+	// empty when the value was written in normal form. A raw twin's start
+	// with twinMark, followed by the value as bridged (see charset.go).
 	edits string
 }
 
 // Text returns the rule in a canonical form of the line as written: the key
 // "Allow" or "Disallow" (whatever spelling, case or separator the file
 // used), ": " and the value exactly as written, without comment and
-// surrounding white space, e.g. "Disallow: /a%7e/$x". A rule with an empty
-// value gives "Disallow:". The zero Rule gives "". Text allocates.
+// surrounding white space, e.g. "Disallow: /a%7e/$x". A line that is not
+// UTF-8 shows as bridged to UTF-8 (see Options.Charset), by both of its
+// rules. A rule with an empty value gives "Disallow:". The zero Rule gives
+// "". Text allocates.
 func (r Rule) Text() string {
 	if r.Line == 0 {
 		return ""
@@ -35,7 +42,10 @@ func (r Rule) Text() string {
 		key = "Allow"
 	}
 	v := r.Pattern
-	if r.edits != "" {
+	switch {
+	case isTwin(r.edits):
+		v = r.edits[len(twinMark):]
+	case r.edits != "":
 		v = denormalize(r.Pattern, r.edits)
 	}
 	if v == "" {
