@@ -1,0 +1,230 @@
+package report
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// Bounds are the capacities of the report's top-k tables (see topK). The
+// zero value of a field means its default.
+type Bounds struct {
+	Tokens     int // default 1000
+	Hosts      int // default 10000
+	Violations int // default 20000
+	Rules      int // default 5000
+	URLs       int // default 5000
+}
+
+func (b Bounds) withDefaults() Bounds {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&b.Tokens, 1000)
+	def(&b.Hosts, 10000)
+	def(&b.Violations, 20000)
+	def(&b.Rules, 5000)
+	def(&b.URLs, 5000)
+	return b
+}
+
+// class is what happened to a request, as the token table splits it.
+type class int
+
+const (
+	classAllowed class = iota
+	classDeniedRule
+	classWouldDeny
+	classDeniedUnreachable
+	classOtherRefusal
+	classNotDecided
+)
+
+// Timeline slots.
+const (
+	slotAllowed, slotDenied, slotWouldDeny, slotNotDecided = 0, 1, 2, 3
+	slotSuccessful, slotUnavailable, slotUnreachable       = 0, 1, 2
+)
+
+func classify(r *record) class {
+	switch {
+	case string(r.decision) == "allow":
+		return classAllowed
+	case string(r.decision) != "deny":
+		return classNotDecided
+	case !r.enforced:
+		return classWouldDeny
+	case string(r.reason) == "rule":
+		return classDeniedRule
+	case string(r.reason) == "unreachable":
+		return classDeniedUnreachable
+	}
+	return classOtherRefusal
+}
+
+// aggregator holds every section's state while the logs stream by: its
+// size depends on Bounds, never on the number of lines.
+type aggregator struct {
+	f          filter
+	lines      uint64
+	counted    uint64
+	filtered   uint64
+	cut        uint64
+	skips      skips
+	first      int64
+	last       int64
+	decisions  small
+	reasons    small
+	access     small
+	sources    small
+	hosts      distinct
+	tokens     *topK[tokenStats]
+	hostT      *topK[hostStats]
+	violations *topK[violation]
+	rules      *topK[ruleStats]
+	urls       *topK[urlStats]
+	decTL      timeline
+	accTL      timeline
+	hostBuf    []byte
+	keyBuf     []byte
+}
+
+func newAggregator(b Bounds, f filter) *aggregator {
+	b = b.withDefaults()
+	return &aggregator{
+		f:          f,
+		hosts:      newDistinct(distinctExactCap, 14),
+		tokens:     newTopK[tokenStats](b.Tokens),
+		hostT:      newTopK[hostStats](b.Hosts),
+		violations: newTopK[violation](b.Violations),
+		rules:      newTopK[ruleStats](b.Rules),
+		urls:       newTopK[urlStats](b.URLs),
+	}
+}
+
+// add counts one parsed line.
+func (a *aggregator) add(r *record) {
+	host := hostOf(a.hostBuf[:0], r.url)
+	a.hostBuf = host
+	if !a.f.keep(r, host) {
+		a.filtered++
+		return
+	}
+	if a.counted == 0 || r.ts < a.first {
+		a.first = r.ts
+	}
+	if a.counted == 0 || r.ts > a.last {
+		a.last = r.ts
+	}
+	a.counted++
+	if r.cut {
+		a.cut++
+	}
+	col := 0
+	if !r.enforced {
+		col = 1
+	}
+	a.decisions.add(r.decision, col)
+	a.reasons.add(r.reason, col)
+	if len(r.access) > 0 {
+		a.access.add(r.access, col)
+	}
+	if len(r.tokenSource) > 0 {
+		a.sources.add(r.tokenSource, col)
+	}
+	a.hosts.addBytes(host)
+	c := classify(r)
+	a.decTL.add(r.ts, slotOf(c))
+	if len(r.access) > 0 {
+		a.accTL.add(r.ts, accessSlot(r.access))
+	}
+	a.tokens.add(r.token, 1).add(r, c, host)
+	a.hostT.add(host, 1).add(r, c)
+	if c == classWouldDeny {
+		a.violations.add(a.violationKey(r, host), 1).add(r.ts)
+	}
+	if len(r.rule) > 0 {
+		a.rules.add(a.ruleKey(r), 1).add(c)
+	}
+	if string(r.decision) == "deny" {
+		a.urls.add(r.url, 1).add(c)
+	}
+}
+
+func slotOf(c class) int {
+	switch c {
+	case classAllowed:
+		return slotAllowed
+	case classWouldDeny:
+		return slotWouldDeny
+	case classNotDecided:
+		return slotNotDecided
+	}
+	return slotDenied
+}
+
+func accessSlot(access []byte) int {
+	switch string(access) {
+	case "successful":
+		return slotSuccessful
+	case "unavailable":
+		return slotUnavailable
+	case "unreachable":
+		return slotUnreachable
+	}
+	return 3
+}
+
+// Keys of the violation and rule tables: fields joined by NUL, which JSON
+// strings from the proxy do not contain (a hostile \u0000 only merges
+// rows). The rule text comes last: a key cut at maxKeyLen loses only the
+// end of a (very long) rule.
+func (a *aggregator) violationKey(r *record, host []byte) []byte {
+	k := append(a.keyBuf[:0], r.token...)
+	k = append(append(k, 0), host...)
+	k = append(append(k, 0), r.robotsURL...)
+	k = strconv.AppendInt(append(k, 0), r.ruleLine, 10)
+	k = append(append(k, 0), r.sha...)
+	k = append(append(k, 0), r.reason...)
+	k = append(append(k, 0), r.rule...)
+	a.keyBuf = k
+	return k
+}
+
+func (a *aggregator) ruleKey(r *record) []byte {
+	k := append(a.keyBuf[:0], r.robotsURL...)
+	k = strconv.AppendInt(append(k, 0), r.ruleLine, 10)
+	k = append(append(k, 0), r.rule...)
+	a.keyBuf = k
+	return k
+}
+
+// hostOf appends to dst the host of an audit url: the authority of an
+// absolute URL, or of "host:port" (CONNECT), without userinfo or port, in
+// lower case; IPv6 literals keep their brackets.
+func hostOf(dst, u []byte) []byte {
+	if i := bytes.Index(u, []byte("://")); i >= 0 {
+		u = u[i+3:]
+	}
+	if i := bytes.IndexAny(u, "/?#"); i >= 0 {
+		u = u[:i]
+	}
+	if i := bytes.LastIndexByte(u, '@'); i >= 0 {
+		u = u[i+1:]
+	}
+	if len(u) > 0 && u[0] == '[' {
+		if i := bytes.IndexByte(u, ']'); i >= 0 {
+			u = u[:i+1]
+		}
+	} else if i := bytes.IndexByte(u, ':'); i >= 0 {
+		u = u[:i]
+	}
+	for _, c := range u {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}

@@ -1,0 +1,97 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Options select and shape a report.
+type Options struct {
+	// Since keeps lines at or after it; Until keeps lines before it. The
+	// zero time means no bound.
+	Since, Until time.Time
+	// Token keeps lines of this product token (case-insensitive); Host
+	// keeps lines whose url has this host (case-insensitive, no port).
+	Token, Host string
+	// Top is the number of rows shown per section; 0 shows every row the
+	// section tracked (at most its Bounds capacity).
+	Top int
+	// Bounds are the top-k capacities; zero fields take their defaults.
+	Bounds Bounds
+	// Stdin is read for the log named "-".
+	Stdin io.Reader
+	// Now stamps Report.GeneratedAt; nil means time.Now.
+	Now func() time.Time
+}
+
+// filter is Options' line selection.
+type filter struct {
+	since, until int64
+	hasSince     bool
+	hasUntil     bool
+	token        []byte
+	host         []byte
+}
+
+func newFilter(o Options) filter {
+	f := filter{token: []byte(o.Token), host: []byte(strings.ToLower(o.Host))}
+	if !o.Since.IsZero() {
+		f.since, f.hasSince = o.Since.Unix(), true
+	}
+	if !o.Until.IsZero() {
+		f.until, f.hasUntil = o.Until.Unix(), true
+	}
+	return f
+}
+
+func (f *filter) keep(r *record, host []byte) bool {
+	switch {
+	case f.hasSince && r.ts < f.since,
+		f.hasUntil && r.ts >= f.until,
+		len(f.token) > 0 && !bytes.EqualFold(r.token, f.token),
+		len(f.host) > 0 && !bytes.Equal(host, f.host):
+		return false
+	}
+	return true
+}
+
+// Collect reads the logs named (paths of plain or gzip files, "-" for
+// o.Stdin) oldest first and returns the report. Lines that are not audit
+// lines, unreadable gzip streams and read errors are counted in the
+// report, not returned; the error is for a log that cannot be opened.
+func Collect(names []string, o Options) (*Report, error) {
+	srcs, err := orderSources(names, o.Stdin)
+	if err != nil {
+		return nil, fmt.Errorf("audit report: %w", err)
+	}
+	a := newAggregator(o.Bounds, newFilter(o))
+	inputs := make([]Input, len(srcs))
+	for i, s := range srcs {
+		inputs[i].Name = s.name
+		if err := a.readSource(s, o.Stdin, &inputs[i]); err != nil {
+			return nil, fmt.Errorf("audit report: %w", err)
+		}
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	rep := a.build(o.Top)
+	rep.GeneratedAt = now().UTC().Truncate(time.Second)
+	rep.Inputs = inputs
+	rep.Filters = Filters{Token: o.Token, Host: strings.ToLower(o.Host)}
+	if !o.Since.IsZero() {
+		t := o.Since.UTC()
+		rep.Filters.Since = &t
+	}
+	if !o.Until.IsZero() {
+		t := o.Until.UTC()
+		rep.Filters.Until = &t
+	}
+	return rep, nil
+}
+
+func location(file string, line int) string { return fmt.Sprintf("%s:%d", file, line) }

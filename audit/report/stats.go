@@ -1,0 +1,117 @@
+package report
+
+// The payloads of the top-k tables: what each row counts besides its
+// requests. Their zero values are ready to use (a payload is zeroed when
+// its slot passes to another key).
+
+// tokenSources are the token_source values the proxy writes, in the order
+// of tokenStats.sources; anything else counts as the last, "other".
+var tokenSources = [...]string{"credentials", "client-range", "user-agent", "override", "default", "other"}
+
+type tokenStats struct {
+	byClass [classNotDecided + 1]uint64
+	hosts   distinct // zero value: exact up to smallExactCap
+	sources [len(tokenSources)]uint64
+	tl      timeline
+}
+
+func (t *tokenStats) add(r *record, c class, host []byte) {
+	t.byClass[c]++
+	t.hosts.addBytes(host)
+	s := len(tokenSources) - 1
+	for i, name := range tokenSources[:s] {
+		if string(r.tokenSource) == name {
+			s = i
+			break
+		}
+	}
+	if len(r.tokenSource) > 0 {
+		t.sources[s]++
+	}
+	t.tl.add(r.ts, slotOf(c))
+}
+
+type hostStats struct {
+	denied, wouldDeny uint64
+	access            [4]uint64 // by accessSlot
+	versions          distinct
+	lastSHA           string
+	spells            uint64
+	unreachableSecs   int64
+	inSpell           bool
+	spellStart        int64
+	spellLast         int64
+}
+
+func (h *hostStats) add(r *record, c class) {
+	switch c {
+	case classWouldDeny:
+		h.wouldDeny++
+	case classDeniedRule, classDeniedUnreachable, classOtherRefusal:
+		h.denied++
+	}
+	if len(r.sha) > 0 {
+		h.versions.addBytes(r.sha)
+		if string(r.sha) != h.lastSHA {
+			h.lastSHA = string(r.sha)
+		}
+	}
+	if len(r.access) == 0 {
+		return
+	}
+	slot := accessSlot(r.access)
+	h.access[slot]++
+	switch {
+	case slot == slotUnreachable && !h.inSpell:
+		h.inSpell, h.spellStart, h.spellLast = true, r.ts, r.ts
+		h.spells++
+	case slot == slotUnreachable:
+		h.spellStart = min(h.spellStart, r.ts)
+		h.spellLast = max(h.spellLast, r.ts)
+	case h.inSpell:
+		h.endSpell()
+	}
+}
+
+func (h *hostStats) endSpell() {
+	h.unreachableSecs += h.spellLast - h.spellStart
+	h.inSpell = false
+}
+
+type violation struct {
+	first, last int64
+	seen        bool
+}
+
+func (v *violation) add(ts int64) {
+	if !v.seen || ts < v.first {
+		v.first = ts
+	}
+	if !v.seen || ts > v.last {
+		v.last = ts
+	}
+	v.seen = true
+}
+
+type ruleStats struct{ allowed, denied, wouldDeny uint64 }
+
+func (s *ruleStats) add(c class) {
+	switch c {
+	case classAllowed:
+		s.allowed++
+	case classWouldDeny:
+		s.wouldDeny++
+	case classDeniedRule, classDeniedUnreachable, classOtherRefusal:
+		s.denied++
+	}
+}
+
+type urlStats struct{ denied, wouldDeny uint64 }
+
+func (s *urlStats) add(c class) {
+	if c == classWouldDeny {
+		s.wouldDeny++
+	} else {
+		s.denied++
+	}
+}
