@@ -1,13 +1,17 @@
 // Command robotsproxy is a forward HTTP(S) proxy that makes crawlers obey
 // robots.txt (RFC 9309).
 //
-//	robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-ca-cert FILE -ca-key FILE]
+//	robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-ca-cert FILE -ca-key FILE]
 //	robotsproxy check [-json] ROBOTS_FILE USER_AGENT URL...
 //	robotsproxy ca init -cert FILE -key FILE [-name NAME]
 //	robotsproxy hash-password [-cost N] < password
+//	robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
+//	robotsproxy audit verify [-archive DIR] [-config FILE] [-genesis] [-allow-unverifiable] LOG...
+//	robotsproxy audit show [-archive DIR] [-config FILE] [-body] SHA
 //
 // Exit codes: 0 success (check: all allowed); 1 check: at least one URL
-// disallowed, serve: a runtime failure; 2 usage, configuration or I/O error.
+// disallowed, audit verify: a line does not verify, serve: a runtime
+// failure; 2 usage, configuration or I/O error.
 package main
 
 import (
@@ -31,10 +35,16 @@ import (
 const defaultConfig = "config.yaml"
 
 const usage = `usage:
-  robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-ca-cert FILE -ca-key FILE]
+  robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-ca-cert FILE -ca-key FILE]
   robotsproxy check [-json] ROBOTS_FILE USER_AGENT URL...   (URL "-" reads URLs from stdin)
   robotsproxy ca init -cert FILE -key FILE [-name NAME]     (a new interception CA; the key is written 0600)
   robotsproxy hash-password [-cost N] < password            (a bcrypt hash for identity.users)
+  robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
+                                                            (LOG: audit log file, rotated or .gz; - is stdin)
+  robotsproxy audit verify [-archive DIR] [-config FILE] [-genesis] [-allow-unverifiable] LOG...
+                                                            (the hash chain, and every decision re-decided from the robots.txt archive; LOG oldest first)
+  robotsproxy audit show [-archive DIR] [-config FILE] [-body] SHA
+                                                            (an archived robots.txt body and its fetch records)
 `
 
 // exitError carries an exit code out of run.
@@ -78,7 +88,7 @@ func exitCode(err error, stderr io.Writer) int {
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cmd := "serve"
-	if len(args) > 0 && (args[0] == "serve" || args[0] == "check" || args[0] == "help" || args[0] == "ca" || args[0] == "hash-password") {
+	if len(args) > 0 && (args[0] == "serve" || args[0] == "check" || args[0] == "help" || args[0] == "ca" || args[0] == "hash-password" || args[0] == "audit") {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -88,6 +98,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runCA(args, stdout, stderr)
 	case "hash-password":
 		return runHashPassword(args, stdin, stdout, stderr)
+	case "audit":
+		return runAudit(args, stdin, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -102,6 +114,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	listen := fs.String("listen", "", "proxy listen address `HOST:PORT` (overrides listen)")
 	admin := fs.String("admin-listen", "", "admin listen address `HOST:PORT` for /healthz and /metrics (overrides admin_listen)")
 	allowPrivate := fs.Bool("allow-private", false, "allow loopback, private and link-local destinations (overrides allow_private)")
+	mode := fs.String("mode", "", "`enforce` or report: how robots.txt denials are acted on (overrides mode)")
+	allowOpen := fs.Bool("allow-open-proxy", false, "allow listening beyond loopback without identity.users or client_ranges, and an admin listener beyond loopback (overrides allow_open_proxy)")
 	caCert := fs.String("ca-cert", "", "intercept HTTPS with the CA certificate `FILE` (overrides mitm.ca_cert)")
 	caKey := fs.String("ca-key", "", "the CA's private key `FILE` (overrides mitm.ca_key)")
 	if err := fs.Parse(args); err != nil {
@@ -123,6 +137,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *allowPrivate {
 		cfg.AllowPrivate = true
+	}
+	if *allowOpen {
+		cfg.AllowOpenProxy = true
+	}
+	if *mode != "" {
+		cfg.Mode = *mode
 	}
 	if isSet(fs, "ca-cert") || isSet(fs, "ca-key") {
 		cfg.MITM.CACert, cfg.MITM.CAKey = *caCert, *caKey

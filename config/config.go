@@ -22,6 +22,11 @@ type Config struct {
 	// AllowPrivate lets the proxy and the robots.txt fetcher dial loopback,
 	// private and link-local addresses. Default false.
 	AllowPrivate bool `yaml:"allow_private"`
+	// Mode is how robots.txt denials are acted on: "enforce" (403) or
+	// "report" (forward, and audit the denial with "enforced": false).
+	// Per-identity modes (identity.users[].mode,
+	// identity.client_ranges[].mode) win. Default "enforce".
+	Mode string `yaml:"mode"`
 	// AllowOpenProxy lets the proxy listen on a non-loopback address with no
 	// identity.users and no identity.client_ranges, and the admin listener
 	// (/metrics) listen on a non-loopback address at all. Without it such a
@@ -43,8 +48,10 @@ type Config struct {
 	Connect Connect `yaml:"connect"`
 	// MITM configures HTTPS interception.
 	MITM MITM `yaml:"mitm"`
-	// Log configures the audit log.
+	// Log configures the audit log file.
 	Log Log `yaml:"log"`
+	// Audit configures the audit log's evidence: the hash chain.
+	Audit Audit `yaml:"audit"`
 	// Identity configures product-token identification.
 	Identity Identity `yaml:"identity"`
 	// Robots configures robots.txt fetching and parsing.
@@ -75,9 +82,26 @@ type Log struct {
 	// MaxFieldBytes bounds each free-text field of an audit line (url,
 	// user_agent, error, rule, ...): a longer value is cut at this many
 	// octets and marked FIELD_truncated with FIELD_length, the original
-	// length. Default 2048; between 64 and 8192, so that no line exceeds
+	// length. Default 2048; between 64 and 4096, so that no line exceeds
 	// 64 KiB.
 	MaxFieldBytes int `yaml:"max_field_bytes"`
+}
+
+// Audit configures what makes the audit log evidence.
+type Audit struct {
+	// Chain adds "prev", the SHA-256 of the previous line, to every audit
+	// line: a hash chain across files and restarts that shows any deleted,
+	// edited or reordered line. Default true.
+	Chain bool `yaml:"chain"`
+	// ArchiveDir keeps every robots.txt body fetched (once per distinct
+	// body, by SHA-256, gzip-compressed) and a record of every fetch, so
+	// that "robotsproxy audit verify" can re-decide each audit line.
+	// Default "": no archive.
+	ArchiveDir string `yaml:"archive_dir"`
+	// ArchiveMaxMB bounds the archive in MiB; past it the oldest fetch
+	// records, and the bodies no record refers to any more, are removed.
+	// Default 1024; at least 1.
+	ArchiveMaxMB int `yaml:"archive_max_mb"`
 }
 
 // Client bounds client connections: timeouts, sizes and concurrency. Each
@@ -99,6 +123,11 @@ type Client struct {
 	// BodyIdleTimeout bounds each wait for more of a request body; a client
 	// that sends nothing for this long is cut off. Default 30s.
 	BodyIdleTimeout time.Duration `yaml:"body_idle_timeout"`
+	// BodyMinRate is the least average rate of a request body, in octets
+	// per second, counted after the first BodyIdleTimeout: a client that
+	// trickles its body slower is cut off (408, cut_off "body-slow"). 0
+	// means no minimum. Default 1024.
+	BodyMinRate int `yaml:"body_min_rate"`
 	// IdleTimeout closes a keep-alive connection that has no request for
 	// this long. Default 60s.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
@@ -175,6 +204,9 @@ type UserRule struct {
 	PasswordBcrypt string `yaml:"password_bcrypt"`
 	// Token is the product token the user's requests are decided as.
 	Token string `yaml:"token"`
+	// Mode is "enforce" or "report" for this user's requests; "" means
+	// the top-level mode.
+	Mode string `yaml:"mode"`
 }
 
 // ClientRangeRule pins a client address range to a product token.
@@ -183,6 +215,9 @@ type ClientRangeRule struct {
 	CIDR string `yaml:"cidr"`
 	// Token is the product token the range's requests are decided as.
 	Token string `yaml:"token"`
+	// Mode is "enforce" or "report" for this range's requests; "" means
+	// the top-level mode.
+	Mode string `yaml:"mode"`
 }
 
 // OverrideRule is one User-Agent override.
@@ -216,13 +251,15 @@ type Cache struct {
 	MaxEntries int `yaml:"max_entries"`
 	// MaxTTL is the longest a result is used; at most 24h. Default 24h.
 	MaxTTL time.Duration `yaml:"max_ttl"`
-	// MinTTL is the shortest, whatever Cache-Control says. Default 1m.
+	// MinTTL is the shortest, whatever Cache-Control says; 0 is no
+	// minimum. Default 1m.
 	MinTTL time.Duration `yaml:"min_ttl"`
 	// UnreachableRetry is when an unreachable robots.txt is tried again.
 	// Default 1m.
 	UnreachableRetry time.Duration `yaml:"unreachable_retry"`
 	// StaleFor is how long a successful copy stands in while the host is
-	// unreachable. Default 24h.
+	// unreachable; 0 never (complete disallow at once, RFC 9309 2.3.1.4).
+	// Default 24h.
 	StaleFor time.Duration `yaml:"stale_for"`
 }
 
@@ -243,6 +280,7 @@ type Upstream struct {
 // Default returns the configuration used for every key a file leaves out.
 func Default() Config {
 	return Config{
+		Mode:               "enforce",
 		Listen:             "127.0.0.1:8080",
 		AdminListen:        "127.0.0.1:9090",
 		AllowPrivateRanges: []string{},
@@ -252,6 +290,7 @@ func Default() Config {
 		Connect:            Connect{Ports: policy.DefaultConnectPorts()},
 		MITM:               MITM{MaxCerts: 1024},
 		Log:                Log{MaxSizeMB: 100, MaxBackups: 5, MaxFieldBytes: 2048},
+		Audit:              Audit{Chain: true, ArchiveMaxMB: 1024},
 		Identity: Identity{
 			Users:         []UserRule{},
 			ClientRanges:  []ClientRangeRule{},
@@ -286,6 +325,7 @@ func Default() Config {
 			MaxHeaderBytes:        32 << 10,
 			ReadHeaderTimeout:     10 * time.Second,
 			BodyIdleTimeout:       30 * time.Second,
+			BodyMinRate:           1024,
 			IdleTimeout:           60 * time.Second,
 		},
 		ShutdownTimeout: 10 * time.Second,

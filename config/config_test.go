@@ -122,6 +122,7 @@ func TestLoadEmptyIsDefault(t *testing.T) {
 func TestLoadOverridesOnlyGivenKeys(t *testing.T) {
 	in := `listen: "0.0.0.0:3128"
 admin_listen: ""
+allow_open_proxy: true
 allow_private: true
 allow_private_ranges: ["10.20.0.0/16", "fd00::/8"]
 exempt_hosts: [".example.com"]
@@ -143,6 +144,7 @@ robots:
 	want := config.Default()
 	want.Listen = "0.0.0.0:3128"
 	want.AdminListen = ""
+	want.AllowOpenProxy = true
 	want.AllowPrivate = true
 	want.AllowPrivateRanges = []string{"10.20.0.0/16", "fd00::/8"}
 	want.ExemptHosts = []string{".example.com"}
@@ -194,6 +196,7 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"shutdown_timeout", "shutdown_timeout: -1s\n", []string{"shutdown_timeout"}},
 		{"log max_size_mb", "log:\n  max_size_mb: -1\n", []string{"log.max_size_mb"}},
 		{"log max_backups", "log:\n  max_backups: -1\n", []string{"log.max_backups"}},
+		{"audit archive_max_mb", "audit:\n  archive_max_mb: 0\n", []string{"audit.archive_max_mb"}},
 		{"log max_age_days", "log:\n  max_age_days: -1\n", []string{"log.max_age_days"}},
 		{"bad CIDR", "allow_private_ranges: [10.0.0.0/8, 10.0.0.0/33]\n", []string{"allow_private_ranges", "[1]", "10.0.0.0/33"}},
 		{"address not a CIDR", "allow_private_ranges: [10.1.2.3]\n", []string{"allow_private_ranges", "10.1.2.3"}},
@@ -453,6 +456,7 @@ identity:
 			{Prefix: netip.MustParsePrefix("2001:db8::/32"), Token: "SixBot"},
 		},
 		Required: true,
+		Throttle: policy.ThrottleOptions{FailuresPerMinute: 10, Burst: 5, MaxConcurrentChecks: 2},
 	}
 	if !reflect.DeepEqual(o, wantOpts) {
 		t.Fatalf("PinOptions():\ngot  %+v\nwant %+v", o, wantOpts)
@@ -478,7 +482,7 @@ identity:
 		{"", "2001:db8::5", "SixBot", nil},
 		{"", "192.0.2.1", "", policy.ErrProxyAuthRequired},
 	} {
-		pin, err := pinner.Pin(c.header, netip.MustParseAddr(c.client))
+		pin, err := pinner.Pin(t.Context(), c.header, netip.MustParseAddr(c.client))
 		if pin.Token != c.token || !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
 			t.Errorf("Pin(%q, %s): got %+v, %v, want Token %q error %v", c.header, c.client, pin, err, c.token, c.err)
 		}
@@ -502,11 +506,13 @@ func TestPinOptions(t *testing.T) {
 		c.Identity.Users = []config.UserRule{{Name: "u", PasswordBcrypt: "$2a$04$x", Token: "T"}}
 		c.Identity.ClientRanges = []config.ClientRangeRule{{CIDR: "fd00::/8", Token: "V"}, {CIDR: "192.0.2.7/24", Token: "W"}}
 		c.Identity.RequireCredentials = true
+		c.Identity.AuthThrottle = config.AuthThrottle{FailuresPerMinute: 2.5, Burst: 7, MaxConcurrentChecks: 3}
 		o := c.PinOptions()
 		want := policy.PinOptions{
 			Users:    []policy.User{{Name: "u", PasswordHash: []byte("$2a$04$x"), Token: "T"}},
 			Ranges:   []policy.ClientRange{{Prefix: netip.MustParsePrefix("fd00::/8"), Token: "V"}, {Prefix: netip.MustParsePrefix("192.0.2.7/24"), Token: "W"}},
 			Required: true,
+			Throttle: policy.ThrottleOptions{FailuresPerMinute: 2.5, Burst: 7, MaxConcurrentChecks: 3},
 		}
 		if !reflect.DeepEqual(o, want) {
 			t.Errorf("PinOptions():\ngot  %+v\nwant %+v", o, want)

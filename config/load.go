@@ -118,6 +118,7 @@ func (c *Config) Validate() error {
 		key string
 		err error
 	}{
+		{"mode", oneOf(c.Mode, "enforce", "report")},
 		{"listen", hostPort(c.Listen, false)},
 		{"admin_listen", hostPort(c.AdminListen, true)},
 		{"allow_private_ranges", prefixes(c.AllowPrivateRanges)},
@@ -132,19 +133,21 @@ func (c *Config) Validate() error {
 		{"cache.stale_for", nonNegative(c.Cache.StaleFor)},
 		{"upstream.connect_timeout", positive(c.Upstream.ConnectTimeout)},
 		{"upstream.response_header_timeout", positive(c.Upstream.ResponseHeaderTimeout)},
-		{"upstream.max_idle_conns", atLeast(c.Upstream.MaxIdleConns, 0, "")},
-		{"upstream.max_idle_conns_per_host", atLeast(c.Upstream.MaxIdleConnsPerHost, 0, "")},
-		{"upstream.idle_timeout", nonNegative(c.Upstream.IdleTimeout)},
+		{"upstream.max_idle_conns", atLeast(c.Upstream.MaxIdleConns, 1, "")},
+		{"upstream.max_idle_conns_per_host", atLeast(c.Upstream.MaxIdleConnsPerHost, 1, "")},
+		{"upstream.idle_timeout", positive(c.Upstream.IdleTimeout)},
 		{"shutdown_timeout", nonNegative(c.ShutdownTimeout)},
 		{"log.max_size_mb", atLeast(c.Log.MaxSizeMB, 0, "")},
 		{"log.max_backups", atLeast(c.Log.MaxBackups, 0, "")},
 		{"log.max_age_days", atLeast(c.Log.MaxAgeDays, 0, "")},
-		{"log.max_field_bytes", intBetween(c.Log.MaxFieldBytes, 64, 8192, "an audit line stays under 64 KiB")},
+		{"audit.archive_max_mb", atLeast(c.Audit.ArchiveMaxMB, 1, "")},
+		{"log.max_field_bytes", intBetween(c.Log.MaxFieldBytes, 64, 4096, "an audit line stays under 64 KiB")},
 		{"client.max_connections", atLeast(c.Client.MaxConnections, 0, "")},
 		{"client.max_request_target_bytes", atLeast(c.Client.MaxRequestTargetBytes, 256, "")},
 		{"client.max_header_bytes", atLeast(c.Client.MaxHeaderBytes, 1024, "")},
 		{"client.read_header_timeout", positive(c.Client.ReadHeaderTimeout)},
 		{"client.body_idle_timeout", positive(c.Client.BodyIdleTimeout)},
+		{"client.body_min_rate", atLeast(c.Client.BodyMinRate, 0, "")},
 		{"client.idle_timeout", positive(c.Client.IdleTimeout)},
 		{"identity.auth_throttle.failures_per_minute", nonNegativeFloat(c.Identity.AuthThrottle.FailuresPerMinute)},
 		{"identity.auth_throttle.burst", atLeast(c.Identity.AuthThrottle.Burst, 1, "")},
@@ -163,7 +166,10 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("identity.overrides[%d].token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", i, o.Token)
 		}
 	}
-	return c.validateAccess()
+	if err := c.validateAccess(); err != nil {
+		return err
+	}
+	return c.validateExposure()
 }
 
 // PrivateRanges returns AllowPrivateRanges parsed; call after Validate.

@@ -25,6 +25,9 @@ func (c *Config) validateAccess() error {
 		case !policy.IsProductToken(u.Token):
 			return fmt.Errorf("%s.token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", key, u.Token)
 		}
+		if _, err := policy.ParseMode(u.Mode); err != nil {
+			return fmt.Errorf("%s.mode: %w", key, err)
+		}
 		if _, err := bcrypt.Cost([]byte(u.PasswordBcrypt)); err != nil {
 			return fmt.Errorf("%s.password_bcrypt: not a bcrypt hash (make one with \"robotsproxy hash-password\"): %v", key, err)
 		}
@@ -37,6 +40,9 @@ func (c *Config) validateAccess() error {
 		}
 		if !policy.IsProductToken(r.Token) {
 			return fmt.Errorf("%s.token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", key, r.Token)
+		}
+		if _, err := policy.ParseMode(r.Mode); err != nil {
+			return fmt.Errorf("%s.mode: %w", key, err)
 		}
 	}
 	if c.Identity.RequireCredentials && len(c.Identity.Users) == 0 && len(c.Identity.ClientRanges) == 0 {
@@ -78,16 +84,20 @@ func atLeastKey(key string, n, min int) error {
 	return nil
 }
 
-// PinOptions returns the pinned identities for policy.NewPinner; call after
-// Validate.
+// PinOptions returns the pinned identities and the auth throttle
+// (identity.auth_throttle) for policy.NewPinner; call after Validate. The
+// clock is left to NewPinner's default.
 func (c *Config) PinOptions() policy.PinOptions {
-	o := policy.PinOptions{Required: c.Identity.RequireCredentials}
+	t := c.Identity.AuthThrottle
+	o := policy.PinOptions{Required: c.Identity.RequireCredentials, Throttle: policy.ThrottleOptions{
+		FailuresPerMinute: t.FailuresPerMinute, Burst: t.Burst, MaxConcurrentChecks: t.MaxConcurrentChecks}}
 	for _, u := range c.Identity.Users {
-		o.Users = append(o.Users, policy.User{Name: u.Name, PasswordHash: []byte(u.PasswordBcrypt), Token: u.Token})
+		o.Users = append(o.Users, policy.User{Name: u.Name, PasswordHash: []byte(u.PasswordBcrypt), Token: u.Token,
+			Mode: policy.Mode(u.Mode)})
 	}
 	for _, r := range c.Identity.ClientRanges {
 		if p, err := netip.ParsePrefix(r.CIDR); err == nil {
-			o.Ranges = append(o.Ranges, policy.ClientRange{Prefix: p, Token: r.Token})
+			o.Ranges = append(o.Ranges, policy.ClientRange{Prefix: p, Token: r.Token, Mode: policy.Mode(r.Mode)})
 		}
 	}
 	return o

@@ -1018,7 +1018,7 @@ func checkAdmin(t *testing.T, addr string, requests map[string]int, fetches int)
 	}
 	for dr, n := range requests {
 		d, r, _ := strings.Cut(dr, "/")
-		name := fmt.Sprintf("robotsproxy_requests_total{decision=%q,reason=%q}", d, r)
+		name := fmt.Sprintf("robotsproxy_requests_total{decision=%q,enforced=\"true\",reason=%q}", d, r)
 		if got[name] != strconv.Itoa(n) {
 			t.Errorf("GET /metrics: %s: got %q, want %d", name, got[name], n)
 		}

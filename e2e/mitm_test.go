@@ -713,15 +713,15 @@ func TestMITMEndToEnd(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 403 || resp.Header.Get("X-Robotsproxy-Reason") != "bad-request" {
-			t.Errorf("GET inside a tunnel to %s with Host %s: got %d reason %q (%q), want 403 bad-request",
+		if resp.StatusCode != 400 || resp.Header.Get("X-Robotsproxy-Reason") != "bad-request" {
+			t.Errorf("GET inside a tunnel to %s with Host %s: got %d reason %q (%q), want 400 bad-request",
 				o.host, otherHost, resp.StatusCode, resp.Header.Get("X-Robotsproxy-Reason"), body)
 		}
 		lines := p.auditSince(t, audited, 2)
 		matchAudit(t, "tunnel host mismatch", lines, []map[string]any{
 			connectLine(o),
 			{"method": "GET", "url": "https://" + otherHost + "/page", "intercepted": true, "decision": "deny",
-				"reason": "bad-request", "status": 403, "error": fieldContains(o.host)},
+				"reason": "bad-request", "status": 400, "error": fieldContains(o.host)},
 		})
 		audited += len(lines)
 		// The refusal must come before any use of the foreign authority;
@@ -1037,7 +1037,7 @@ func TestCertCacheBurst(t *testing.T) {
 	if got := m["robotsproxy_mitm_cached_certs"]; got != 1 {
 		t.Errorf("metrics: robotsproxy_mitm_cached_certs %v, want 1", got)
 	}
-	if got := m[`robotsproxy_requests_total{decision="allow",reason="intercept"}`]; got != total {
+	if got := m[`robotsproxy_requests_total{decision="allow",enforced="true",reason="intercept"}`]; got != total {
 		t.Errorf("metrics: intercepted CONNECTs %v, want %d", got, total)
 	}
 	if got := o.fetches(); got != 1 {

@@ -25,7 +25,12 @@ const (
 	CacheNone CacheState = ""
 )
 
-// CacheOptions configure a Cache. Zero values mean the defaults.
+// Off, as the value of a CacheOptions duration whose zero value means its
+// default, switches that option off: MinTTL Off is no minimum, StaleFor Off
+// never lets a stale copy stand in.
+const Off time.Duration = -1
+
+// CacheOptions configure a Cache. Zero values mean the defaults; see Off.
 type CacheOptions struct {
 	// MaxEntries bounds the number of cached authorities; the oldest entry
 	// is evicted first. Default 10000.
@@ -34,13 +39,15 @@ type CacheOptions struct {
 	// upper bound 24h (RFC 9309 2.4). A shorter Cache-Control max-age wins.
 	MaxTTL time.Duration
 	// MinTTL is the shortest; it protects origins that send max-age=0.
-	// Default 1m.
+	// Default 1m; Off for no minimum.
 	MinTTL time.Duration
 	// UnreachableRetry is how long an unreachable result is kept before the
 	// next attempt. Default 1m.
 	UnreachableRetry time.Duration
 	// StaleFor is how long a successful copy may stand in while its host is
-	// unreachable (RFC 9309 2.3.1.4 gives 30 days as an example). Default 24h.
+	// unreachable (RFC 9309 2.3.1.4 gives 30 days as an example). Default
+	// 24h; Off never serves a stale copy, so an unreachable host is
+	// completely disallowed at once (RFC 9309 2.3.1.4).
 	StaleFor time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
@@ -53,8 +60,11 @@ func (o *CacheOptions) setDefaults() {
 	if o.MaxTTL <= 0 || o.MaxTTL > 24*time.Hour {
 		o.MaxTTL = 24 * time.Hour
 	}
-	if o.MinTTL <= 0 {
+	switch {
+	case o.MinTTL == 0:
 		o.MinTTL = time.Minute
+	case o.MinTTL < 0:
+		o.MinTTL = 0
 	}
 	if o.MinTTL > o.MaxTTL {
 		o.MinTTL = o.MaxTTL
@@ -62,8 +72,11 @@ func (o *CacheOptions) setDefaults() {
 	if o.UnreachableRetry <= 0 {
 		o.UnreachableRetry = time.Minute
 	}
-	if o.StaleFor <= 0 {
+	switch {
+	case o.StaleFor == 0:
 		o.StaleFor = 24 * time.Hour
+	case o.StaleFor < 0:
+		o.StaleFor = 0
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -166,7 +179,7 @@ func (c *Cache) store(key string, a Access) *entry {
 		e.fresh = now.Add(c.opts.UnreachableRetry)
 		if prev, ok := c.items.Get(key); ok {
 			p := prev.(*entry)
-			if p.good != nil && now.Sub(p.goodAt) <= c.opts.StaleFor {
+			if p.good != nil && c.opts.StaleFor > 0 && now.Sub(p.goodAt) <= c.opts.StaleFor {
 				e.good, e.goodAt, e.staleOK = p.good, p.goodAt, true
 			}
 		}

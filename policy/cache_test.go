@@ -226,6 +226,26 @@ func TestCache(t *testing.T) {
 			},
 		},
 		{
+			// stale_for: 0s is documented as "disables": an unreachable
+			// host is completely disallowed at once (RFC 9309 2.3.1.4).
+			name:   "StaleFor Off never serves a stale copy",
+			opts:   policy.CacheOptions{StaleFor: policy.Off},
+			script: []policy.Access{okAccess("v1", hour), unreachableAccess("u1")},
+			steps: []cacheStep{
+				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
+				{advance: hour, wantResult: X, wantState: miss, wantLabel: "u1", wantFetches: 2},
+			},
+		},
+		{
+			name:   "MinTTL Off lets max-age 0 refetch at once",
+			opts:   policy.CacheOptions{MinTTL: policy.Off},
+			script: []policy.Access{okAccess("v1", 0), okAccess("v2", 0)},
+			steps: []cacheStep{
+				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
+				{wantResult: S, wantState: miss, wantLabel: "v2", wantFetches: 2},
+			},
+		},
+		{
 			name:   "default StaleFor is 24h",
 			script: []policy.Access{okAccess("v1", -1), unreachableAccess("u1"), unreachableAccess("u2")},
 			steps: []cacheStep{

@@ -1,6 +1,10 @@
 package policy
 
-import "github.com/robotsproxy/robotsproxy/robots"
+import (
+	"time"
+
+	"github.com/robotsproxy/robotsproxy/robots"
+)
 
 // Reason says why a request was allowed or denied.
 type Reason string
@@ -43,6 +47,27 @@ const (
 	ReasonAuthRequired Reason = "proxy-auth-required"
 	// ReasonAuthFailed: the request's proxy credentials are wrong (HTTP 407).
 	ReasonAuthFailed Reason = "proxy-auth-failed"
+	// ReasonAuthThrottled: the client address or the user name has used up
+	// its failed proxy authentication attempts; the credentials were not
+	// checked (HTTP 429 with Retry-After).
+	ReasonAuthThrottled Reason = "proxy-auth-throttled"
+	// ReasonURITooLong: the request target is longer than
+	// client.max_request_target_bytes (HTTP 414); refused before any
+	// policy work.
+	ReasonURITooLong Reason = "uri-too-long"
+	// ReasonHeaderTooLarge: the request line and headers exceed
+	// client.max_header_bytes (HTTP 431, sent by the HTTP server).
+	ReasonHeaderTooLarge Reason = "header-too-large"
+	// ReasonMalformed: the HTTP server could not parse the request
+	// (HTTP 400, 417, 501 or 505, sent by the HTTP server).
+	ReasonMalformed Reason = "malformed-request"
+	// ReasonClientTimeout: the client sent part of a request line and
+	// headers, then nothing more for client.read_header_timeout; no
+	// response is sent (status 0).
+	ReasonClientTimeout Reason = "client-timeout"
+	// ReasonShutdown: the proxy shut down before the request was decided
+	// (HTTP 503, or status 0 when nothing could be sent).
+	ReasonShutdown Reason = "shutdown"
 )
 
 // NeedsAuth reports whether the decision is a proxy authentication failure,
@@ -73,6 +98,39 @@ type Decision struct {
 	Cache CacheState
 	// Err is the fetch or request error behind the decision, if any.
 	Err error
+	// RobotsSHA256 is the SHA-256 of the robots.txt body in force (see
+	// Access.SHA256), zero when none was read: the key of that body in
+	// the robots.txt archive. The audit line shows it as robots_sha256.
+	RobotsSHA256 [32]byte
+	// RobotsFetchedAt is when the access result in force was fetched,
+	// zero when none was needed: with RobotsURL it names the archive's
+	// fetch record. The audit line shows it as robots_fetched_at.
+	RobotsFetchedAt time.Time
+	// ReportOnly is true when the request is denied but forwarded anyway:
+	// a robots.txt denial (reason rule or unreachable) in report mode (see
+	// Mode). The zero value enforces, so a decision made on any other path
+	// fails closed. The audit line shows it as "enforced": !ReportOnly.
+	ReportOnly bool
+	// RetryAfter is how long a throttled client should wait before it
+	// tries again; zero unless Reason is ReasonAuthThrottled.
+	RetryAfter time.Duration
+	// ResolvedPath is the request path as an origin may resolve it (dot
+	// segments, empty segments, escaped dots and slashes; see MatchPath),
+	// percent-normalised as rules are matched (RFC 9309 2.2.2): the reading
+	// that decided when it is not the path as sent, else ResolvePath's
+	// reading. "" when it equals the path as sent, or when the decision was
+	// made before the path was read (bad request).
+	ResolvedPath string
+}
+
+// RetryAfterSeconds returns RetryAfter in whole seconds, rounded up, for a
+// Retry-After header (RFC 9110 10.2.3): at least 1 when the decision is
+// throttled, 0 otherwise.
+func (d *Decision) RetryAfterSeconds() int64 {
+	if d.Reason != ReasonAuthThrottled {
+		return 0
+	}
+	return max(1, int64((d.RetryAfter+time.Second-1)/time.Second))
 }
 
 // Rule returns the deciding rule, or nil.

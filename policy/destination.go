@@ -19,6 +19,7 @@ var (
 	errHostDenied     = errors.New("host is not allowed by the destination policy")
 	errConnectRefused = errors.New("CONNECT is refused by configuration")
 	errConnectPort    = errors.New("CONNECT port is not allowed")
+	errConnectNoPort  = errors.New("want host:port with an explicit port (RFC 9110 9.3.6)")
 )
 
 // hostList matches canonical hosts against operator entries:
@@ -115,16 +116,12 @@ func (p *Policy) destinationAllowed(host string) bool {
 // and https for any other port.
 func (p *Policy) DecideConnect(ctx context.Context, r Request, intercept bool) Decision {
 	d := Decision{Identity: p.IdentityOf(r)}
-	scheme := "https"
-	if _, port, err := net.SplitHostPort(r.Host); err == nil && strings.TrimLeft(port, "0") == "80" { // ":080" too, as Authority
-		scheme = "http"
-	}
-	_, authority, err := Authority(scheme, r.Host)
-	switch {
-	case p.opts.RefuseConnect:
+	if p.opts.RefuseConnect {
 		d.Reason, d.Err = ReasonConnectRefused, errConnectRefused
 		return d
-	case err != nil:
+	}
+	scheme, authority, err := ConnectAuthority(r.Host)
+	if err != nil {
 		d.Reason, d.Err = ReasonBadRequest, err
 		return d
 	}
@@ -145,18 +142,44 @@ func (p *Policy) DecideConnect(ctx context.Context, r Request, intercept bool) D
 	return d
 }
 
+// ConnectAuthority canonicalises a CONNECT request target (RFC 9110
+// 9.3.6: authority-form, host and port) into the scheme whose robots.txt
+// applies ("http" for port 80, else "https") and the canonical authority
+// (see Authority), which is what the proxy dials: the port decided is the
+// port dialled. A target with no explicit port ("127.0.0.1", "[::1]",
+// "example.com.", "::1:443") is ambiguous, since clients and servers
+// disagree on the default, and is an error (HTTP 400).
+func ConnectAuthority(target string) (scheme, authority string, err error) {
+	host, port, err := net.SplitHostPort(target)
+	if err != nil || host == "" || port == "" {
+		return "", "", fmt.Errorf("CONNECT target %q: %w", target, errConnectNoPort)
+	}
+	scheme = "https"
+	if strings.TrimLeft(port, "0") == "80" { // ":080" too, as Authority
+		scheme = "http"
+	}
+	_, authority, err = Authority(scheme, target)
+	return scheme, authority, err
+}
+
 // Authenticate resolves the pinned identity of a request from its
 // Proxy-Authorization header value and client address (see Pinner.Pin).
 // When that fails it returns a denial with reason "proxy-auth-required" or
-// "proxy-auth-failed", which the proxy answers with 407.
-func (p *Policy) Authenticate(proxyAuthorization string, client netip.Addr) (Pin, *Decision) {
-	pin, err := p.opts.Pinner.Pin(proxyAuthorization, client)
+// "proxy-auth-failed", which the proxy answers with 407, or
+// "proxy-auth-throttled" with RetryAfter set, answered with 429. ctx bounds
+// the wait for a bcrypt slot.
+func (p *Policy) Authenticate(ctx context.Context, proxyAuthorization string, client netip.Addr) (Pin, *Decision) {
+	pin, err := p.opts.Pinner.Pin(ctx, proxyAuthorization, client)
 	if err == nil {
 		return pin, nil
 	}
 	d := &Decision{Reason: ReasonAuthFailed, Err: err, Identity: Identity{Token: "*", Source: SourceDefault, User: pin.User}}
-	if errors.Is(err, ErrProxyAuthRequired) {
+	var throttled *ThrottledError
+	switch {
+	case errors.Is(err, ErrProxyAuthRequired):
 		d.Reason = ReasonAuthRequired
+	case errors.As(err, &throttled):
+		d.Reason, d.RetryAfter = ReasonAuthThrottled, throttled.RetryAfter
 	}
 	return pin, d
 }

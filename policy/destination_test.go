@@ -75,7 +75,7 @@ func TestDecidePinned(t *testing.T) {
 		if client != "" {
 			addr = netip.MustParseAddr(client)
 		}
-		pin, err := pinner.Pin(header, addr)
+		pin, err := pinner.Pin(t.Context(), header, addr)
 		if err != nil {
 			t.Fatalf("Pin(%q, %s): %v", header, client, err)
 		}
@@ -334,9 +334,13 @@ func TestDecideConnect(t *testing.T) {
 		{name: "default port 443", body: allowAll, host: "example.com:443",
 			wantAllowed: true, wantReason: policy.ReasonRule, wantLine: 2,
 			wantRobotsURL: "https://example.com/robots.txt", wantFetches: []string{"https://example.com:443"}},
-		{name: "no port means 443", body: allowAll, host: "example.com",
-			wantAllowed: true, wantReason: policy.ReasonRule, wantLine: 2,
-			wantRobotsURL: "https://example.com/robots.txt", wantFetches: []string{"https://example.com:443"}},
+		// No port is ambiguous (decided as 443, dialled as 80 by goproxy):
+		// refused before any fetch, in every spelling.
+		{name: "no port is a bad request", body: allowAll, host: "example.com", wantReason: policy.ReasonBadRequest},
+		{name: "no port, IPv6 literal", body: allowAll, host: "[2001:db8::1]", wantReason: policy.ReasonBadRequest},
+		{name: "no port, trailing dot", body: allowAll, host: "example.com.", wantReason: policy.ReasonBadRequest},
+		{name: "empty port", body: allowAll, host: "example.com:", wantReason: policy.ReasonBadRequest},
+		{name: "bare IPv6 with a port-like tail", body: allowAll, host: "2001:db8::1:443", wantReason: policy.ReasonBadRequest},
 		{name: "default ports refuse 8443", body: allowAll, host: "example.com:8443",
 			wantReason: policy.ReasonConnectPort, wantRobotsURL: "https://example.com:8443/robots.txt"},
 		{name: "default ports refuse 80", body: allowAll, host: "example.com:80",
@@ -459,7 +463,7 @@ func mustRangePin(t *testing.T, token string) policy.Pin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pin, err := p.Pin("", netip.MustParseAddr("10.0.0.1"))
+	pin, err := p.Pin(t.Context(), "", netip.MustParseAddr("10.0.0.1"))
 	if err != nil || pin.Token != token {
 		t.Fatalf("range pin: got %+v, %v", pin, err)
 	}
@@ -505,7 +509,7 @@ func TestAuthenticate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, f := newStubPolicy("", policy.Options{Pinner: tt.pinner})
-			pin, d := p.Authenticate(tt.header, tt.client)
+			pin, d := p.Authenticate(t.Context(), tt.header, tt.client)
 			if len(f.Calls()) != 0 {
 				t.Errorf("Authenticate fetched robots.txt: %q", f.Calls())
 			}

@@ -1,10 +1,12 @@
 package policy
 
 import (
+	"context"
 	"crypto/sha256"
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 )
 
 // FetcherProxy returns the proxy function of f's HTTP transport, and false
@@ -43,4 +45,56 @@ func FillVerified(p *Pinner, n int) {
 // memo answered without running bcrypt.
 func BreakPasswordHash(p *Pinner, user string) {
 	p.hashes[user] = []byte("$2a$04$invalidinvalidinvalidinvalidinvalidinvalidinvalidinval")
+}
+
+// ThrottleMaxKeys is throttleMaxKeys, the bound of the keys a Pinner's
+// throttle tracks.
+const ThrottleMaxKeys = throttleMaxKeys
+
+// TrackedKeys returns how many client addresses and user names p's
+// throttle tracks.
+func TrackedKeys(p *Pinner) int { return p.throttle.len() }
+
+// BcryptCounter counts the bcrypt comparisons of a Pinner.
+type BcryptCounter struct {
+	mu             sync.Mutex
+	calls, running int
+	maxRunning     int
+}
+
+// Counts returns the comparisons made and the most that ran at once.
+func (c *BcryptCounter) Counts() (calls, maxRunning int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls, c.maxRunning
+}
+
+// CountBcrypt wraps p's bcrypt comparison (still the real one) with c;
+// call it before p is used.
+func CountBcrypt(p *Pinner) *BcryptCounter {
+	c := &BcryptCounter{}
+	real := p.bcrypt
+	p.bcrypt = func(hash, password []byte) error {
+		c.mu.Lock()
+		c.calls++
+		c.running++
+		c.maxRunning = max(c.maxRunning, c.running)
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			c.running--
+			c.mu.Unlock()
+		}()
+		return real(hash, password)
+	}
+	return c
+}
+
+// HoldCheckSlots takes n of p's bcrypt slots, as n running checks would,
+// until release is called.
+func HoldCheckSlots(p *Pinner, n int) (release func()) {
+	if err := p.checks.Acquire(context.Background(), int64(n)); err != nil {
+		panic(err)
+	}
+	return func() { p.checks.Release(int64(n)) }
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -9,8 +10,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/sync/semaphore"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -44,6 +48,9 @@ type User struct {
 	PasswordHash []byte
 	// Token is the product token the user's requests are decided as.
 	Token string
+	// Mode is how robots.txt denials of the user's requests are acted on;
+	// "" means the policy's default (Options.Mode).
+	Mode Mode
 }
 
 // ClientRange pins the requests of clients whose address lies in Prefix.
@@ -52,6 +59,9 @@ type ClientRange struct {
 	Prefix netip.Prefix
 	// Token is the product token the range's requests are decided as.
 	Token string
+	// Mode is how robots.txt denials of the range's requests are acted
+	// on; "" means the policy's default (Options.Mode).
+	Mode Mode
 }
 
 // PinOptions configure a Pinner.
@@ -64,6 +74,11 @@ type PinOptions struct {
 	// Required answers requests that are neither authenticated nor from a
 	// pinned range with ErrProxyAuthRequired (HTTP 407).
 	Required bool
+	// Throttle limits failed credential checks and concurrent bcrypt
+	// comparisons; the zero value limits nothing.
+	Throttle ThrottleOptions
+	// Now is the clock of the throttle; default time.Now.
+	Now func() time.Time
 }
 
 // Pin is a pinned identity; the zero Pin pins nothing.
@@ -75,6 +90,8 @@ type Pin struct {
 	// User is the authenticated user name, "" unless Source is
 	// SourceCredentials.
 	User string
+	// Mode is the pinned identity's mode, "" for the policy's default.
+	Mode Mode
 
 	candidates []string // []string{Token}, shared
 }
@@ -92,30 +109,49 @@ const verifiedMax = 1024
 //
 // bcrypt is slow on purpose (tens of milliseconds per check), so a
 // successful check is remembered, by the SHA-256 of the whole header value,
-// for the Pinner's lifetime (bounded; cleared when full). Failed checks are
-// never remembered: each one costs the full bcrypt time.
+// for the Pinner's lifetime (bounded; cleared when full); a remembered
+// header is answered first, without bcrypt and without throttling. Failed
+// checks are never remembered: each one costs the full bcrypt time, so
+// they are throttled per client address and per user name before bcrypt
+// runs (ThrottleOptions), and bcrypt runs in at most
+// ThrottleOptions.MaxConcurrentChecks goroutines at once.
 type Pinner struct {
 	users    map[string]Pin
 	hashes   map[string][]byte
 	ranges   []ClientRange // longest prefix first
 	required bool
-	dummy    []byte // compared against for unknown users, to even out timing
+	dummy    []byte              // compared against for unknown users, to even out timing
+	throttle *throttle           // nil when not throttling
+	checks   *semaphore.Weighted // nil when bcrypt is not bounded
+	bcrypt   func(hash, password []byte) error
 
 	mu       sync.RWMutex
 	verified map[[sha256.Size]byte]Pin
+	// flights coalesces concurrent checks of one header: a crawler that
+	// opens many connections with the same credentials at once runs one
+	// bcrypt check and takes one throttle token, not one each.
+	flights singleflight.Group
 }
 
 // NewPinner validates the options and returns a Pinner. Errors name the
-// offending user or range: a duplicate or empty name, a hash that is not
-// bcrypt, a token that is not a product token (RFC 9309 2.2.1).
+// offending user, range or throttle option: a duplicate or empty name, a
+// hash that is not bcrypt, a token that is not a product token (RFC 9309
+// 2.2.1), a negative rate or bound.
 func NewPinner(o PinOptions) (*Pinner, error) {
+	if err := o.Throttle.validate(); err != nil {
+		return nil, fmt.Errorf("auth throttle: %w", err)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	p := &Pinner{users: map[string]Pin{}, hashes: map[string][]byte{}, required: o.Required,
-		verified: map[[sha256.Size]byte]Pin{}}
+		verified: map[[sha256.Size]byte]Pin{}, throttle: newThrottle(o.Throttle, o.Now),
+		checks: newChecks(o.Throttle.MaxConcurrentChecks), bcrypt: bcrypt.CompareHashAndPassword}
 	for i, u := range o.Users {
 		if err := checkUser(u, p.users); err != nil {
 			return nil, fmt.Errorf("user %d (%q): %w", i, u.Name, err)
 		}
-		p.users[u.Name] = newPin(u.Token, SourceCredentials, u.Name)
+		p.users[u.Name] = newPin(u.Token, SourceCredentials, u.Name, u.Mode)
 		p.hashes[u.Name] = u.PasswordHash
 		p.dummy = u.PasswordHash
 	}
@@ -144,8 +180,8 @@ func checkUser(u User, seen map[string]Pin) error {
 	return nil
 }
 
-func newPin(token string, source IdentitySource, user string) Pin {
-	return Pin{Token: token, Source: source, User: user, candidates: []string{token}}
+func newPin(token string, source IdentitySource, user string, mode Mode) Pin {
+	return Pin{Token: token, Source: source, User: user, Mode: mode, candidates: []string{token}}
 }
 
 // Enabled reports whether the Pinner pins or requires anything.
@@ -162,17 +198,23 @@ func (p *Pinner) Enabled() bool {
 // configured the header is ignored (it may be meant for a proxy further
 // along a chain). On
 // ErrProxyAuthFailed the returned Pin's User names the user tried, if any.
-func (p *Pinner) Pin(proxyAuthorization string, client netip.Addr) (Pin, error) {
+//
+// A header that is not remembered as verified is refused with a
+// *ThrottledError (wrapping ErrProxyAuthThrottled) before it is checked
+// when the client's or the user's failures are used up. While waiting for
+// a bcrypt slot the check ends with ctx (an error wrapping
+// ErrProxyAuthFailed and ctx.Err()).
+func (p *Pinner) Pin(ctx context.Context, proxyAuthorization string, client netip.Addr) (Pin, error) {
 	if p == nil {
 		return Pin{}, nil
 	}
 	if proxyAuthorization != "" && len(p.users) > 0 {
-		return p.authenticate(proxyAuthorization)
+		return p.authenticate(ctx, proxyAuthorization, client)
 	}
 	client = client.Unmap().WithZone("") // Prefix.Contains is false for zoned addresses
 	for _, r := range p.ranges {
 		if r.Prefix.Contains(client) {
-			return newPin(r.Token, SourceClientRange, ""), nil
+			return newPin(r.Token, SourceClientRange, "", r.Mode), nil
 		}
 	}
 	if p.required {
@@ -181,8 +223,10 @@ func (p *Pinner) Pin(proxyAuthorization string, client netip.Addr) (Pin, error) 
 	return Pin{}, nil
 }
 
-// authenticate checks Basic credentials (RFC 7617) against the users.
-func (p *Pinner) authenticate(header string) (Pin, error) {
+// authenticate checks Basic credentials (RFC 7617) against the users: the
+// memo first, then the throttle, then bcrypt. A malformed header counts as
+// a failure of the client (it costs no bcrypt).
+func (p *Pinner) authenticate(ctx context.Context, header string, client netip.Addr) (Pin, error) {
 	sum := sha256.Sum256([]byte(header))
 	p.mu.RLock()
 	pin, ok := p.verified[sum]
@@ -190,21 +234,42 @@ func (p *Pinner) authenticate(header string) (Pin, error) {
 	if ok {
 		return pin, nil
 	}
+	v, err, _ := p.flights.Do(string(sum[:]), func() (any, error) {
+		return p.check(ctx, header, sum, client)
+	})
+	return v.(Pin), err
+}
+
+// check is authenticate for a header that is not remembered: the
+// throttle, then bcrypt, then the memo.
+func (p *Pinner) check(ctx context.Context, header string, sum [sha256.Size]byte, client netip.Addr) (Pin, error) {
 	name, password, err := parseBasic(header)
+	done, retry := p.throttle.admit(client, name, err == nil)
+	if retry > 0 {
+		return Pin{User: name}, &ThrottledError{RetryAfter: retry}
+	}
 	if err != nil {
+		done(true)
 		return Pin{}, fmt.Errorf("%w: %v", ErrProxyAuthFailed, err)
 	}
 	hash, known := p.hashes[name]
 	if !known {
-		if p.dummy != nil {
-			_ = bcrypt.CompareHashAndPassword(p.dummy, []byte(password))
-		}
-		return Pin{User: name}, fmt.Errorf("%w: unknown user %q", ErrProxyAuthFailed, name)
+		hash = p.dummy // to even out timing; no password matches for an unknown user
 	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil {
+	match, err := p.compare(ctx, hash, password)
+	switch {
+	case err != nil:
+		done(false) // nothing was checked
+		return Pin{User: name}, fmt.Errorf("%w: %w", ErrProxyAuthFailed, err)
+	case !known:
+		done(true)
+		return Pin{User: name}, fmt.Errorf("%w: unknown user %q", ErrProxyAuthFailed, name)
+	case !match:
+		done(true)
 		return Pin{User: name}, fmt.Errorf("%w: wrong password for user %q", ErrProxyAuthFailed, name)
 	}
-	pin = p.users[name]
+	done(false)
+	pin := p.users[name]
 	p.mu.Lock()
 	if len(p.verified) >= verifiedMax {
 		clear(p.verified)

@@ -174,7 +174,7 @@ func TestPin(t *testing.T) {
 	pinners := map[bool]*policy.Pinner{false: newTestPinner(t, false), true: newTestPinner(t, true)}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pin, err := pinners[tt.required].Pin(tt.header, tt.client)
+			pin, err := pinners[tt.required].Pin(t.Context(), tt.header, tt.client)
 			if tt.wantErr == nil {
 				if err != nil {
 					t.Fatalf("Pin(%q, %v): got error %v, want none", tt.header, tt.client, err)
@@ -215,7 +215,7 @@ func TestPin(t *testing.T) {
 func TestPinErrorsDoNotLeakPasswords(t *testing.T) {
 	p := newTestPinner(t, true)
 	for _, h := range []string{basic("alice", "Sup3rSecretGuess"), basic("nobody", "Sup3rSecretGuess")} {
-		_, err := p.Pin(h, netip.Addr{})
+		_, err := p.Pin(t.Context(), h, netip.Addr{})
 		if err == nil || strings.Contains(err.Error(), "Sup3rSecretGuess") || strings.Contains(err.Error(), strings.TrimPrefix(h, "Basic ")) {
 			t.Errorf("Pin(%q): got error %v, want an error without the password or the encoded credentials", h, err)
 		}
@@ -225,7 +225,7 @@ func TestPinErrorsDoNotLeakPasswords(t *testing.T) {
 func TestPinNilPinner(t *testing.T) {
 	var p *policy.Pinner
 	for _, h := range []string{"", basic("alice", "x"), "garbage"} {
-		pin, err := p.Pin(h, netip.MustParseAddr("10.1.2.3"))
+		pin, err := p.Pin(t.Context(), h, netip.MustParseAddr("10.1.2.3"))
 		if err != nil || pin.Token != "" || pin.Source != "" || pin.User != "" {
 			t.Errorf("(*Pinner)(nil).Pin(%q): got %+v, %v, want the zero Pin and no error", h, pin, err)
 		}
@@ -331,10 +331,10 @@ func TestNewPinnerKeepsNoReference(t *testing.T) {
 	o.Users[0].Name = "eve"
 	o.Ranges[1].Token = "Changed"
 	o.Ranges[1].Prefix = netip.MustParsePrefix("10.2.0.0/16")
-	if pin, err := p.Pin(basic("alice", "alice-pw"), netip.Addr{}); err != nil || pin.Token != "AliceBot" {
+	if pin, err := p.Pin(t.Context(), basic("alice", "alice-pw"), netip.Addr{}); err != nil || pin.Token != "AliceBot" {
 		t.Errorf("after changing the options: Pin(alice): got %+v, %v, want AliceBot", pin, err)
 	}
-	if pin, err := p.Pin("", netip.MustParseAddr("10.1.2.3")); err != nil || pin.Token != "NarrowBot" {
+	if pin, err := p.Pin(t.Context(), "", netip.MustParseAddr("10.1.2.3")); err != nil || pin.Token != "NarrowBot" {
 		t.Errorf("after changing the options: Pin(10.1.2.3): got %+v, %v, want NarrowBot", pin, err)
 	}
 }
@@ -371,7 +371,7 @@ func TestPinRangeOrderIndependent(t *testing.T) {
 				t.Fatal(err)
 			}
 			for addr, want := range cases {
-				pin, err := p.Pin("", netip.MustParseAddr(addr))
+				pin, err := p.Pin(t.Context(), "", netip.MustParseAddr(addr))
 				if err != nil || pin.Token != want || pin.Source != policy.SourceClientRange {
 					t.Errorf("ranges %v: Pin(%s): got %+v, %v, want Token %q from a client range", order, addr, pin, err, want)
 				}
@@ -390,7 +390,7 @@ func TestPinMemo(t *testing.T) {
 		if n := policy.VerifiedLen(p); n != 0 {
 			t.Fatalf("new Pinner: got %d remembered credentials, want 0", n)
 		}
-		first, err := p.Pin(h, netip.Addr{})
+		first, err := p.Pin(t.Context(), h, netip.Addr{})
 		if err != nil {
 			t.Fatalf("first Pin: %v", err)
 		}
@@ -400,7 +400,7 @@ func TestPinMemo(t *testing.T) {
 		// No password matches the stored hash any more: only the memo can
 		// answer.
 		policy.BreakPasswordHash(p, "alice")
-		second, err := p.Pin(h, netip.Addr{})
+		second, err := p.Pin(t.Context(), h, netip.Addr{})
 		if err != nil {
 			t.Fatalf("second Pin of the same header: got error %v, want the remembered pin (bcrypt ran again)", err)
 		}
@@ -412,14 +412,14 @@ func TestPinMemo(t *testing.T) {
 		}
 		// A differently spelt header is another key and goes to bcrypt.
 		other := "basic " + strings.TrimPrefix(h, "Basic ")
-		if _, err := p.Pin(other, netip.Addr{}); !errors.Is(err, policy.ErrProxyAuthFailed) {
+		if _, err := p.Pin(t.Context(), other, netip.Addr{}); !errors.Is(err, policy.ErrProxyAuthFailed) {
 			t.Errorf("Pin(%q) after the hash changed: got error %v, want ErrProxyAuthFailed", other, err)
 		}
 	})
 	t.Run("failures are never remembered", func(t *testing.T) {
 		p := newTestPinner(t, false)
 		for _, h := range []string{basic("alice", "wrong"), basic("alice", "wrong"), basic("mallory", "x"), "Basic !!", "Bearer x", basic("bob", "")} {
-			if _, err := p.Pin(h, netip.Addr{}); err == nil {
+			if _, err := p.Pin(t.Context(), h, netip.Addr{}); err == nil {
 				t.Fatalf("Pin(%q): got no error, want one", h)
 			}
 			if n := policy.VerifiedLen(p); n != 0 {
@@ -427,7 +427,7 @@ func TestPinMemo(t *testing.T) {
 			}
 		}
 		// Range pins are not credentials: nothing to remember.
-		if _, err := p.Pin("", netip.MustParseAddr("10.1.2.3")); err != nil {
+		if _, err := p.Pin(t.Context(), "", netip.MustParseAddr("10.1.2.3")); err != nil {
 			t.Fatal(err)
 		}
 		if n := policy.VerifiedLen(p); n != 0 {
@@ -436,10 +436,10 @@ func TestPinMemo(t *testing.T) {
 	})
 	t.Run("wrong password after a success still fails", func(t *testing.T) {
 		p := newTestPinner(t, false)
-		if _, err := p.Pin(basic("alice", "alice-pw"), netip.Addr{}); err != nil {
+		if _, err := p.Pin(t.Context(), basic("alice", "alice-pw"), netip.Addr{}); err != nil {
 			t.Fatal(err)
 		}
-		if pin, err := p.Pin(basic("alice", "alice-pwX"), netip.Addr{}); !errors.Is(err, policy.ErrProxyAuthFailed) {
+		if pin, err := p.Pin(t.Context(), basic("alice", "alice-pwX"), netip.Addr{}); !errors.Is(err, policy.ErrProxyAuthFailed) {
 			t.Errorf("wrong password after a success: got %+v, %v, want ErrProxyAuthFailed", pin, err)
 		}
 		if n := policy.VerifiedLen(p); n != 1 {
@@ -449,7 +449,7 @@ func TestPinMemo(t *testing.T) {
 	t.Run("each user is remembered apart", func(t *testing.T) {
 		p := newTestPinner(t, false)
 		for _, c := range []struct{ user, pw, token string }{{"alice", "alice-pw", "AliceBot"}, {"bob", "bob:pw with colon", "BobBot"}, {"alice", "alice-pw", "AliceBot"}} {
-			pin, err := p.Pin(basic(c.user, c.pw), netip.Addr{})
+			pin, err := p.Pin(t.Context(), basic(c.user, c.pw), netip.Addr{})
 			if err != nil || pin.Token != c.token || pin.User != c.user {
 				t.Errorf("Pin(%s): got %+v, %v, want Token %q User %q", c.user, pin, err, c.token, c.user)
 			}
@@ -461,13 +461,13 @@ func TestPinMemo(t *testing.T) {
 	t.Run("bounded", func(t *testing.T) {
 		p := newTestPinner(t, false)
 		policy.FillVerified(p, policy.VerifiedMax-1)
-		if _, err := p.Pin(basic("alice", "alice-pw"), netip.Addr{}); err != nil {
+		if _, err := p.Pin(t.Context(), basic("alice", "alice-pw"), netip.Addr{}); err != nil {
 			t.Fatal(err)
 		}
 		if n := policy.VerifiedLen(p); n != policy.VerifiedMax {
 			t.Fatalf("filled to the bound: got %d remembered credentials, want %d", n, policy.VerifiedMax)
 		}
-		if _, err := p.Pin(basic("bob", "bob:pw with colon"), netip.Addr{}); err != nil {
+		if _, err := p.Pin(t.Context(), basic("bob", "bob:pw with colon"), netip.Addr{}); err != nil {
 			t.Fatal(err)
 		}
 		if n := policy.VerifiedLen(p); n != 1 {
@@ -497,7 +497,7 @@ func TestPinConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := range 8 {
 				h := headers[(g+i)%len(headers)]
-				pin, err := p.Pin(h.header, netip.MustParseAddr("10.1.0.1"))
+				pin, err := p.Pin(t.Context(), h.header, netip.MustParseAddr("10.1.0.1"))
 				if (err == nil) != (h.token != "") || pin.Token != h.token {
 					select {
 					case errs <- fmt.Errorf("Pin(%q): got %+v, %v, want Token %q", h.header, pin, err, h.token):
@@ -551,11 +551,11 @@ func TestPinNoUsersIgnoresCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pin, err := p.Pin(basic("someone", "pw"), netip.MustParseAddr("10.1.1.1"))
+	pin, err := p.Pin(t.Context(), basic("someone", "pw"), netip.MustParseAddr("10.1.1.1"))
 	if err != nil || pin.Token != "RangeBot" || pin.Source != policy.SourceClientRange {
 		t.Errorf("got %+v, %v; want the range's pin and no error", pin, err)
 	}
-	if pin, err := p.Pin("Garbage", netip.MustParseAddr("192.0.2.1")); err != nil || pin.Token != "" {
+	if pin, err := p.Pin(t.Context(), "Garbage", netip.MustParseAddr("192.0.2.1")); err != nil || pin.Token != "" {
 		t.Errorf("got %+v, %v; want nothing pinned and no error", pin, err)
 	}
 }
@@ -568,7 +568,7 @@ func TestPinMappedRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	for addr, want := range map[string]string{"10.2.3.4": "MappedBot", "::ffff:10.2.3.4": "MappedBot", "11.0.0.1": ""} {
-		if pin, _ := p.Pin("", netip.MustParseAddr(addr)); pin.Token != want {
+		if pin, _ := p.Pin(t.Context(), "", netip.MustParseAddr(addr)); pin.Token != want {
 			t.Errorf("client %s: pinned %q, want %q", addr, pin.Token, want)
 		}
 	}

@@ -14,8 +14,6 @@ import (
 	"strings"
 
 	"golang.org/x/net/idna"
-
-	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // Options configure a Policy.
@@ -40,6 +38,9 @@ type Options struct {
 	ConnectPorts []int
 	// RefuseConnect refuses every CONNECT (reason "connect-refused").
 	RefuseConnect bool
+	// Mode is how robots.txt denials are acted on for requests whose pin
+	// sets no mode; "" means ModeEnforce.
+	Mode Mode
 }
 
 // Policy decides requests. It is safe for concurrent use.
@@ -94,8 +95,31 @@ func (p *Policy) IdentityOf(r Request) Identity {
 // Decide returns the decision for a request. It fetches the authority's
 // robots.txt when the cache holds no fresh result, waiting for at most the
 // fetcher's timeout. Unreachable robots.txt files mean complete disallow
-// (RFC 9309 2.3.1.4): when in doubt, Decide denies.
+// (RFC 9309 2.3.1.4): when in doubt, Decide denies. The path is matched as
+// sent and as origins may resolve it, and denied when any reading is
+// disallowed (see MatchPath).
+//
+// In report mode (Options.Mode, or the request's pinned mode) a denial
+// that robots.txt makes is returned with ReportOnly set: the proxy
+// forwards the request and audits the denial (Decision.ReportOnly).
 func (p *Policy) Decide(ctx context.Context, r Request) Decision {
+	d := p.decide(ctx, r)
+	p.markReportOnly(&d, r.Pin)
+	return d
+}
+
+// markReportOnly sets d.ReportOnly: true only for a robots.txt denial of
+// a request whose mode is report.
+func (p *Policy) markReportOnly(d *Decision, pin Pin) {
+	mode := pin.Mode
+	if mode == "" {
+		mode = p.opts.Mode
+	}
+	d.ReportOnly = !d.Allowed && mode == ModeReport && reportable(d.Reason)
+}
+
+// decide is Decide before the mode is applied.
+func (p *Policy) decide(ctx context.Context, r Request) Decision {
 	d := Decision{Identity: p.IdentityOf(r)}
 	scheme, authority, err := Authority(r.Scheme, r.Host)
 	if err != nil {
@@ -103,7 +127,9 @@ func (p *Policy) Decide(ctx context.Context, r Request) Decision {
 		return d
 	}
 	d.RobotsURL = RobotsURL(scheme, authority)
-	path := robots.NormalizePath(r.Path)
+	// Issue 8: the path is matched as sent and as origins resolve it.
+	rs := readPath(r.Path)
+	d.ResolvedPath = rs.resolved
 	host := hostOf(authority)
 	switch {
 	case !p.destinationAllowed(host):
@@ -112,16 +138,18 @@ func (p *Policy) Decide(ctx context.Context, r Request) Decision {
 	case p.exempts.match(host):
 		d.Allowed, d.Reason = true, ReasonOverride
 		return d
-	case robots.IsRobotsTxt(path):
-		// RFC 9309 2.2.2: the /robots.txt URI is implicitly allowed.
+	case rs.robotsTxt():
+		// RFC 9309 2.2.2: the /robots.txt URI is implicitly allowed, when
+		// every reading of the path names it.
 		d.Allowed, d.Reason = true, ReasonImplicit
 		return d
 	}
 	a, state := p.opts.Cache.Get(ctx, scheme, authority)
 	d.Access, d.Status, d.Cache, d.Err = a.Result, a.Status, state, a.Err
+	d.RobotsSHA256, d.RobotsFetchedAt = a.SHA256, a.FetchedAt // the evidence (issue 9)
 	switch a.Result {
 	case Successful:
-		d.Verdict = a.Robots.TestNormalized(path, d.Identity.Candidates...)
+		d.Verdict, d.ResolvedPath = rs.match(a.Robots, d.Identity.Candidates)
 		d.Allowed, d.Reason = d.Verdict.Allowed, ReasonRule
 		if !d.Verdict.Matched() {
 			d.Reason = ReasonNoMatch

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -18,6 +19,8 @@ const (
 	FieldTokenSource  = "token_source"
 	FieldCandidates   = "candidates"
 	FieldDecision     = "decision"
+	FieldEnforced     = "enforced"
+	FieldPathResolved = "path_resolved"
 	FieldReason       = "reason"
 	FieldGroup        = "group"
 	FieldFallback     = "star_fallback"
@@ -27,13 +30,17 @@ const (
 	FieldAccess       = "access_result"
 	FieldRobotsStatus = "robots_status"
 	FieldCache        = "cache"
-	FieldStatus       = "status"
-	FieldBytes        = "bytes"
-	FieldDurationMS   = "duration_ms"
-	FieldTunnel       = "tunnel"
-	FieldIntercepted  = "intercepted"
-	FieldUser         = "user"
-	FieldError        = "error"
+	FieldRobotsSHA256 = "robots_sha256"
+	// FieldRobotsFetchedAt is when the robots.txt in force was fetched
+	// (RFC 3339 with nanoseconds, UTC).
+	FieldRobotsFetchedAt = "robots_fetched_at"
+	FieldStatus          = "status"
+	FieldBytes           = "bytes"
+	FieldDurationMS      = "duration_ms"
+	FieldTunnel          = "tunnel"
+	FieldIntercepted     = "intercepted"
+	FieldUser            = "user"
+	FieldError           = "error"
 )
 
 // audit writes the request's canonical log line and counts it in metrics,
@@ -44,41 +51,51 @@ func (p *Proxy) audit(r *http.Request, st *state, status int, bytes int64) {
 		return
 	}
 	st.audited = true
-	decision, reason := "none", "not-proxied"
+	decision, reason, enforced := "none", "not-proxied", true
 	if d := st.decision; d != nil {
-		decision, reason = "deny", string(d.Reason)
+		decision, reason, enforced = "deny", string(d.Reason), !d.ReportOnly
 		if d.Allowed {
 			decision = "allow"
 		}
 	}
-	p.opts.Metrics.countRequest(decision, reason)
+	p.opts.Metrics.countRequest(decision, reason, enforced)
 
-	e := p.opts.Audit.Log().
-		Str(FieldClient, r.RemoteAddr).
-		Str(FieldMethod, r.Method).
-		Str(FieldURL, requestURL(r, st.parent != nil)).
-		Str(FieldUserAgent, r.Header.Get("User-Agent")).
-		Str(FieldDecision, decision).
-		Str(FieldReason, reason)
+	f := fieldWriter{max: p.opts.MaxFieldBytes}
+	e := p.opts.Audit.Log()
+	e = f.str(e, FieldClient, r.RemoteAddr)
+	e = f.str(e, FieldMethod, r.Method)
+	e = f.str(e, FieldURL, requestURL(r, st.parent != nil))
+	e = f.str(e, FieldUserAgent, r.Header.Get("User-Agent"))
+	e = e.Str(FieldDecision, decision).Str(FieldReason, reason)
 	if d := st.decision; d != nil {
-		e = e.Str(FieldToken, d.Identity.Token).
-			Str(FieldTokenSource, string(d.Identity.Source)).
-			Strs(FieldCandidates, d.Identity.Candidates).
-			Str(FieldRobotsURL, d.RobotsURL)
+		e = e.Bool(FieldEnforced, enforced)
+		e = f.str(e, FieldToken, d.Identity.Token)
+		e = e.Str(FieldTokenSource, string(d.Identity.Source))
+		e = f.strs(e, FieldCandidates, d.Identity.Candidates)
+		e = f.str(e, FieldRobotsURL, d.RobotsURL)
 		if d.Identity.User != "" {
-			e = e.Str(FieldUser, d.Identity.User)
+			e = f.str(e, FieldUser, d.Identity.User)
 		}
 		if d.Verdict.Agent != "" {
-			e = e.Str(FieldGroup, d.Verdict.Agent).Bool(FieldFallback, d.Verdict.Fallback)
+			e = f.str(e, FieldGroup, d.Verdict.Agent).Bool(FieldFallback, d.Verdict.Fallback)
 		}
 		if rule := d.Rule(); rule != nil {
-			e = e.Str(FieldRule, rule.Text()).Int(FieldRuleLine, rule.Line)
+			e = f.str(e, FieldRule, rule.Text()).Int(FieldRuleLine, rule.Line)
 		}
 		if d.Access != "" {
 			e = e.Str(FieldAccess, string(d.Access)).Int(FieldRobotsStatus, d.Status).Str(FieldCache, string(d.Cache))
+			if d.RobotsSHA256 != [32]byte{} {
+				e = e.Hex(FieldRobotsSHA256, d.RobotsSHA256[:])
+			}
+			if !d.RobotsFetchedAt.IsZero() {
+				e = e.Str(FieldRobotsFetchedAt, d.RobotsFetchedAt.UTC().Format(time.RFC3339Nano))
+			}
+		}
+		if d.ResolvedPath != "" {
+			e = f.str(e, FieldPathResolved, d.ResolvedPath)
 		}
 		if d.Err != nil {
-			e = e.Str(FieldError, d.Err.Error())
+			e = f.str(e, FieldError, d.Err.Error())
 		}
 	}
 	if st.tunnel != "" {
@@ -86,6 +103,9 @@ func (p *Proxy) audit(r *http.Request, st *state, status int, bytes int64) {
 	}
 	if st.parent != nil {
 		e = e.Bool(FieldIntercepted, true)
+	}
+	if st.cutOff != "" {
+		e = e.Str(FieldCutOff, st.cutOff)
 	}
 	e.Int(FieldStatus, status).
 		Int64(FieldBytes, bytes).

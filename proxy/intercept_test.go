@@ -165,8 +165,8 @@ func TestInterceptHostMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 403 || resp.Header.Get(proxy.HeaderReason) != "bad-request" {
-		t.Errorf("got %d %q, want 403 bad-request", resp.StatusCode, resp.Header.Get(proxy.HeaderReason))
+	if resp.StatusCode != 400 || resp.Header.Get(proxy.HeaderReason) != "bad-request" {
+		t.Errorf("got %d %q, want 400 bad-request", resp.StatusCode, resp.Header.Get(proxy.HeaderReason))
 	}
 	if o.hitCount("/page") != 0 {
 		t.Error("the mismatched request reached the origin")

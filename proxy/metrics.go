@@ -13,6 +13,8 @@ type Metrics struct {
 	requests     *prometheus.CounterVec
 	fetches      *prometheus.CounterVec
 	fetchLatency *prometheus.HistogramVec
+	throttled    prometheus.Counter
+	client       clientMetrics
 }
 
 // NewMetrics registers the metrics on reg. cachedAuthorities reports the
@@ -21,8 +23,8 @@ func NewMetrics(reg prometheus.Registerer, cachedAuthorities func() int) *Metric
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "robotsproxy_requests_total",
-			Help: "Proxy requests by decision (allow, deny, none) and reason.",
-		}, []string{"decision", "reason"}),
+			Help: "Proxy requests by decision (allow, deny, none), reason, and enforced (false: a robots.txt denial forwarded in report mode).",
+		}, []string{"decision", "reason", "enforced"}),
 		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "robotsproxy_robots_fetches_total",
 			Help: "robots.txt fetches by access result (RFC 9309 2.3.1).",
@@ -32,12 +34,17 @@ func NewMetrics(reg prometheus.Registerer, cachedAuthorities func() int) *Metric
 			Help:    "robots.txt fetch latency in seconds, by access result.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
 		}, []string{"result"}),
+		throttled: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "robotsproxy_auth_throttled_total",
+			Help: "Proxy requests refused with 429 because their client or user had too many failed proxy logins.",
+		}),
 	}
 	cached := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "robotsproxy_cached_authorities",
 		Help: "Authorities (scheme, host, port) in the robots.txt cache.",
 	}, func() float64 { return float64(cachedAuthorities()) })
-	reg.MustRegister(m.requests, m.fetches, m.fetchLatency, cached)
+	reg.MustRegister(m.requests, m.fetches, m.fetchLatency, m.throttled, cached)
+	m.client = newClientMetrics(reg)
 	return m
 }
 
@@ -50,11 +57,18 @@ func (m *Metrics) ObserveFetch(a policy.Access) {
 	m.fetchLatency.WithLabelValues(string(a.Result)).Observe(a.Duration.Seconds())
 }
 
-func (m *Metrics) countRequest(decision, reason string) {
+func (m *Metrics) countRequest(decision, reason string, enforced bool) {
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(decision, reason).Inc()
+	e := "true"
+	if !enforced {
+		e = "false"
+	}
+	m.requests.WithLabelValues(decision, reason, e).Inc()
+	if reason == string(policy.ReasonAuthThrottled) {
+		m.throttled.Inc()
+	}
 }
 
 // RegisterCertMetrics exports the leaf-certificate cache of an intercepting

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/elazarl/goproxy"
@@ -41,13 +42,31 @@ type Options struct {
 	// AuthRealm is the realm of Proxy-Authenticate challenges; default
 	// "robotsproxy".
 	AuthRealm string
+	// MaxFieldBytes bounds each free-text audit field, in octets of
+	// encoded JSON; a longer value is cut and marked FIELD_truncated with
+	// FIELD_length. Default DefaultMaxFieldBytes; at most
+	// MaxFieldBytesLimit, so that a line stays under MaxAuditLineBytes.
+	MaxFieldBytes int
+	// MaxRequestTargetBytes bounds the request target (the URL as sent),
+	// in octets: a longer one is answered 414 URI Too Long before goproxy
+	// or any policy work. Default DefaultMaxRequestTargetBytes.
+	MaxRequestTargetBytes int
+	// BodyIdleTimeout bounds each wait for more of a request body: a
+	// client that sends nothing for this long is cut off (408 Request
+	// Timeout, cut_off "body-idle"). Default DefaultBodyIdleTimeout.
+	BodyIdleTimeout time.Duration
+	// BodyMinRate is the least average rate of a request body in octets
+	// per second, counted after the first BodyIdleTimeout; a slower body
+	// is cut off (408, cut_off "body-slow"). 0 means no minimum.
+	BodyMinRate int
 }
 
 // Proxy is an http.Handler that serves proxy requests (absolute-form
 // requests and CONNECT).
 type Proxy struct {
-	gp   *goproxy.ProxyHttpServer
-	opts Options
+	gp      *goproxy.ProxyHttpServer
+	opts    Options
+	flights flights // handlers running, for shutdown
 }
 
 // New returns a Proxy.
@@ -57,6 +76,16 @@ func New(o Options) *Proxy {
 	}
 	if o.AuthRealm == "" {
 		o.AuthRealm = "robotsproxy"
+	}
+	if o.MaxFieldBytes <= 0 {
+		o.MaxFieldBytes = DefaultMaxFieldBytes
+	}
+	o.MaxFieldBytes = min(o.MaxFieldBytes, MaxFieldBytesLimit)
+	if o.MaxRequestTargetBytes <= 0 {
+		o.MaxRequestTargetBytes = DefaultMaxRequestTargetBytes
+	}
+	if o.BodyIdleTimeout <= 0 {
+		o.BodyIdleTimeout = DefaultBodyIdleTimeout
 	}
 	gp := goproxy.NewProxyHttpServer()
 	gp.Tr = o.Transport
@@ -91,6 +120,8 @@ type state struct {
 	authority string
 	// audited is set once the audit line is written.
 	audited bool
+	// cutOff is the audit line's cut_off field, "" for none.
+	cutOff string
 }
 
 type stateKey struct{}
@@ -103,17 +134,27 @@ func stateFrom(ctx context.Context) *state {
 	return st
 }
 
-// ServeHTTP serves one proxy request and writes its audit line.
+// ServeHTTP serves one proxy request and writes its audit line. A request
+// target over MaxRequestTargetBytes is answered 414 first; a request body
+// is read with BodyIdleTimeout.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := &state{start: p.opts.Now()}
+	f := p.begin(r, st.start)
+	defer p.end(r, f)
+	if p.refuseTarget(w, r, f) {
+		return
+	}
 	cw := &countingWriter{ResponseWriter: w}
 	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
+	body := p.watchBody(w, r) // on the copy: the server keeps its own body
 	p.gp.ServeHTTP(cw, r)
+	body.finish()
 	status := cw.status
 	if status == 0 {
 		status = st.status
 	}
-	p.audit(r, st, status, cw.bytes)
+	st.cutOff = cutOff(r, body)
+	f.once(func() { p.audit(r, st, status, cw.bytes) })
 }
 
 // onRequest decides a plain-HTTP proxy request, or a request inside an
@@ -148,9 +189,12 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 		d = p.opts.Policy.Decide(req.Context(), r)
 	}
 	st.decision = &d
-	if !d.Allowed {
+	if !d.Allowed && !d.ReportOnly {
 		return req, rejectResponse(req, &d, p.opts.AuthRealm)
 	}
+	// Allowed, or denied in report mode: forwarded as sent, with no sign
+	// of robotsproxy, so a watched crawler cannot tell.
+	prepareOutbound(req) // RFC 9110 7.6.1: hop-by-hop fields stay here
 	return req, nil
 }
 
@@ -161,7 +205,7 @@ func (p *Proxy) authenticate(req *http.Request, st *state) *policy.Decision {
 	if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
 		client = ap.Addr()
 	}
-	pin, d := p.opts.Policy.Authenticate(req.Header.Get("Proxy-Authorization"), client)
+	pin, d := p.opts.Policy.Authenticate(req.Context(), req.Header.Get("Proxy-Authorization"), client)
 	st.pin, st.decision = pin, d
 	return d
 }
@@ -190,18 +234,25 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 		Pin:       st.pin,
 	}, intercept)
 	st.decision = &d
-	if !d.Allowed {
+	if !d.Allowed && !d.ReportOnly {
 		return p.rejectConnect(ctx, st, &d), host
 	}
 	st.status = http.StatusOK
+	// Dial exactly the authority that was decided: canonical, with its
+	// explicit port (goproxy would add ":80" to a target without one).
+	_, authority, err := policy.ConnectAuthority(host)
+	if err != nil { // DecideConnect allowed it, so this cannot happen; fail closed
+		d = policy.Decision{Identity: d.Identity, Reason: policy.ReasonBadRequest, Err: err}
+		return p.rejectConnect(ctx, st, &d), host
+	}
 	if !intercept {
 		st.tunnel = "host-level"
-		return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, host
+		return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, authority
 	}
 	st.tunnel = "intercepted"
-	_, st.authority, _ = policy.Authority("https", host) // the port is explicit
+	st.authority = authority
 	ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTripInner)
-	return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: p.opts.Intercept}, host
+	return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: p.opts.Intercept}, authority
 }
 
 // rejectConnect answers a CONNECT with the denial (403, or 407).
@@ -222,6 +273,9 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 		}
 		resp = upstreamErrorResponse(ctx.Req, ctx.Error, st)
 	}
+	if resp != nil && forwarded(st) {
+		prepareInbound(resp) // RFC 9110 7.6.1, towards the client too
+	}
 	if st != nil && st.parent != nil && resp != nil {
 		if ab, ok := resp.Body.(*auditBody); ok {
 			ab.status = resp.StatusCode // written when the body is closed
@@ -230,6 +284,13 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 		}
 	}
 	return resp
+}
+
+// forwarded reports whether the request was sent to the origin, so that
+// the response is the origin's (and not a refusal of ours, whose 407
+// challenge must reach the client).
+func forwarded(st *state) bool {
+	return st != nil && st.decision != nil && (st.decision.Allowed || st.decision.ReportOnly)
 }
 
 // roundTripInner carries a request from inside an intercepted tunnel to the
@@ -254,10 +315,15 @@ func (p *Proxy) roundTripInner(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 
 // requestPath returns the request target's path and query exactly as the
 // client sent them, so no decoding or re-encoding happens before RFC 9309
-// normalisation.
+// normalisation. An origin-form target ("/a?b", inside an intercepted
+// tunnel) is the path itself: "//x/y" is a path there, not an authority
+// (RFC 9112 3.2.1). A "#" in a target is no fragment delimiter: it is
+// forwarded as "%23", so it is matched as that.
 func requestPath(req *http.Request) string {
-	if req.RequestURI != "" {
-		return robots.PathOf(req.RequestURI)
+	if t := strings.ReplaceAll(req.RequestURI, "#", "%23"); strings.HasPrefix(t, "/") {
+		return t
+	} else if t != "" {
+		return robots.PathOf(t)
 	}
 	p := req.URL.EscapedPath()
 	if req.URL.RawQuery != "" || req.URL.ForceQuery {

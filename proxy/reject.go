@@ -27,14 +27,23 @@ const maxHeaderValue = 256
 
 // rejectResponse is the one function that turns a denial into a response:
 // 403 Forbidden with headers naming the product token, the deciding rule or
-// access result, and the robots.txt URL, and a short text body; or, for a
-// proxy authentication failure, 407 with a Basic challenge for realm.
+// access result, and the robots.txt URL, and a short text body; 400 Bad
+// Request instead for a target that cannot be enforced as sent (reason
+// "bad-request"); or, for a proxy authentication failure, 407 with a Basic challenge for realm; or,
+// for throttled proxy authentication, 429 with Retry-After in seconds (RFC
+// 6585 4, RFC 9110 10.2.3) and no challenge.
 func rejectResponse(req *http.Request, d *policy.Decision, realm string) *http.Response {
 	h := http.Header{}
 	status := http.StatusForbidden
-	if d.NeedsAuth() {
+	switch {
+	case d.NeedsAuth():
 		status = http.StatusProxyAuthRequired
 		h.Set("Proxy-Authenticate", fmt.Sprintf("Basic realm=%q, charset=\"UTF-8\"", realm))
+	case d.Reason == policy.ReasonBadRequest:
+		status = http.StatusBadRequest // an ambiguous or unenforceable target
+	case d.Reason == policy.ReasonAuthThrottled:
+		status = http.StatusTooManyRequests
+		h.Set("Retry-After", strconv.FormatInt(d.RetryAfterSeconds(), 10))
 	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
@@ -70,6 +79,8 @@ func denialText(d *policy.Decision) string {
 		return "robotsproxy: proxy authentication required (Proxy-Authorization: Basic)\n"
 	case policy.ReasonAuthFailed:
 		return "robotsproxy: proxy authentication failed\n"
+	case policy.ReasonAuthThrottled:
+		return fmt.Sprintf("robotsproxy: too many failed proxy authentication attempts; retry in %d seconds\n", d.RetryAfterSeconds())
 	case policy.ReasonHostDenied, policy.ReasonConnectPort, policy.ReasonConnectRefused, policy.ReasonBadRequest:
 		return fmt.Sprintf("robotsproxy: request refused (%s): %v\n", d.Reason, d.Err)
 	}
@@ -78,13 +89,18 @@ func denialText(d *policy.Decision) string {
 
 // upstreamErrorResponse answers a request whose upstream round trip failed:
 // 403 when the dial-time guard refused the address (a DNS answer that
-// changed after the robots.txt fetch), 502 otherwise.
+// changed after the robots.txt fetch), 503 or 408 when the proxy cut the
+// request off (see cutOffResponse), 502 otherwise.
 func upstreamErrorResponse(req *http.Request, err error, st *state) *http.Response {
+	if resp := cutOffResponse(req); resp != nil {
+		return resp
+	}
 	h := http.Header{}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	if netguard.IsRefused(err) {
 		if st.decision != nil {
 			st.decision.Allowed, st.decision.Reason, st.decision.Err = false, policy.ReasonDestination, err
+			st.decision.ReportOnly = false // the destination policy is always enforced
 			return rejectResponse(req, st.decision, "")
 		}
 		return textResponse(req, http.StatusForbidden, h, "robotsproxy: the destination resolves to a refused (non-public) address\n")

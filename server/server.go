@@ -7,10 +7,8 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"regexp"
 	"time"
@@ -19,21 +17,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/rs/zerolog"
-	"gopkg.in/natefinch/lumberjack.v2"
-
+	"github.com/robotsproxy/robotsproxy/audit"
 	"github.com/robotsproxy/robotsproxy/config"
 	"github.com/robotsproxy/robotsproxy/mitm"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 	"github.com/robotsproxy/robotsproxy/robots"
+	"github.com/rs/zerolog"
 )
 
 // Server is an assembled robotsproxy.
 type Server struct {
 	cfg     config.Config
-	proxy   http.Handler
+	proxy   *proxy.Proxy
+	metrics *proxy.Metrics
 	admin   http.Handler
 	audit   io.Writer
 	closeFn func() error
@@ -60,16 +58,20 @@ func New(cfg config.Config, stdout io.Writer, logger zerolog.Logger) (*Server, e
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var metrics *proxy.Metrics
+	archive, err := openArchive(cfg, logger)
+	if err != nil {
+		return nil, fmt.Errorf("audit.archive_dir: %w", err)
+	}
 	cache := policy.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
 		a := fetcher.Fetch(ctx, scheme, authority)
 		metrics.ObserveFetch(a)
-		return a
+		return archiveFetch(archive, a, logger)
 	}, policy.CacheOptions{
 		MaxEntries:       cfg.Cache.MaxEntries,
 		MaxTTL:           cfg.Cache.MaxTTL,
-		MinTTL:           cfg.Cache.MinTTL,
+		MinTTL:           offIfZero(cfg.Cache.MinTTL),
 		UnreachableRetry: cfg.Cache.UnreachableRetry,
-		StaleFor:         cfg.Cache.StaleFor,
+		StaleFor:         offIfZero(cfg.Cache.StaleFor),
 	})
 	metrics = proxy.NewMetrics(reg, cache.Len)
 	pinner, err := policy.NewPinner(cfg.PinOptions())
@@ -85,12 +87,16 @@ func New(cfg config.Config, stdout io.Writer, logger zerolog.Logger) (*Server, e
 		DenyHosts:     cfg.DenyHosts,
 		ConnectPorts:  cfg.Connect.Ports,
 		RefuseConnect: cfg.Connect.Refuse,
+		Mode:          policy.Mode(cfg.Mode),
 	})
 	intercept, err := interception(cfg.MITM, reg, logger)
 	if err != nil {
 		return nil, err
 	}
-	auditW, closeFn := auditWriter(cfg.Log, stdout)
+	auditW, closeFn, err := auditWriter(cfg, stdout)
+	if err != nil {
+		return nil, err
+	}
 	p := proxy.New(proxy.Options{
 		Intercept: intercept,
 		Policy:    pol,
@@ -101,10 +107,24 @@ func New(cfg config.Config, stdout io.Writer, logger zerolog.Logger) (*Server, e
 			MaxIdleConnsPerHost:   cfg.Upstream.MaxIdleConnsPerHost,
 			IdleTimeout:           cfg.Upstream.IdleTimeout,
 		}),
-		Audit:   proxy.NewAuditLogger(auditW),
-		Metrics: metrics,
+		Audit:         proxy.NewAuditLogger(auditW),
+		Metrics:       metrics,
+		MaxFieldBytes: cfg.Log.MaxFieldBytes,
+
+		MaxRequestTargetBytes: cfg.Client.MaxRequestTargetBytes,
+		BodyIdleTimeout:       cfg.Client.BodyIdleTimeout,
+		BodyMinRate:           cfg.Client.BodyMinRate,
 	})
-	return &Server{cfg: cfg, proxy: p, admin: adminHandler(reg), audit: auditW, closeFn: closeFn, log: logger}, nil
+	return &Server{cfg: cfg, proxy: p, metrics: metrics, admin: adminHandler(reg), audit: auditW, closeFn: closeFn, log: logger}, nil
+}
+
+// offIfZero maps a configuration duration whose documented zero means
+// "off" onto policy.Off (policy's zero means its default).
+func offIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return policy.Off
+	}
+	return d
 }
 
 func compileOverrides(rules []config.OverrideRule) ([]policy.Override, error) {
@@ -140,18 +160,27 @@ func interception(m config.MITM, reg prometheus.Registerer, logger zerolog.Logge
 	return certs.TLSConfig, nil
 }
 
-// auditWriter opens the audit log destination: stdout, or a file rotated by
-// lumberjack.
-func auditWriter(l config.Log, stdout io.Writer) (io.Writer, func() error) {
-	if l.File == "" {
-		return stdout, func() error { return nil }
+// auditWriter opens the audit log destination, stdout or a file rotated
+// by lumberjack, behind the group-commit writer of package audit (which
+// also repairs a cut last line and chains lines when cfg.Audit.Chain).
+// The close function drains it.
+func auditWriter(cfg config.Config, stdout io.Writer) (io.Writer, func() error, error) {
+	opts := audit.Options{Chain: cfg.Audit.Chain}
+	var out io.Writer = nopCloser{stdout}
+	if cfg.Log.File != "" {
+		f, prev, err := audit.OpenFile(audit.FileOptions{Path: cfg.Log.File, MaxSizeMB: cfg.Log.MaxSizeMB,
+			MaxBackups: cfg.Log.MaxBackups, MaxAgeDays: cfg.Log.MaxAgeDays})
+		if err != nil {
+			return nil, nil, fmt.Errorf("log.file: %w", err)
+		}
+		out, opts.Prev = f, prev
 	}
-	lj := &lumberjack.Logger{Filename: l.File, MaxSize: l.MaxSizeMB, MaxBackups: l.MaxBackups, MaxAge: l.MaxAgeDays}
-	if l.MaxSizeMB == 0 {
-		lj.MaxSize = 1 << 20 // MiB: in effect never
-	}
-	return lj, lj.Close
+	w := audit.NewWriter(out, opts)
+	return w, w.Close, nil
 }
+
+// nopCloser keeps the audit writer from closing stdout.
+type nopCloser struct{ io.Writer }
 
 // adminHandler serves GET /healthz and GET /metrics.
 func adminHandler(reg *prometheus.Registry) http.Handler {
@@ -162,49 +191,4 @@ func adminHandler(reg *prometheus.Registry) http.Handler {
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	return mux
-}
-
-// Run listens on the configured addresses and serves until ctx ends, then
-// shuts down gracefully within cfg.ShutdownTimeout.
-func (s *Server) Run(ctx context.Context) error {
-	defer s.closeFn()
-	servers := []*http.Server{{Addr: s.cfg.Listen, Handler: s.proxy, ReadHeaderTimeout: 30 * time.Second}}
-	if s.cfg.AdminListen != "" {
-		servers = append(servers, &http.Server{Addr: s.cfg.AdminListen, Handler: s.admin, ReadHeaderTimeout: 10 * time.Second})
-	}
-	errc := make(chan error, len(servers))
-	for i, srv := range servers {
-		ln, err := net.Listen("tcp", srv.Addr)
-		if err != nil {
-			shutdown(servers[:i], time.Second)
-			return fmt.Errorf("listen %s: %w", srv.Addr, err)
-		}
-		name := [...]string{"proxy", "admin"}[i]
-		s.log.Info().Str("listener", name).Str("addr", ln.Addr().String()).Msg("listening")
-		go func() { errc <- srv.Serve(ln) }()
-	}
-	select {
-	case <-ctx.Done():
-		s.log.Info().Msg("shutting down")
-	case err := <-errc:
-		shutdown(servers, s.cfg.ShutdownTimeout)
-		return fmt.Errorf("serve: %w", err)
-	}
-	if err := shutdown(servers, s.cfg.ShutdownTimeout); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	return nil
-}
-
-// shutdown stops the servers, waiting up to timeout for requests in flight.
-func shutdown(servers []*http.Server, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var errs []error
-	for _, srv := range servers {
-		if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }

@@ -1,0 +1,237 @@
+package audit
+
+import (
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/robots"
+)
+
+// decider re-decides decision lines from the archive. It caches what it
+// reads: the fetch records of each (robots_url, robots_fetched_at), each
+// body, and each body compiled with the options of its fetch, so that a
+// log of many lines per robots.txt costs one parse per file.
+type decider struct {
+	dir      string
+	fetches  map[string][]FetchRecord // robots_url NUL robots_fetched_at
+	bodies   map[string]bodyEntry     // hex SHA-256
+	compiled map[compiledKey]*robots.Robots
+}
+
+type bodyEntry struct {
+	body []byte
+	err  error // wraps ErrNotArchived or ErrAltered
+}
+
+// compiledKey names a body parsed with the options of one fetch.
+type compiledKey struct {
+	sha     string
+	charset string
+	limit   int
+}
+
+// minLimit is the smallest parse limit there is (RFC 9309 2.5: 500 KiB):
+// a UTF-8 body no longer parses the same under any limit and charset.
+const minLimit = 500 << 10
+
+func newDecider(dir string) *decider {
+	return &decider{dir: dir, fetches: map[string][]FetchRecord{}, bodies: map[string]bodyEntry{},
+		compiled: map[compiledKey]*robots.Robots{}}
+}
+
+// check re-decides one decision line. It returns "" when the line
+// verifies, else the kind of problem and why. The error is an I/O error
+// reading the archive.
+func (d *decider) check(l *auditLine) (Kind, string, error) {
+	want := string(policy.Successful)
+	switch l.Reason {
+	case reasonUnavailable:
+		want = string(policy.Unavailable)
+	case reasonUnreachable, reasonDestination:
+		want = string(policy.Unreachable)
+	}
+	switch {
+	case l.Access != want:
+		return KindDecision, fmt.Sprintf("reason %s follows from access_result %s, the line has %q", l.Reason, want, l.Access), nil
+	case d.dir == "":
+		return KindUnverifiable, "no robots.txt archive given (-archive)", nil
+	case l.RobotsURLTruncated:
+		return KindUnverifiable, "robots_url was cut short in the log", nil
+	case l.RobotsFetchedAt == "" && l.Access != string(policy.Successful):
+		return KindUnverifiable, "no robots_fetched_at: the fetch cannot be found in the archive", nil
+	}
+	recs, msg, err := d.records(l)
+	if err != nil || msg != "" {
+		return KindUnverifiable, msg, err
+	}
+	if l.Access != string(policy.Successful) {
+		return d.checkNoBody(l, recs)
+	}
+	return d.checkBody(l, recs)
+}
+
+// records returns the archive's records of the fetch the line names (none
+// when it names no time); msg says why they cannot be looked up.
+func (d *decider) records(l *auditLine) (recs []FetchRecord, msg string, err error) {
+	if l.RobotsFetchedAt == "" {
+		return nil, "", nil
+	}
+	key := l.RobotsURL + "\x00" + l.RobotsFetchedAt
+	if recs, ok := d.fetches[key]; ok {
+		return recs, "", nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, l.RobotsFetchedAt)
+	if err != nil {
+		return nil, fmt.Sprintf("robots_fetched_at %q is not RFC 3339", l.RobotsFetchedAt), nil
+	}
+	names, err := FindRecords(d.dir, l.RobotsURL, t)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, n := range names {
+		rec, err := ReadRecord(d.dir, n)
+		if err != nil {
+			return nil, "", err
+		}
+		if rec.URL == l.RobotsURL {
+			recs = append(recs, rec)
+		}
+	}
+	d.fetches[key] = recs
+	return recs, "", nil
+}
+
+// checkNoBody checks an unavailable or unreachable line against the
+// archive's record of its fetch.
+func (d *decider) checkNoBody(l *auditLine, recs []FetchRecord) (Kind, string, error) {
+	var rec *FetchRecord
+	for i := range recs {
+		if recs[i].SHA256 == "" {
+			rec = &recs[i]
+			break
+		}
+	}
+	switch {
+	case rec == nil && len(recs) > 0:
+		return KindDecision, fmt.Sprintf("the archive's fetch of %s at %s read a body (sha256 %s): it was %s, not %s",
+			l.RobotsURL, l.RobotsFetchedAt, recs[0].SHA256, recs[0].Result, l.Access), nil
+	case rec == nil:
+		return KindUnverifiable, fmt.Sprintf("no fetch record of %s at %s in the archive (pruned, or fetched while the archive was off)", l.RobotsURL, l.RobotsFetchedAt), nil
+	}
+	if k, msg := l.against(rec); k != "" {
+		return k, msg, nil
+	}
+	want := outcome{allowed: true, reason: reasonUnavailable} // RFC 9309 2.3.1.3
+	if l.Access == string(policy.Unreachable) {
+		want = outcome{reason: reasonUnreachable} // RFC 9309 2.3.1.4
+		if rec.Refused {
+			want.reason = reasonDestination
+		}
+	}
+	if !l.same(want) {
+		return KindDecision, fmt.Sprintf("logged %s, but the archived fetch (%s, status %d) gives %s", l.logged(), rec.Result, rec.Status, want), nil
+	}
+	return "", "", nil
+}
+
+// against checks the line's access result and robots.txt status against
+// the archive's record of its fetch.
+func (l *auditLine) against(rec *FetchRecord) (Kind, string) {
+	switch {
+	case rec.Result != l.Access:
+		return KindDecision, fmt.Sprintf("access_result %s, but the archive's fetch of %s at %s was %s", l.Access, l.RobotsURL, l.RobotsFetchedAt, rec.Result)
+	case l.RobotsStatus != nil && *l.RobotsStatus != rec.Status:
+		return KindDecision, fmt.Sprintf("robots_status %d, but the archive's fetch of %s at %s had status %d", *l.RobotsStatus, l.RobotsURL, l.RobotsFetchedAt, rec.Status)
+	}
+	return "", ""
+}
+
+// checkBody re-decides a line whose robots.txt was fetched successfully
+// from the archived body.
+func (d *decider) checkBody(l *auditLine, recs []FetchRecord) (Kind, string, error) {
+	sha := l.RobotsSHA256
+	switch {
+	case sha == "":
+		return KindUnverifiable, "no robots_sha256: the robots.txt body is not named", nil
+	case l.URLTruncated:
+		return KindUnverifiable, "url was cut short in the log (url_truncated)", nil
+	case l.CandidatesTruncated:
+		return KindUnverifiable, "candidates were cut short in the log (candidates_truncated)", nil
+	}
+	var rec *FetchRecord
+	for i := range recs {
+		if recs[i].SHA256 == sha {
+			rec = &recs[i]
+		}
+	}
+	if rec == nil && len(recs) > 0 {
+		return KindDecision, fmt.Sprintf("robots_sha256 %s, but the archive's fetch of %s at %s read body %s", sha, l.RobotsURL, l.RobotsFetchedAt, orNone(recs[0].SHA256)), nil
+	}
+	if rec != nil {
+		if k, msg := l.against(rec); k != "" {
+			return k, msg, nil
+		}
+	}
+	r, k, msg, err := d.compile(sha, rec)
+	if r == nil {
+		return k, msg, err
+	}
+	v, _ := policy.MatchPath(r, l.path(), l.Candidates...)
+	want := outcome{allowed: v.Allowed, reason: reasonNoMatch, group: v.Agent, fallback: v.Fallback}
+	if v.Matched() {
+		want.reason, want.rule, want.ruleLine = reasonRule, v.Rule.Text(), v.Rule.Line
+	}
+	if !l.same(want) {
+		return KindDecision, fmt.Sprintf("logged %s, but robots.txt %.16s… gives %s", l.logged(), sha, want), nil
+	}
+	return "", "", nil
+}
+
+// compile returns the body sha parsed as the fetch rec parsed it. Without
+// a record the body is parsed with the defaults when no option can change
+// how it parses (UTF-8, at most 500 KiB); otherwise the line is
+// unverifiable. A nil result comes with the problem.
+func (d *decider) compile(sha string, rec *FetchRecord) (*robots.Robots, Kind, string, error) {
+	b, ok := d.bodies[sha]
+	if !ok {
+		b.body, b.err = ReadBody(d.dir, sha)
+		d.bodies[sha] = b
+	}
+	switch {
+	case errors.Is(b.err, ErrNotArchived):
+		return nil, KindUnverifiable, fmt.Sprintf("no archived body %s (pruned, or fetched while the archive was off)", sha), nil
+	case errors.Is(b.err, ErrAltered):
+		return nil, KindAltered, b.err.Error(), nil
+	case b.err != nil:
+		return nil, "", "", b.err
+	}
+	var o robots.Options
+	switch {
+	case rec != nil:
+		o = robots.Options{MaxBytes: rec.ParseLimit, Charset: charsetOf(rec.Header)}
+	case !utf8.Valid(b.body) || len(b.body) > minLimit:
+		return nil, KindUnverifiable, fmt.Sprintf("no fetch record with body %.16s…, and how this body parses depends on the charset and parse limit of the fetch", sha), nil
+	}
+	key := compiledKey{sha: sha, charset: o.Charset, limit: o.Limit()}
+	r, ok := d.compiled[key]
+	if !ok {
+		r = o.Parse(b.body)
+		d.compiled[key] = r
+	}
+	return r, "", "", nil
+}
+
+// charsetOf returns the Content-Type charset the proxy parsed a body
+// with (see policy's declaredCharset).
+func charsetOf(h http.Header) string {
+	_, params, err := mime.ParseMediaType(h.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return params["charset"]
+}

@@ -1,0 +1,229 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// slowWriter records each write and takes a while per write, so that
+// concurrent lines queue up behind it.
+type slowWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	writes int
+	delay  time.Duration
+	gate   chan struct{} // when not nil, each write waits for a receive
+}
+
+func (s *slowWriter) Write(p []byte) (int, error) {
+	if s.gate != nil {
+		<-s.gate
+	}
+	time.Sleep(s.delay)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writes++
+	return s.buf.Write(p)
+}
+
+func (s *slowWriter) bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.buf.Bytes())
+}
+
+func line(i, j int) []byte { return []byte(fmt.Sprintf(`{"g":%d,"i":%d}`+"\n", i, j)) }
+
+// TestConcurrentLinesWholeAndBatched writes from many goroutines at once:
+// every line arrives whole, once, and lines share writes.
+func TestConcurrentLinesWholeAndBatched(t *testing.T) {
+	out := &slowWriter{delay: 200 * time.Microsecond}
+	w := NewWriter(out, Options{Chain: true})
+	const G, N = 32, 200
+	var wg sync.WaitGroup
+	for g := range G {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range N {
+				if _, err := w.Write(line(g, j)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(out.bytes(), []byte("\n")), []byte("\n"))
+	if len(lines) != G*N {
+		t.Fatalf("got %d lines, want %d", len(lines), G*N)
+	}
+	seen := map[[2]int]bool{}
+	for _, l := range lines {
+		var m struct{ G, I int }
+		if err := json.Unmarshal(l, &m); err != nil {
+			t.Fatalf("line %q is not whole JSON: %v", l, err)
+		}
+		seen[[2]int{m.G, m.I}] = true
+	}
+	if len(seen) != G*N {
+		t.Errorf("got %d distinct lines, want %d", len(seen), G*N)
+	}
+	if at := checkChain(t, lines, [32]byte{}); at >= 0 {
+		t.Errorf("chain broken at line %d", at+1)
+	}
+	st := w.Stats()
+	if st.Lines != G*N || st.Writes >= st.Lines/2 {
+		t.Errorf("stats %+v: want %d lines in fewer than half as many writes", st, G*N)
+	}
+	t.Logf("%d lines in %d writes: %.1f lines per write", st.Lines, st.Writes, float64(st.Lines)/float64(st.Writes))
+}
+
+// checkChain returns the index of the first line whose prev is not the
+// SHA-256 of the line before it (start for the first), or -1.
+func checkChain(t *testing.T, lines [][]byte, start [32]byte) int {
+	t.Helper()
+	prev := start
+	for i, l := range lines {
+		var m struct{ Prev string }
+		if err := json.Unmarshal(l, &m); err != nil || m.Prev != hex.EncodeToString(prev[:]) {
+			return i
+		}
+		prev = sha256.Sum256(append(bytes.Clone(l), '\n'))
+	}
+	return -1
+}
+
+// TestBackPressure: a stuck underlying writer makes callers wait once the
+// queue is full; nothing is dropped, and everything arrives when it
+// unsticks.
+func TestBackPressure(t *testing.T) {
+	out := &slowWriter{gate: make(chan struct{})}
+	w := NewWriter(out, Options{MaxPending: 64})
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() { defer wg.Done(); _, _ = w.Write(line(i, 0)) }()
+	}
+	time.Sleep(50 * time.Millisecond)
+	w.mu.Lock()
+	pending := len(w.pending)
+	w.mu.Unlock()
+	if pending > 64 {
+		t.Errorf("%d octets queued behind a stuck writer; want at most MaxPending (64)", pending)
+	}
+	close(out.gate) // every write goes through from now on
+	wg.Wait()
+	w.Close()
+	if n := bytes.Count(out.bytes(), []byte("\n")); n != 20 {
+		t.Errorf("got %d lines, want 20", n)
+	}
+}
+
+func TestWriteAfterCloseAndPartialLines(t *testing.T) {
+	w := NewWriter(&slowWriter{}, Options{})
+	if _, err := w.Write([]byte(`{"a":1}`)); err == nil {
+		t.Error("a write without its newline was accepted")
+	}
+	w.Close()
+	if _, err := w.Write(line(0, 0)); err != ErrClosed {
+		t.Errorf("write after Close: got %v, want ErrClosed", err)
+	}
+}
+
+func TestAppendPrev(t *testing.T) {
+	var p [32]byte
+	p[0] = 0xab
+	h := hex.EncodeToString(p[:])
+	tests := []struct{ in, want string }{
+		{`{"a":1}` + "\n", `{"a":1,"prev":"` + h + `"}` + "\n"},
+		{`{}` + "\n", `{"prev":"` + h + `"}` + "\n"},
+		{"not json\n", "not json\n"},
+	}
+	for _, tt := range tests {
+		if got := string(AppendPrev(nil, []byte(tt.in), p)); got != tt.want {
+			t.Errorf("AppendPrev(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestOpenFileRepairsCutLine: a log left without its final newline (a
+// crash mid-write) gets one before the first new line, and the chain
+// continues from the last line in the file.
+func TestOpenFileRepairsCutLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	old := `{"n":1}` + "\n" + `{"n":2,"user_agent":"aaaa`
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, prev, err := OpenFile(FileOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sha256.Sum256([]byte(`{"n":2,"user_agent":"aaaa` + "\n")); prev != want {
+		t.Errorf("prev = %x, want the SHA-256 of the repaired last line", prev)
+	}
+	w := NewWriter(f, Options{Chain: true, Prev: prev})
+	if _, err := w.Write([]byte(`{"n":3}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	b, _ := os.ReadFile(path)
+	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+	if len(lines) != 3 {
+		t.Fatalf("got %d lines %q, want 3", len(lines), b)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(lines[2], &m); err != nil || m["n"] != float64(3) {
+		t.Errorf("the first new line %q is not whole: %v", lines[2], err)
+	}
+	if at := checkChain(t, lines[2:], prev); at >= 0 {
+		t.Errorf("new line does not chain to the repaired last line")
+	}
+}
+
+// TestChainAcrossRotation: the first line of a rotated-to file chains to
+// the last line of the old one, also after a restart.
+func TestChainAcrossRotation(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.log")
+	f, prev, _ := OpenFile(FileOptions{Path: path, MaxSizeMB: 1})
+	w := NewWriter(f, Options{Chain: true, Prev: prev})
+	pad := bytes.Repeat([]byte("x"), 1000)
+	for i := range 1200 { // about 1.2 MiB: one rotation
+		if _, err := w.Write([]byte(fmt.Sprintf(`{"i":%d,"pad":"%s"}`+"\n", i, pad))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	f, prev, _ = OpenFile(FileOptions{Path: path, MaxSizeMB: 1})
+	w = NewWriter(f, Options{Chain: true, Prev: prev})
+	_, _ = w.Write([]byte(`{"i":"after restart"}` + "\n"))
+	w.Close()
+	files, _ := filepath.Glob(filepath.Join(dir, "audit-*.log"))
+	if len(files) != 1 {
+		t.Fatalf("backups %v; want one rotation", files)
+	}
+	var all [][]byte
+	for _, name := range []string{files[0], path} {
+		b, _ := os.ReadFile(name)
+		all = append(all, bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))...)
+	}
+	if len(all) != 1201 {
+		t.Fatalf("got %d lines, want 1201", len(all))
+	}
+	if at := checkChain(t, all, [32]byte{}); at >= 0 {
+		t.Errorf("chain broken at line %d of %d", at+1, len(all))
+	}
+}

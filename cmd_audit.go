@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/robotsproxy/robotsproxy/audit/report"
+)
+
+// runAudit dispatches "robotsproxy audit SUBCOMMAND ...": a new
+// subcommand is one more case here and a line in usage.
+func runAudit(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageErr("audit: want a subcommand (report, verify, show)\n%s", usage)
+	}
+	switch args[0] {
+	case "report":
+		return runAuditReport(args[1:], stdin, stdout, stderr, time.Now)
+	case "verify":
+		return runAuditVerify(args[1:], stdout, stderr)
+	case "show":
+		return runAuditShow(args[1:], stdout, stderr)
+	}
+	return usageErr("audit: unknown subcommand %q\n%s", args[0], usage)
+}
+
+// runAuditReport implements "robotsproxy audit report [-format F] [-o FILE]
+// [-since T] [-until T] [-token T] [-host H] [-top N] LOG...".
+func runAuditReport(args []string, stdin io.Reader, stdout, stderr io.Writer, now func() time.Time) error {
+	fs := flag.NewFlagSet("audit report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := fs.String("format", "text", "output `FORMAT`: "+strings.Join(report.Formats(), ", "))
+	out := fs.String("o", "", "write the report to `FILE` instead of stdout")
+	since := fs.String("since", "", "only lines at or after `TIME` (RFC 3339, YYYY-MM-DD, or a duration such as 24h: that long ago)")
+	until := fs.String("until", "", "only lines before `TIME` (same forms as -since)")
+	token := fs.String("token", "", "only lines of product `TOKEN`")
+	host := fs.String("host", "", "only lines for `HOST`")
+	top := fs.Int("top", -1, "rows shown per table, `N`; 0 shows every tracked row (default 50 for text and html, all for json and csv)")
+	if err := fs.Parse(args); err != nil {
+		return usageErr("audit report: %v", err)
+	}
+	if fs.NArg() == 0 {
+		return usageErr("audit report: want at least one LOG (a file, or - for stdin)\n%s", usage)
+	}
+	if !slices.Contains(report.Formats(), *format) {
+		return usageErr("audit report: -format %q: want one of %s", *format, strings.Join(report.Formats(), ", "))
+	}
+	o := report.Options{Token: *token, Host: *host, Top: *top, Stdin: stdin, Now: now}
+	if o.Top < 0 {
+		o.Top = 0
+		if *format == "text" || *format == "html" {
+			o.Top = 50
+		}
+	}
+	var err error
+	if o.Since, err = parseWhen(*since, now()); err != nil {
+		return usageErr("audit report: -since: %v", err)
+	}
+	if o.Until, err = parseWhen(*until, now()); err != nil {
+		return usageErr("audit report: -until: %v", err)
+	}
+	rep, err := report.Collect(fs.Args(), o)
+	if err != nil {
+		return &exitError{2, err}
+	}
+	return writeReport(*out, stdout, rep, *format)
+}
+
+// writeReport renders rep to path (stdout when empty). A file is written
+// whole or not at all: to a temporary name, renamed at the end.
+func writeReport(path string, stdout io.Writer, rep *report.Report, format string) error {
+	if path == "" {
+		bw := bufio.NewWriter(stdout)
+		if err := report.Render(bw, rep, format); err != nil {
+			return &exitError{2, fmt.Errorf("audit report: %w", err)}
+		}
+		if err := bw.Flush(); err != nil {
+			return &exitError{2, fmt.Errorf("audit report: %w", err)}
+		}
+		return nil
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return &exitError{2, fmt.Errorf("audit report: %w", err)}
+	}
+	bw := bufio.NewWriter(f)
+	err = report.Render(bw, rep, format)
+	err = errors.Join(err, bw.Flush(), f.Close())
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return &exitError{2, fmt.Errorf("audit report: %w", err)}
+	}
+	return nil
+}
+
+// parseWhen reads a -since/-until value: RFC 3339, a date (midnight UTC),
+// or a Go duration meaning that long before now. Empty is the zero time.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%q: want RFC 3339 (2026-11-22T20:10:50Z), a date (2026-11-22) or a duration (24h)", s)
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/rs/zerolog"
+
+	"github.com/robotsproxy/robotsproxy/audit"
+)
+
+// runAuditVerify implements "robotsproxy audit verify [-archive DIR]
+// [-config FILE] [-genesis] [-allow-unverifiable] LOG...": exit 0 when
+// everything verifies, 1 when anything does not, 2 on usage or I/O errors.
+func runAuditVerify(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	archive := fs.String("archive", "", "robots.txt archive `DIR` (default: audit.archive_dir of -config)")
+	cfgPath := fs.String("config", defaultConfig, "configuration `FILE` that names the archive when -archive is not given")
+	genesis := fs.Bool("genesis", false, "require the first line to start the chain (prev of 64 zeros)")
+	allowUnverifiable := fs.Bool("allow-unverifiable", false, "exit 0 even when some decision lines cannot be re-decided (no archived body or fetch record)")
+	if err := fs.Parse(args); err != nil {
+		return usageErr("audit verify: %v", err)
+	}
+	if fs.NArg() == 0 {
+		return usageErr("audit verify: want at least one LOG, oldest first\n%s", usage)
+	}
+	dir, err := archiveDir(fs, *archive, *cfgPath)
+	if err != nil {
+		return &exitError{2, fmt.Errorf("audit verify: %w", err)}
+	}
+	out := bufio.NewWriter(stdout)
+	res, err := audit.Verify(fs.Args(), audit.VerifyOptions{Archive: dir, Genesis: *genesis,
+		Report: func(p audit.Problem) { fmt.Fprintln(out, p) }})
+	if err != nil {
+		out.Flush()
+		return &exitError{2, fmt.Errorf("audit verify: %w", err)}
+	}
+	ok := res.OK(*allowUnverifiable)
+	writeVerifySummary(out, res, dir, ok)
+	if err := out.Flush(); err != nil {
+		return &exitError{2, fmt.Errorf("audit verify: %w", err)}
+	}
+	if !ok {
+		return &exitError{1, errors.New("audit verify: the logs do not verify")}
+	}
+	return nil
+}
+
+// writeVerifySummary writes the counts and the chain's start and head.
+func writeVerifySummary(w io.Writer, r *audit.VerifyResult, dir string, ok bool) {
+	if dir == "" {
+		dir = "none"
+	}
+	fmt.Fprintf(w, "lines        %d in %d files\n", r.Lines, r.Files)
+	fmt.Fprintf(w, "decisions    %d: %d verified, %d differ, %d on an altered archive, %d unverifiable (archive %s)\n",
+		r.Decisions, r.Verified, r.Differ, r.Altered, r.Unverifiable, dir)
+	fmt.Fprintf(w, "other lines  %d, chained only\n", r.ChainOnly)
+	fmt.Fprintf(w, "bad lines    %d\n", r.BadLines)
+	if r.Lines > 0 {
+		start := "continues a chain whose earlier lines were not given"
+		if r.StartPrev == [sha256.Size]byte{} {
+			start = "genesis: the logs start the chain"
+		}
+		fmt.Fprintf(w, "chain start  %s:1, prev %x (%s)\n", r.StartFile, r.StartPrev, start)
+		fmt.Fprintf(w, "chain head   %x (the next line's prev: keep it elsewhere to anchor the chain)\n", r.Head)
+	}
+	if r.ChainBreaks == 0 {
+		fmt.Fprintf(w, "chain        intact\n")
+	} else {
+		fmt.Fprintf(w, "chain        %d broken links, the first at %s:%d\n", r.ChainBreaks, r.FirstBreak.File, r.FirstBreak.Line)
+	}
+	verdict := "OK: every line verifies"
+	if !ok {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(w, "result       %s\n", verdict)
+}
+
+// runAuditShow implements "robotsproxy audit show [-archive DIR] [-config
+// FILE] [-body] SHA": the archived robots.txt body with that SHA-256 (or
+// a unique prefix of 8 or more hex digits) and its fetch records.
+func runAuditShow(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("audit show", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	archive := fs.String("archive", "", "robots.txt archive `DIR` (default: audit.archive_dir of -config)")
+	cfgPath := fs.String("config", defaultConfig, "configuration `FILE` that names the archive when -archive is not given")
+	bodyOnly := fs.Bool("body", false, "print the body's octets only")
+	if err := fs.Parse(args); err != nil {
+		return usageErr("audit show: %v", err)
+	}
+	if fs.NArg() != 1 {
+		return usageErr("audit show: want one SHA (a robots_sha256 of the audit log)\n%s", usage)
+	}
+	dir, err := archiveDir(fs, *archive, *cfgPath)
+	if err != nil {
+		return &exitError{2, fmt.Errorf("audit show: %w", err)}
+	}
+	if dir == "" {
+		return usageErr("audit show: no archive: give -archive DIR, or set audit.archive_dir")
+	}
+	out := bufio.NewWriter(stdout)
+	err = audit.Show(out, dir, fs.Arg(0), audit.ShowOptions{BodyOnly: *bodyOnly})
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return &exitError{2, fmt.Errorf("audit show: %w", err)}
+	}
+	return nil
+}
+
+// archiveDir returns -archive, else the configuration's audit.archive_dir
+// ("" when neither names one; a missing default config.yaml is no error).
+func archiveDir(fs *flag.FlagSet, archive, cfgPath string) (string, error) {
+	if archive != "" {
+		return archive, nil
+	}
+	cfg, err := loadConfig(cfgPath, isSet(fs, "config"), zerolog.Nop())
+	if err != nil {
+		return "", err
+	}
+	return cfg.Audit.ArchiveDir, nil
+}

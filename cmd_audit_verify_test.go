@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/robotsproxy/robotsproxy/audit"
+	"github.com/robotsproxy/robotsproxy/policy"
+)
+
+// verifyFixture writes an archive with one robots.txt and a chained log of
+// two decisions made on it; it returns the archive, the log and the body's
+// SHA-256 in hex.
+func verifyFixture(t *testing.T) (archive, log, sha string) {
+	t.Helper()
+	dir := t.TempDir()
+	archive, log = filepath.Join(dir, "archive"), filepath.Join(dir, "audit.log")
+	body := "User-agent: examplebot\nDisallow: /private\n"
+	sum := sha256.Sum256([]byte(body))
+	sha = hex.EncodeToString(sum[:])
+	at := time.Date(2026, 11, 22, 20, 10, 50, 123456789, time.UTC)
+	ar, err := audit.OpenArchive(audit.ArchiveOptions{Dir: archive, ParseLimit: 512 << 10, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ar.Record(policy.Access{Result: policy.Successful, URL: "http://a.example/robots.txt", Status: 200,
+		FetchedAt: at, SHA256: sum, Raw: []byte(body)}); err != nil {
+		t.Fatal(err)
+	}
+	f, prev, err := audit.OpenFile(audit.FileOptions{Path: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := audit.NewWriter(f, audit.Options{Chain: true, Prev: prev})
+	common := `"candidates":["ExampleBot"],"robots_url":"http://a.example/robots.txt","group":"examplebot","star_fallback":false,`
+	tail := fmt.Sprintf(`"access_result":"successful","robots_status":200,"robots_sha256":%q,"robots_fetched_at":"2026-11-22T20:10:50.123456789Z","status":%%d}`+"\n", sha)
+	for _, l := range []string{
+		`{"method":"GET","url":"http://a.example/private/x","decision":"deny","reason":"rule",` + common + `"rule":"Disallow: /private","rule_line":2,` + fmt.Sprintf(tail, 403),
+		`{"method":"GET","url":"http://a.example/public","decision":"allow","reason":"no-matching-rule",` + common + fmt.Sprintf(tail, 200),
+	} {
+		if _, err := w.Write([]byte(l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return archive, log, sha
+}
+
+func TestRunAuditVerifyAndShow(t *testing.T) {
+	archive, log, sha := verifyFixture(t)
+	edited := filepath.Join(filepath.Dir(log), "edited.log")
+	b, _ := os.ReadFile(log)
+	os.WriteFile(edited, bytes.Replace(b, []byte(`"decision":"allow"`), []byte(`"decision":"deny"`), 1), 0o644)
+	cfg := filepath.Join(filepath.Dir(log), "robotsproxy.yaml")
+	os.WriteFile(cfg, []byte("audit:\n  archive_dir: "+archive+"\n"), 0o644)
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		want string // in stdout
+	}{
+		{"verify ok", []string{"audit", "verify", "-archive", archive, log}, 0, "decisions    2: 2 verified, 0 differ"},
+		{"verify names the chain start", []string{"audit", "verify", "-archive", archive, log}, 0, "chain start  " + log + ":1, prev 0000"},
+		{"archive from -config", []string{"audit", "verify", "-config", cfg, log}, 0, "result       OK"},
+		{"edited decision", []string{"audit", "verify", "-archive", archive, edited}, 1, edited + ":2: decision: logged deny (no-matching-rule, group examplebot), but robots.txt"},
+		{"-config missing", []string{"audit", "verify", "-config", filepath.Join(t.TempDir(), "none.yaml"), log}, 2, ""},
+		{"missing log", []string{"audit", "verify", "-archive", archive, log + ".missing"}, 2, ""},
+		{"no log", []string{"audit", "verify", "-archive", archive}, 2, ""},
+		{"show", []string{"audit", "show", "-archive", archive, sha[:8]}, 0, "http://a.example/robots.txt status 200 successful"},
+		{"show from -config", []string{"audit", "show", "-config", cfg, "-body", sha}, 0, "User-agent: examplebot\nDisallow: /private\n"},
+		{"show unknown", []string{"audit", "show", "-archive", archive, strings.Repeat("ab", 32)}, 2, ""},
+		{"show bad sha", []string{"audit", "show", "-archive", archive, "xyz"}, 2, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), tt.args, strings.NewReader(""), &stdout, &stderr)
+			if code := exitCode(err, &stderr); code != tt.code {
+				t.Fatalf("exit: got %d, want %d; stdout %q, stderr %q", code, tt.code, stdout.String(), stderr.String())
+			}
+			if !strings.Contains(stdout.String(), tt.want) {
+				t.Errorf("stdout: want %q in\n%s", tt.want, stdout.String())
+			}
+		})
+	}
+}
+
+// TestRunAuditVerifyWithoutArchive: with no archive named anywhere the
+// chain is checked and every decision is unverifiable: exit 1, or 0 with
+// -allow-unverifiable.
+func TestRunAuditVerifyWithoutArchive(t *testing.T) {
+	_, log, _ := verifyFixture(t)
+	t.Chdir(t.TempDir()) // no ./config.yaml
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"audit", "verify", log}, 1},
+		{[]string{"audit", "verify", "-allow-unverifiable", log}, 0},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), tt.args, strings.NewReader(""), &stdout, &stderr)
+		if code := exitCode(err, &stderr); code != tt.code {
+			t.Errorf("%v: exit got %d, want %d", tt.args, code, tt.code)
+		}
+		if want := log + ":1: unverifiable: no robots.txt archive given"; !strings.Contains(stdout.String(), want) {
+			t.Errorf("%v: want %q in\n%s", tt.args, want, stdout.String())
+		}
+	}
+}

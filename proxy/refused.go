@@ -1,0 +1,228 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/robotsproxy/robotsproxy/policy"
+)
+
+// FieldCutOff names the audit field set on a request the proxy cut off
+// before it completed: CutOffShutdown or CutOffBodyIdle.
+const FieldCutOff = "cut_off"
+
+// Values of the cut_off audit field.
+const (
+	// CutOffShutdown: the proxy was shutting down and the request was still
+	// being served when client.shutdown_timeout expired.
+	CutOffShutdown = "shutdown"
+	// CutOffBodyIdle: the client sent no request body octet for
+	// Options.BodyIdleTimeout.
+	CutOffBodyIdle = "body-idle"
+	// CutOffBodySlow: the request body came slower than
+	// Options.BodyMinRate on average after its first BodyIdleTimeout.
+	CutOffBodySlow = "body-slow"
+)
+
+// RefusalCause labels robotsproxy_client_refusals_total: why a client
+// connection or request was refused or closed by a client limit.
+type RefusalCause string
+
+// Refusal causes. Each names the limit (config key under client.) that
+// refused the client.
+const (
+	// CauseMaxConnections: max_connections was reached; counted each time
+	// the proxy stops accepting, not per waiting client.
+	CauseMaxConnections RefusalCause = "max_connections"
+	// CauseHeaderTimeout: read_header_timeout expired before a complete
+	// request line and headers.
+	CauseHeaderTimeout RefusalCause = "header_timeout"
+	// CauseBodyIdle: body_idle_timeout expired while reading a request body.
+	CauseBodyIdle RefusalCause = "body_idle"
+	// CauseIdleTimeout: a keep-alive connection had no new request for
+	// idle_timeout (no audit line: there was no request).
+	CauseIdleTimeout RefusalCause = "idle_timeout"
+	// CauseHeaderTooLarge: max_header_bytes was exceeded (HTTP 431).
+	CauseHeaderTooLarge RefusalCause = "header_too_large"
+	// CauseURITooLong: max_request_target_bytes was exceeded (HTTP 414).
+	CauseURITooLong RefusalCause = "uri_too_long"
+	// CauseMalformed: the HTTP server could not parse the request (HTTP
+	// 400, 417, 501, 505).
+	CauseMalformed RefusalCause = "malformed"
+)
+
+// refusalCauses are pre-set to 0 so that every cause is exported.
+var refusalCauses = []RefusalCause{CauseMaxConnections, CauseHeaderTimeout, CauseBodyIdle,
+	CauseIdleTimeout, CauseHeaderTooLarge, CauseURITooLong, CauseMalformed}
+
+// Client limit defaults, used when the Options field is 0.
+const (
+	DefaultMaxRequestTargetBytes = 8192
+	DefaultBodyIdleTimeout       = 30 * time.Second
+)
+
+// Refusal is a request refused before the proxy could decide it: by the
+// HTTP server itself (431, 400, 501, ...), by a client timeout, by the
+// request target limit (414), or cut off by shutdown before its handler
+// returned. AuditRefusal turns it into the request's one audit line.
+type Refusal struct {
+	// Client is the client's address, host:port.
+	Client string
+	// Method, Target and UserAgent are what the client sent, "" when they
+	// could not be recovered.
+	Method, Target, UserAgent string
+	// TargetCut reports that Target is only the start of the target (the
+	// rest was never read or not kept); the line marks url_truncated.
+	TargetCut bool
+	// Status is the status sent to the client, 0 when none was.
+	Status int
+	// Bytes is the response body size sent, in octets.
+	Bytes int64
+	// Reason is the audit line's reason.
+	Reason policy.Reason
+	// Cause labels robotsproxy_client_refusals_total; "" counts nothing
+	// there.
+	Cause RefusalCause
+	// CutOff is the cut_off field, "" for none.
+	CutOff string
+	// Start is when the request's first octet arrived; zero means now.
+	Start time.Time
+	// Err is what went wrong, if known.
+	Err error
+}
+
+// AuditRefusal writes the audit line of a refused request, with the same
+// field names and bounds as every other line (decision "deny"), and counts
+// it in robotsproxy_requests_total and, when r.Cause is set, in
+// robotsproxy_client_refusals_total. It is safe for concurrent use.
+func (p *Proxy) AuditRefusal(r Refusal) {
+	if r.Cause != "" {
+		p.opts.Metrics.CountClientRefusal(r.Cause)
+	}
+	p.opts.Metrics.countRequest("deny", string(r.Reason), true)
+	now := p.opts.Now()
+	if r.Start.IsZero() {
+		r.Start = now
+	}
+	f := fieldWriter{max: p.opts.MaxFieldBytes}
+	e := p.opts.Audit.Log()
+	e = f.str(e, FieldClient, r.Client)
+	e = f.str(e, FieldMethod, r.Method)
+	if cut, whole := cutEncoded(r.Target, f.max); r.TargetCut || !whole {
+		// The original length is unknown when the target was cut on read.
+		e = e.Str(FieldURL, cut).Bool(FieldURL+"_truncated", true)
+		if !r.TargetCut {
+			e = e.Int(FieldURL+"_length", len(r.Target))
+		}
+	} else {
+		e = e.Str(FieldURL, r.Target)
+	}
+	e = f.str(e, FieldUserAgent, r.UserAgent)
+	e = e.Str(FieldDecision, "deny").Str(FieldReason, string(r.Reason))
+	if r.CutOff != "" {
+		e = e.Str(FieldCutOff, r.CutOff)
+	}
+	if r.Err != nil {
+		e = f.str(e, FieldError, r.Err.Error())
+	}
+	e.Int(FieldStatus, r.Status).
+		Int64(FieldBytes, r.Bytes).
+		Float64(FieldDurationMS, float64(now.Sub(r.Start).Microseconds())/1000).
+		Send()
+}
+
+// refuseTarget answers 414 URI Too Long, before goproxy or any policy
+// work, when the request target is longer than MaxRequestTargetBytes, and
+// writes the request's audit line. It reports whether it did.
+func (p *Proxy) refuseTarget(w http.ResponseWriter, r *http.Request, f *flight) bool {
+	limit := p.opts.MaxRequestTargetBytes
+	if len(r.RequestURI) <= limit {
+		return false
+	}
+	body := fmt.Sprintf("robotsproxy: the request target is %d octets, longer than the limit of %d (client.max_request_target_bytes)\n",
+		len(r.RequestURI), limit)
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Cache-Control", "no-store")
+	h.Set(HeaderDecision, "deny")
+	h.Set(HeaderReason, string(policy.ReasonURITooLong))
+	w.WriteHeader(http.StatusRequestURITooLong)
+	n, _ := io.WriteString(w, body)
+	f.once(func() {
+		p.AuditRefusal(Refusal{Client: r.RemoteAddr, Method: r.Method, Target: r.RequestURI,
+			UserAgent: r.Header.Get("User-Agent"), Status: http.StatusRequestURITooLong, Bytes: int64(n),
+			Reason: policy.ReasonURITooLong, Cause: CauseURITooLong, Start: f.start})
+	})
+	return true
+}
+
+// ConnObserver watches one client connection for the server (see package
+// server): the proxy calls Serving when its handler starts on a request read
+// from that connection and Served when the handler returns, so that what
+// the HTTP server writes on the connection with no handler running can be
+// told apart (a refusal of its own: 400, 431, 501, ...).
+type ConnObserver interface {
+	Serving()
+	Served()
+}
+
+type connObserverKey struct{}
+
+// WithConnObserver returns ctx carrying o, for http.Server.ConnContext.
+func WithConnObserver(ctx context.Context, o ConnObserver) context.Context {
+	return context.WithValue(ctx, connObserverKey{}, o)
+}
+
+func connObserver(ctx context.Context) ConnObserver {
+	o, _ := ctx.Value(connObserverKey{}).(ConnObserver)
+	return o
+}
+
+// clientMetrics count client connections and their refusals.
+type clientMetrics struct {
+	refusals *prometheus.CounterVec
+	conns    prometheus.Gauge
+}
+
+func newClientMetrics(reg prometheus.Registerer) clientMetrics {
+	c := clientMetrics{
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "robotsproxy_client_refusals_total",
+			Help: "Client connections or requests refused or closed by a client limit, by cause.",
+		}, []string{"cause"}),
+		conns: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "robotsproxy_client_connections",
+			Help: "Client connections open (accepted and not yet closed, tunnels included).",
+		}),
+	}
+	for _, cause := range refusalCauses {
+		c.refusals.WithLabelValues(string(cause))
+	}
+	reg.MustRegister(c.refusals, c.conns)
+	return c
+}
+
+// CountClientRefusal counts one refusal in
+// robotsproxy_client_refusals_total{cause}.
+func (m *Metrics) CountClientRefusal(cause RefusalCause) {
+	if m == nil {
+		return
+	}
+	m.client.refusals.WithLabelValues(string(cause)).Inc()
+}
+
+// AddClientConns adds delta (+1 on accept, -1 on close) to
+// robotsproxy_client_connections.
+func (m *Metrics) AddClientConns(delta int) {
+	if m == nil {
+		return
+	}
+	m.client.conns.Add(float64(delta))
+}

@@ -1,0 +1,157 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/robotsproxy/robotsproxy/policy"
+)
+
+// ErrShutdown is the cause with which the server cancels the context of
+// every request still in flight when its shutdown timeout expires: upstream
+// round trips abort, the client gets 503 and the audit line carries
+// cut_off "shutdown".
+var ErrShutdown = errors.New("robotsproxy is shutting down")
+
+// flight is one ServeHTTP call in progress, as Abandon sees it: what the
+// client sent, copied when the handler started (goproxy edits the request
+// later), and whether its audit line is written.
+type flight struct {
+	client, method, url, userAgent string
+	start                          time.Time
+
+	mu      sync.Mutex
+	audited bool
+}
+
+// once runs audit unless the line of this request is already written (by
+// the handler or by Abandon).
+func (f *flight) once(audit func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.audited {
+		f.audited = true
+		audit()
+	}
+}
+
+// flights counts and lists the ServeHTTP calls in progress. The zero
+// value is ready to use.
+type flights struct {
+	mu  sync.Mutex
+	set map[*flight]struct{}
+}
+
+// begin registers a request whose handler starts, and tells the server's
+// connection watcher (if any) that a handler is serving the connection.
+func (p *Proxy) begin(r *http.Request, start time.Time) *flight {
+	if o := connObserver(r.Context()); o != nil {
+		o.Serving()
+	}
+	f := &flight{client: r.RemoteAddr, method: r.Method, url: requestURL(r, false),
+		userAgent: r.Header.Get("User-Agent"), start: start}
+	p.flights.mu.Lock()
+	if p.flights.set == nil {
+		p.flights.set = make(map[*flight]struct{})
+	}
+	p.flights.set[f] = struct{}{}
+	p.flights.mu.Unlock()
+	return f
+}
+
+// end unregisters a request whose handler returns (after its audit line).
+func (p *Proxy) end(r *http.Request, f *flight) {
+	p.flights.mu.Lock()
+	delete(p.flights.set, f)
+	p.flights.mu.Unlock()
+	if o := connObserver(r.Context()); o != nil {
+		o.Served()
+	}
+}
+
+// InFlight returns the number of requests whose handler is running.
+func (p *Proxy) InFlight() int {
+	p.flights.mu.Lock()
+	defer p.flights.mu.Unlock()
+	return len(p.flights.set)
+}
+
+// WaitIdle waits until no handler is running, or ctx ends; it reports
+// whether none is.
+func (p *Proxy) WaitIdle(ctx context.Context) bool {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for p.InFlight() > 0 {
+		select {
+		case <-ctx.Done():
+			return p.InFlight() == 0
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
+// Abandon gives up on the requests whose handler is still running at the
+// end of a shutdown: it writes the audit line of each (decision "deny",
+// reason "shutdown", cut_off "shutdown", status 0: nothing more will be
+// sent) and makes sure their handlers write none. Once it returns, no
+// handler writes to the audit log. It returns the number abandoned.
+func (p *Proxy) Abandon() int {
+	p.flights.mu.Lock()
+	list := make([]*flight, 0, len(p.flights.set))
+	for f := range p.flights.set {
+		list = append(list, f)
+	}
+	p.flights.mu.Unlock()
+	n := 0
+	for _, f := range list {
+		f.once(func() {
+			n++
+			p.AuditRefusal(Refusal{Client: f.client, Method: f.method, Target: f.url, UserAgent: f.userAgent,
+				Reason: policy.ReasonShutdown, CutOff: CutOffShutdown, Start: f.start,
+				Err: errors.New("the handler did not return within the shutdown grace period")})
+		})
+	}
+	return n
+}
+
+// cutOff returns the cut_off field of a request whose handler returned:
+// CutOffShutdown when shutdown cancelled its context, CutOffBodyIdle when
+// its body went idle, "" otherwise.
+func cutOff(r *http.Request, body *idleBody) string {
+	switch {
+	case errors.Is(context.Cause(r.Context()), ErrShutdown):
+		return CutOffShutdown
+	case body != nil && body.slow.Load():
+		return CutOffBodySlow
+	case body != nil && body.idle.Load():
+		return CutOffBodyIdle
+	}
+	return ""
+}
+
+// cutOffResponse answers a request whose round trip failed because the
+// proxy cut it off: 503 Service Unavailable when shutdown cancelled it, 408
+// Request Timeout when its body went idle. Nil otherwise.
+func cutOffResponse(req *http.Request) *http.Response {
+	h := http.Header{}
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Connection", "close")
+	if errors.Is(context.Cause(req.Context()), ErrShutdown) {
+		return textResponse(req, http.StatusServiceUnavailable, h,
+			"robotsproxy: the proxy is shutting down; the request was cut off, retry later\n")
+	}
+	if b, ok := req.Body.(*idleBody); ok && b.slow.Load() {
+		return textResponse(req, http.StatusRequestTimeout, h,
+			fmt.Sprintf("robotsproxy: the request body came slower than %d octets/s; the request was cut off\n", b.minRate))
+	}
+	if b, ok := req.Body.(*idleBody); ok && b.idle.Load() {
+		return textResponse(req, http.StatusRequestTimeout, h,
+			fmt.Sprintf("robotsproxy: no request body octet for %s; the request was cut off\n", b.timeout))
+	}
+	return nil
+}

@@ -1,0 +1,312 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/proxy"
+)
+
+// headMax bounds the first octets of a request kept to recover its method,
+// target and User-Agent for the audit line of a refusal.
+const headMax = 4 << 10
+
+// phase is where a connection is in Go's HTTP/1 server loop.
+type phase int
+
+const (
+	// reading: the server reads a request line and headers; whatever it
+	// writes now is a refusal of its own (431, 400, 501, 505, 417).
+	reading phase = iota
+	// serving: the proxy handler runs.
+	serving
+	// after: the handler returned; the server flushes its response, then
+	// clears the write deadline and reads the next request. A hijacked
+	// connection stays here.
+	after
+)
+
+// clientConn watches one client connection for the refusals Go's HTTP
+// server makes without calling the handler: it keeps the first octets of
+// the request being read, recognises the server's own error response (a
+// write that starts with "HTTP/1." while no handler runs) and timeouts, and
+// reports them to its tracker. The handler marks its phases through
+// proxy.ConnObserver.
+type clientConn struct {
+	net.Conn
+	t         *tracker
+	closeOnce sync.Once
+
+	mu       sync.Mutex
+	phase    phase
+	served   int       // handlers started on this connection
+	head     []byte    // first octets of the request being read
+	headAt   time.Time // when its first octet arrived
+	trusted  bool      // head starts at the request's first octet
+	ahead    bool      // the request had octets past its headers in head
+	bgByte   []byte    // the server's one-octet background read, if any
+	deadline time.Time // the read deadline last set
+	timedOut bool      // read_header_timeout expired with part of a request read
+	ended    bool      // a refusal or timeout was reported: nothing more
+}
+
+func newClientConn(nc net.Conn, t *tracker) *clientConn {
+	return &clientConn{Conn: nc, t: t, trusted: true}
+}
+
+// aLongTimeAgo is the read deadline below which a timeout is the server
+// aborting its own background read (net/http uses time.Unix(1, 0)).
+var aLongTimeAgo = time.Unix(2, 0)
+
+func (c *clientConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.mu.Lock()
+	if n > 0 {
+		c.record(b[:n], len(b) == 1)
+	}
+	var report func()
+	if err != nil && !c.ended {
+		report = c.readFailed(err)
+	}
+	c.mu.Unlock()
+	if report != nil {
+		report()
+	}
+	return n, err
+}
+
+// record keeps the octets b of the request being read (up to headMax),
+// and the server's background read during a handler (the only read into a
+// one-octet buffer, oneOctet): with pipelining, that octet is the next
+// request's first.
+func (c *clientConn) record(b []byte, oneOctet bool) {
+	switch {
+	case c.phase == reading:
+		if len(c.head) == 0 {
+			c.headAt = c.t.now()
+		}
+		c.head = append(c.head, b[:min(len(b), headMax-len(c.head))]...)
+	case oneOctet:
+		c.bgByte = append(c.bgByte[:0], b[0])
+	}
+}
+
+// readFailed classifies a failed read and returns what to report, if
+// anything. A timeout while reading a request is header_timeout or, on a
+// keep-alive connection with nothing read, idle_timeout; during or after a
+// handler it is body_idle. When part of a request arrived before the
+// timeout, the audit line waits for what the server does next: it may
+// answer 400 to the partial request (Write) or just close (Close).
+func (c *clientConn) readFailed(err error) func() {
+	timeout := errors.Is(err, os.ErrDeadlineExceeded)
+	if timeout && !c.deadline.IsZero() && c.deadline.Before(aLongTimeAgo) {
+		return nil // the server aborting its background read
+	}
+	switch {
+	case c.phase != reading:
+		if !timeout {
+			return nil
+		}
+		c.ended = true
+		return func() { c.t.count(proxy.CauseBodyIdle) }
+	case timeout && len(c.head) > 0:
+		c.timedOut = true
+	case timeout && c.served > 0:
+		c.ended = true
+		return func() { c.t.count(proxy.CauseIdleTimeout) }
+	case timeout:
+		c.ended = true
+		return func() { c.t.count(proxy.CauseHeaderTimeout) }
+	}
+	return nil
+}
+
+// errHeaderTimeout is the audit line's error for a request whose line and
+// headers did not arrive in time.
+var errHeaderTimeout = errors.New("no complete request line and headers within client.read_header_timeout")
+
+// closing returns the refusal to report when the connection closes in
+// the middle of reading a request: one that timed out and got no answer
+// (status 0), or one cut off by shutdown.
+func (c *clientConn) closing() *proxy.Refusal {
+	if c.ended || c.phase != reading || len(c.head) == 0 {
+		return nil
+	}
+	var r proxy.Refusal
+	switch {
+	case c.timedOut:
+		r = c.refusal(0, policy.ReasonClientTimeout, proxy.CauseHeaderTimeout, errHeaderTimeout)
+	case c.t.stopping.Load():
+		r = c.refusal(0, policy.ReasonShutdown, "", errors.New("closed by shutdown while reading the request"))
+		r.CutOff = proxy.CutOffShutdown
+	default:
+		return nil
+	}
+	c.ended = true
+	return &r
+}
+
+func (c *clientConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	var r *proxy.Refusal
+	if c.phase == reading && !c.ended && bytes.HasPrefix(b, []byte("HTTP/1.")) {
+		c.ended = true
+		r = c.serverRefusal(b)
+	}
+	c.mu.Unlock()
+	n, err := c.Conn.Write(b)
+	if r != nil {
+		if err != nil {
+			r.Status, r.Bytes = 0, 0
+			r.Err = fmt.Errorf("%v; not sent: %w", r.Err, err)
+		}
+		c.t.refuse(*r)
+	}
+	return n, err
+}
+
+// serverRefusal is the refusal behind the server's own error response b:
+// "HTTP/1.1 431 Request Header Fields Too Large\r\n...", or 400, 501, 505,
+// 417, ... (see conn.serve in net/http/server.go).
+func (c *clientConn) serverRefusal(b []byte) *proxy.Refusal {
+	line, _, _ := bytes.Cut(b, []byte("\r\n"))
+	status, text := 0, ""
+	if _, rest, ok := bytes.Cut(line, []byte(" ")); ok && len(rest) >= 3 {
+		status, _ = strconv.Atoi(string(rest[:3]))
+		text = string(bytes.TrimSpace(rest[3:]))
+	}
+	reason, cause, err := policy.ReasonMalformed, proxy.CauseMalformed, fmt.Errorf("refused by the HTTP server: %s", text)
+	switch {
+	case c.timedOut: // the server parsed what arrived before the timeout
+		reason, cause, err = policy.ReasonClientTimeout, proxy.CauseHeaderTimeout, errHeaderTimeout
+	case status == 431:
+		reason, cause = policy.ReasonHeaderTooLarge, proxy.CauseHeaderTooLarge
+	}
+	r := c.refusal(status, reason, cause, err)
+	if _, body, ok := bytes.Cut(b, []byte("\r\n\r\n")); ok {
+		r.Bytes = int64(len(body))
+	}
+	return &r
+}
+
+// refusal describes the request being read, as far as head tells.
+func (c *clientConn) refusal(status int, reason policy.Reason, cause proxy.RefusalCause, err error) proxy.Refusal {
+	r := proxy.Refusal{Client: c.RemoteAddr().String(), Status: status, Reason: reason, Cause: cause,
+		Start: c.headAt, Err: err}
+	if c.trusted {
+		h := parseHead(c.head)
+		r.Method, r.Target, r.TargetCut, r.UserAgent = h.method, h.target, h.targetCut, h.userAgent
+	}
+	return r
+}
+
+// SetReadDeadline records the deadline, to tell the server's aborts from
+// timeouts.
+func (c *clientConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	c.deadline = t
+	c.mu.Unlock()
+	return c.Conn.SetReadDeadline(t)
+}
+
+// SetDeadline sets both deadlines.
+func (c *clientConn) SetDeadline(t time.Time) error {
+	c.mu.Lock()
+	c.deadline = t
+	c.mu.Unlock()
+	return c.Conn.SetDeadline(t)
+}
+
+// SetWriteDeadline: the server clears the write deadline once a handler's
+// response is flushed (conn.serve, after finishRequest), which ends its
+// phase: the next octets are the next request.
+func (c *clientConn) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	if c.phase == after && t.IsZero() {
+		c.phase = reading
+		c.head = append(c.head[:0], c.bgByte...)
+		c.headAt = c.t.now()
+		c.trusted = !c.ahead
+		c.bgByte, c.ahead = c.bgByte[:0], false
+	}
+	c.mu.Unlock()
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// waitingForHeaders reports whether the server is reading a request line
+// and headers that have not all arrived (nothing, or part of them).
+func (c *clientConn) waitingForHeaders() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.phase == reading && len(c.head) < headMax && headerEnd(c.head) < 0
+}
+
+// Serving implements proxy.ConnObserver.
+func (c *clientConn) Serving() {
+	c.mu.Lock()
+	if c.phase == reading {
+		// Octets past the end of the headers are the body or, with
+		// pipelining, the next request: its start is then unknown.
+		end := headerEnd(c.head)
+		c.ahead = end < 0 || end < len(c.head)
+	}
+	c.phase = serving
+	c.served++
+	c.bgByte = c.bgByte[:0]
+	c.mu.Unlock()
+}
+
+// Served implements proxy.ConnObserver.
+func (c *clientConn) Served() {
+	c.mu.Lock()
+	c.phase = after
+	c.mu.Unlock()
+}
+
+// Close closes the connection once, releasing its max_connections token,
+// and reports a request it cuts short (see closing).
+func (c *clientConn) Close() error {
+	c.mu.Lock()
+	r := c.closing()
+	c.mu.Unlock()
+	err := c.Conn.Close()
+	if r != nil {
+		c.t.refuse(*r)
+	}
+	c.closeOnce.Do(func() { c.t.remove(c) })
+	return err
+}
+
+// CloseWrite and CloseRead keep TCP half-close for the HTTP server (after
+// a 431) and goproxy's CONNECT tunnels.
+func (c *clientConn) CloseWrite() error {
+	if hc, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return hc.CloseWrite()
+	}
+	return c.Conn.Close()
+}
+
+// CloseRead: see CloseWrite.
+func (c *clientConn) CloseRead() error {
+	if hc, ok := c.Conn.(interface{ CloseRead() error }); ok {
+		return hc.CloseRead()
+	}
+	return nil
+}
+
+// ReadFrom keeps the TCP connection's own ReadFrom (splice, sendfile) for
+// response bodies and tunnels; the server never writes a refusal this way.
+func (c *clientConn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{c.Conn}, r)
+}
