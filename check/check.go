@@ -1,6 +1,7 @@
 // Package check implements "robotsproxy check": it decides URLs against a
 // local robots.txt file for one crawler, as the proxy would on a successful
-// access, and explains each decision.
+// access, and explains each decision, with the other records of the
+// crawler's groups and the usage preferences that apply to each URL.
 package check
 
 import (
@@ -23,6 +24,11 @@ type Options struct {
 	Stdin io.Reader
 	// Stdout receives one line per URL.
 	Stdout io.Writer
+	// Usage is a purpose, a usage category label such as "train-ai",
+	// "search" or "ai-input" (-usage): the preference that applies to each
+	// URL for it is written, from Content-Usage rules and from the
+	// Content-Signal of that name. "" writes none in text output.
+	Usage string
 }
 
 // Result is the JSON form of one URL's decision.
@@ -35,6 +41,16 @@ type Result struct {
 	Rule          *Rule    `json:"rule,omitempty"`
 	StarFallback  bool     `json:"star_fallback"`
 	Implicit      bool     `json:"implicit_robots_txt,omitempty"`
+	// The other records of the crawler's groups and file (the same for
+	// every URL), null or empty when the file has none.
+	CrawlDelay    *CrawlDelay       `json:"crawl_delay"`
+	RequestRate   *RequestRate      `json:"request_rate"`
+	Sitemaps      []string          `json:"sitemaps"`
+	ContentSignal map[string]Signal `json:"content_signal"`
+	// ContentUsage is what the Content-Usage rules say of this URL.
+	ContentUsage ContentUsage `json:"content_usage"`
+	// Usage answers -usage PURPOSE; omitted without it.
+	Usage *UsageResult `json:"usage,omitempty"`
 }
 
 // Group is a matched group: where it starts and whom it names.
@@ -52,8 +68,12 @@ type Rule struct {
 
 // Run decides each URL for the crawler named by userAgent (a bare product
 // token or a whole User-Agent header) against the robots.txt file at path.
-// It reports whether every URL was allowed. Errors are I/O errors.
+// It reports whether every URL was allowed. Errors are I/O errors, and an
+// Options.Usage that is not a usage category label (robots.IsUsageLabel).
 func Run(path, userAgent string, urls []string, o Options) (bool, error) {
+	if o.Usage != "" && !robots.IsUsageLabel(o.Usage) {
+		return false, fmt.Errorf("-usage %q: not a usage label (a lower-case letter or \"*\", then lower-case letters, digits, \"_\", \"-\", \".\", \"*\")", o.Usage)
+	}
 	body, err := os.ReadFile(path)
 	if err != nil {
 		return false, fmt.Errorf("read robots.txt: %w", err)
@@ -63,8 +83,10 @@ func Run(path, userAgent string, urls []string, o Options) (bool, error) {
 		id:     policy.NewIdentifier(policy.DefaultBrowserTokens(), nil).Identify(userAgent),
 		out:    bufio.NewWriter(o.Stdout),
 		json:   o.JSON,
+		usage:  o.Usage,
 		all:    true,
 	}
+	c.extras = newFileExtras(c.robots, c.id.Candidates)
 	for _, u := range urls {
 		if u == "-" {
 			if err := c.stream(o.Stdin); err != nil {
@@ -85,6 +107,8 @@ type checker struct {
 	id     policy.Identity
 	out    *bufio.Writer
 	json   bool
+	usage  string
+	extras fileExtras
 	all    bool
 	err    error
 }
@@ -112,27 +136,32 @@ func (c *checker) stream(r io.Reader) error {
 
 // decide writes the decision for one URL.
 func (c *checker) decide(u string) {
-	v := c.robots.Test(robots.PathOf(u), c.id.Candidates...)
-	if !v.Allowed {
+	up := c.robots.Usage(robots.PathOf(u), c.id.Candidates...)
+	if !up.Verdict.Allowed {
 		c.all = false
 	}
 	var err error
 	if c.json {
-		err = c.writeJSON(u, v)
+		err = c.writeJSON(u, up)
 	} else {
-		err = c.writeText(u, v)
+		err = c.writeText(u, up)
 	}
 	if err != nil && c.err == nil {
 		c.err = fmt.Errorf("write: %w", err)
 	}
 }
 
-func (c *checker) writeText(u string, v robots.Verdict) error {
+func (c *checker) writeText(u string, up robots.UsagePrefs) error {
+	v := up.Verdict
 	word := "ALLOWED"
 	if !v.Allowed {
 		word = "DISALLOWED"
 	}
-	_, err := fmt.Fprintf(c.out, "%s %s\t%s\n", word, u, detail(v))
+	usage := ""
+	if c.usage != "" {
+		usage = "\t" + c.extras.usageText(up, c.usage)
+	}
+	_, err := fmt.Fprintf(c.out, "%s %s\t%s%s\n", word, u, detail(v), usage)
 	return err
 }
 
@@ -153,7 +182,8 @@ func detail(v robots.Verdict) string {
 	return fmt.Sprintf("%s: line %d: %s", group, v.Rule.Line, v.Rule.Text())
 }
 
-func (c *checker) writeJSON(u string, v robots.Verdict) error {
+func (c *checker) writeJSON(u string, up robots.UsagePrefs) error {
+	v := up.Verdict
 	res := Result{
 		URL:           u,
 		Allowed:       v.Allowed,
@@ -162,6 +192,15 @@ func (c *checker) writeJSON(u string, v robots.Verdict) error {
 		Groups:        []Group{},
 		StarFallback:  v.Fallback,
 		Implicit:      v.Implicit,
+		CrawlDelay:    c.extras.crawlDelay,
+		RequestRate:   c.extras.requestRate,
+		Sitemaps:      c.extras.sitemaps,
+		ContentSignal: c.extras.signals,
+		ContentUsage:  contentUsage(up, c.usage),
+	}
+	if c.usage != "" {
+		r := c.extras.usageResult(up, c.usage)
+		res.Usage = &r
 	}
 	if res.ProductTokens == nil {
 		res.ProductTokens = []string{}

@@ -148,3 +148,36 @@ func BenchmarkWorstCase(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUsage measures Usage and one label's preference: on corpus files
+// (which have no Content-Usage rules: the cost of Test), on the example of
+// draft-ietf-aipref-attach-05 3.4, and on 10,000 rules that all tie.
+func BenchmarkUsage(b *testing.B) {
+	files := benchFiles(b)
+	files["attach-example"] = []byte(attachExample)
+	files["10000-ties"] = []byte("User-agent: *\n" + strings.Repeat("Content-Usage: /a train-ai=y, search=n\n", 10000))
+	for _, label := range append(benchOrder, "attach-example", "10000-ties") {
+		r := robots.Parse(files[label])
+		b.Run("file="+label, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				_ = r.Usage("/ai-ok/a", "Googlebot").Get("train-ai")
+			}
+		})
+	}
+}
+
+// BenchmarkExtras measures Extras and one content signal.
+func BenchmarkExtras(b *testing.B) {
+	files := benchFiles(b)
+	files["cloudflare-managed"] = []byte(cloudflareManaged + "User-agent: *\nCrawl-delay: 2\n")
+	for _, label := range append(benchOrder, "cloudflare-managed") {
+		r := robots.Parse(files[label])
+		b.Run("file="+label, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				_, _ = r.Extras("Googlebot").ContentSignal("ai-train")
+			}
+		})
+	}
+}

@@ -70,7 +70,10 @@ import "slices"
 //     then for a sitemap the varint length and the value; for another
 //     record the varint 1 + group index, the varint line, with recLiteral
 //     the varint length and the lower-cased key, then the varint length
-//     and the value. recEnd ends the section.
+//     and the value, and for a Content-Usage record (recContentUsage) the
+//     varint length and the normalised path pattern, empty when the rule
+//     has no path (see usage.go). recEnd ends the section. Group indexes
+//     never decrease from one record to the next.
 //
 //  6. Zero octets if needed, so that 8 octets can be loaded from the start
 //     of any pattern or token.
@@ -426,31 +429,68 @@ func (r *Robots) Sitemaps() []string {
 
 // eachRecord decodes the records section; a sitemap has only its Value set.
 func (r *Robots) eachRecord(f func(kind byte, rec Record)) {
-	a := r.a
-	if a == "" {
+	if r.a == "" {
 		return // the zero Robots
 	}
-	for i := int(r.records); a[i] != recEnd; {
-		kind := a[i]
-		i++
-		var rec Record
-		if kind != recSitemap {
-			var g, l int
-			g, i = uvarint(a, i)
-			rec.Group = g - 1
-			rec.Line, i = uvarint(a, i)
-			if kind == recLiteral {
-				l, i = uvarint(a, i)
-				rec.Key = a[i : i+l]
-				i += l
-			} else {
-				rec.Key = otherKey(kind)
-			}
+	it := recIter{a: r.a, i: int(r.records)}
+	var v recView
+	for it.next(&v) {
+		rec := Record{Key: v.key, Value: v.value, Line: v.line, Group: v.group}
+		if v.kind == recSitemap {
+			rec = Record{Value: v.value}
 		}
-		var l int
-		l, i = uvarint(a, i)
-		rec.Value = a[i : i+l]
-		i += l
-		f(kind, rec)
+		f(v.kind, rec)
 	}
+}
+
+// recIter walks the records section (see compile.go, 5.) from offset i.
+type recIter struct {
+	a string
+	i int
+}
+
+// recView is a record as recIter decodes it; its strings share the arena.
+type recView struct {
+	kind  byte
+	at    int // offset of the record's kind octet
+	group int // -1 before the first group
+	line  int
+	key   string // Record.Key
+	value string
+	// pattern is a Content-Usage rule's normalised path pattern.
+	pattern string
+}
+
+// next decodes the next record into v, or reports false at the end.
+func (it *recIter) next(v *recView) bool {
+	a, i := it.a, it.i
+	if a[i] == recEnd {
+		return false
+	}
+	*v = recView{kind: a[i], at: i, group: -1}
+	i++
+	if v.kind != recSitemap {
+		var g int
+		g, i = uvarint(a, i)
+		v.group = g - 1
+		v.line, i = uvarint(a, i)
+		if v.kind == recLiteral {
+			var l int
+			l, i = uvarint(a, i)
+			v.key = a[i : i+l]
+			i += l
+		} else {
+			v.key = otherKey(v.kind)
+		}
+	}
+	l, i := uvarint(a, i)
+	v.value = a[i : i+l]
+	i += l
+	if v.kind == recContentUsage {
+		l, i = uvarint(a, i)
+		v.pattern = a[i : i+l]
+		i += l
+	}
+	it.i = i
+	return true
 }

@@ -19,7 +19,7 @@
 // its pattern and a few octets of edits ([Rule.Text]). Groups, records and
 // sitemaps are decoded on demand by [Robots.Group], [Robots.Groups],
 // [Robots.Records] and [Robots.Sitemaps], which allocate; [Robots.Test]
-// does not.
+// does not, nor do [Robots.Extras] and [Robots.Usage] but in rare cases.
 //
 // # What is implemented (RFC 9309 section 2)
 //
@@ -43,7 +43,8 @@
 //   - Comments ("#" to end of line), CR, LF and CRLF line ends, leading and
 //     trailing white space, and a UTF-8 byte order mark are accepted.
 //   - Other records (sitemap, crawl-delay, host, ...) are kept, see
-//     [Robots.Sitemaps] and [Robots.Records], and never end a group (2.2.4).
+//     [Robots.Sitemaps] and [Robots.Records], and never end a group (2.2.4),
+//     Content-Usage included.
 //   - A parse limit (2.5): only the first [DefaultMaxBytes] bytes (or
 //     [Options.MaxBytes]) are parsed; the rest is ignored, never an error.
 //     A line cut by the limit is dropped whole.
@@ -52,6 +53,22 @@
 //     [DefaultMaxLineBytes] are truncated (as Google's parser does), and a
 //     group keeps at most [DefaultMaxRulesPerGroup] rules; see [Options].
 //     Both are counted in [Robots.Limited].
+//
+// # Other records that are read (2.2.4)
+//
+//   - Crawl-delay and Request-rate ([Robots.Extras], [ParseCrawlDelay],
+//     [ParseRequestRate]): per group; merged groups keep the largest delay
+//     and the longest interval.
+//   - Content-Signal, Cloudflare's Content Signals Policy
+//     ([GroupExtras.ContentSignal], [ParseContentSignal]): per group, or for
+//     every crawler before the first user-agent line; "no" wins over "yes".
+//   - Content-Usage, the rule of draft-ietf-aipref-attach-05 with the
+//     statements of preference of draft-ietf-aipref-vocab-07, RFC 9651
+//     Dictionaries such as "train-ai=n, search=y" ([Robots.Usage],
+//     [ParseStatement]): the rules of the groups that apply whose path
+//     matches longest, for paths those groups allow; conflicting rules
+//     combine with any "n" winning, then "y".
+//   - Sitemap ([Robots.SitemapURLs]): file-level, absolute http(s) URLs.
 //
 // # Leniency (RFC 9309 2.2.4 and 2.3.1.5: parse each line, use what parses)
 //

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -42,9 +43,12 @@ func addCorpusSeeds(f *testing.F, n int, add func(body []byte)) {
 }
 
 // FuzzParse feeds arbitrary bodies, paths and tokens to the parser and
-// matcher: no panic, and the verdict is consistent with what it reports.
+// matcher: no panic, and the verdict is consistent with what it reports;
+// so are the other records (checkExtras).
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{rfcSimple, rfcLongest, "user-agent: *\ndisallow: /*a*a*a*b$\n", "\xEF\xBBuser-agent a\rdisallow /%zz\r\n"} {
+	for _, s := range []string{rfcSimple, rfcLongest, "user-agent: *\ndisallow: /*a*a*a*b$\n", "\xEF\xBBuser-agent a\rdisallow /%zz\r\n",
+		attachExample, cloudflareManaged, contentSignalsOrg,
+		"user-agent: foobot\ncrawl-delay: 1.5\nrequest-rate: 10/1m 0500-2059\ncontent-usage: /example/ train-ai=n;p, search=y\ncontent-signal: search=no\n"} {
 		f.Add([]byte(s), "/example/page.html", "foobot")
 	}
 	addCorpusSeeds(f, 40, func(b []byte) { f.Add(b, "/search?q=1", "Googlebot") })
@@ -71,7 +75,48 @@ func FuzzParse(f *testing.F) {
 		if again := r.Test(robots.NormalizePath(path), token); again.Allowed != v.Allowed || again.Rule != v.Rule {
 			t.Fatalf("testing the normalised path changed the verdict")
 		}
+		checkExtras(t, r, v, path, token, lines)
 	})
+}
+
+// checkExtras checks Extras and Usage against the verdict v of Test for
+// the same path and token, on a file of the given number of lines.
+func checkExtras(t *testing.T, r *robots.Robots, v robots.Verdict, path, token string, lines int) {
+	inFile := func(line int) bool { return line >= 1 && line <= lines }
+	e := r.Extras(token)
+	if e.Agent != v.Agent || e.Fallback != v.Fallback {
+		t.Fatalf("Extras agent %q fallback %v, Test %q %v", e.Agent, e.Fallback, v.Agent, v.Fallback)
+	}
+	if d, ok := e.CrawlDelay(); ok != inFile(e.CrawlDelayLine()) || d < 0 || !ok && d != 0 {
+		t.Fatalf("crawl-delay %v %v line %d", d, ok, e.CrawlDelayLine())
+	}
+	if rr, ok := e.RequestRate(); ok != inFile(rr.Line) || ok && (rr.Requests < 1 || rr.Period < time.Second || rr.Interval() <= 0) {
+		t.Fatalf("request-rate %+v %v", rr, ok)
+	}
+	for k, s := range e.ContentSignals() {
+		if again, ok := e.ContentSignal(k); !ok || again != s || !inFile(s.Line) || s.Key != k {
+			t.Fatalf("content-signal %q: %+v, again %+v %v", k, s, again, ok)
+		}
+	}
+	u := r.Usage(path, token)
+	if u.Verdict.Allowed != v.Allowed || u.Verdict.Rule != v.Rule {
+		t.Fatalf("Usage verdict %+v, Test %+v", u.Verdict, v)
+	}
+	rules := u.Rules()
+	if !v.Allowed && rules != nil {
+		t.Fatalf("rules %+v apply to a disallowed path", rules)
+	}
+	for _, rule := range rules {
+		if !inFile(rule.Line) || len(rule.Pattern) != len(rules[0].Pattern) {
+			t.Fatalf("rule %+v of %+v", rule, rules)
+		}
+	}
+	for _, label := range robots.VocabLabels() {
+		p := u.Get(label)
+		if p.Pref == robots.PrefUnknown && p.Line != 0 || p.Pref != robots.PrefUnknown && (!inFile(p.Line) || rules == nil) {
+			t.Fatalf("%s: %+v with rules %+v", label, p, rules)
+		}
+	}
 }
 
 // FuzzNormalizePath checks that normalisation is idempotent and that its

@@ -34,8 +34,8 @@ var knownKeys = map[string]keyKind{
 }
 
 // maxKnownKey is the length of the longest key of knownKeys and
-// otherKeys.
-const maxKnownKey = 12
+// otherKeys ("content-signal").
+const maxKnownKey = 14
 
 // lowerKey lower-cases a key of up to maxKnownKey octets into buf; ok is
 // false for longer keys.
@@ -113,12 +113,24 @@ const (
 )
 
 // otherKeys are the keys of other records stored as a one-octet code
-// rather than spelt out: the most common ones in the corpus. "crawldelay"
-// is a misspelling of "crawl-delay" and is stored as such.
+// rather than spelt out: the most common ones in the corpus, and the ones
+// the package interprets (see extras.go, usage.go). "crawldelay" is a
+// misspelling of "crawl-delay" and is stored as such. New keys go at the
+// end: the codes of the others must not change.
 var otherKeys = [...]string{
 	"crawl-delay", "host", "clean-param", "request-rate", "visit-time",
-	"noindex", "nofollow", "noarchive", "crawldelay",
+	"noindex", "nofollow", "noarchive", "crawldelay", "content-usage",
+	"content-signal",
 }
+
+// Record kinds of the other records the package interprets.
+const (
+	recCrawlDelay    = recKnown + 0
+	recRequestRate   = recKnown + 3
+	recCrawlDelay2   = recKnown + 8 // "crawldelay"
+	recContentUsage  = recKnown + 9
+	recContentSignal = recKnown + 10
+)
 
 // otherKeyCode returns the record kind for an other record's key as
 // written: recKnown+i for otherKeys[i], else recLiteral.

@@ -189,8 +189,8 @@ type parser struct {
 	// recs is the records section being built.
 	recs []byte
 	// rules counts the current group's rule lines (a bridged line may
-	// give two rules, see charset.go).
-	rules int
+	// give two rules, see charset.go), usages its Content-Usage lines.
+	rules, usages int
 	// rs are the current group's rules, their patterns back to back in
 	// pats and their edits in edits; emitProgram writes them to prog when
 	// the group ends.
@@ -262,7 +262,7 @@ func (p *parser) userAgent(value string, n int) {
 		p.groups = append(p.groups, pgroup{line: n, prog: len(p.prog), agents0: len(p.agents)})
 		p.cur = len(p.groups) - 1
 		p.inAgents = true
-		p.rules = 0
+		p.rules, p.usages = 0, 0
 	}
 	p.agents = append(p.agents, productToken(value))
 	p.groups[p.cur].agents1 = len(p.agents)
@@ -316,9 +316,20 @@ func (p *parser) push(r prule) {
 }
 
 // record handles a record that is not a rule, a user-agent or a sitemap
-// (RFC 9309 2.2.4); key is as written.
+// (RFC 9309 2.2.4); key is as written. None of them ends a group (2.2.4),
+// Content-Usage included (see usage.go). A group keeps at most
+// MaxRulesPerGroup Content-Usage lines, as it does rules; the others are
+// dropped and counted in Robots.Limited.
 func (p *parser) record(key, value string, n int) {
 	code := otherKeyCode(key)
+	if code == recContentUsage && p.cur >= 0 {
+		if p.usages >= p.opts.MaxRulesPerGroup {
+			p.r.Limited++
+			return
+		}
+		p.usages++
+	}
+	p.r.extras |= extraFlag(code, p.cur >= 0)
 	p.recs = append(p.recs, code)
 	p.recs = appendUvarint(p.recs, uint64(p.cur+1))
 	p.recs = appendUvarint(p.recs, uint64(n))
@@ -334,6 +345,11 @@ func (p *parser) record(key, value string, n int) {
 	}
 	p.recs = appendUvarint(p.recs, uint64(len(value)))
 	p.recs = append(p.recs, value...)
+	if code == recContentUsage {
+		pat := usagePattern(value)
+		p.recs = appendUvarint(p.recs, uint64(len(pat)))
+		p.recs = append(p.recs, pat...)
+	}
 }
 
 // productToken extracts the product token from a user-agent value

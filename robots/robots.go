@@ -69,7 +69,9 @@ type Group struct {
 
 // Record is a line that is neither a user-agent line, a rule nor a sitemap,
 // such as "crawl-delay: 10" or "host: example.com" (RFC 9309 2.2.4). It is
-// kept for callers (see Robots.Records) and never affects matching.
+// kept for callers (see Robots.Records) and never affects matching; the
+// records the package interprets are read by Robots.Extras and
+// Robots.Usage.
 type Record struct {
 	// Key is the record's key, lower-cased ("crawl-delay").
 	Key string
@@ -109,6 +111,11 @@ type Robots struct {
 	slotBits uint8
 	// slotWide is true when hash slots take 4 octets instead of 2.
 	slotWide bool
+	// extras has a bit (xDelay, xUsage, xSignal) for each kind of record
+	// that Extras and Usage read, when the file has one: a file without
+	// any is answered without walking its records. It takes a byte of
+	// padding: the struct keeps its size.
+	extras uint8
 	// lengths has bit len%32 set for the length of every named product
 	// token other than "*": most lookups of a token no group names stop
 	// there.
