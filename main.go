@@ -2,12 +2,14 @@
 // robots.txt (RFC 9309).
 //
 //	robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-ca-cert FILE -ca-key FILE]
-//	robotsproxy check [-json] ROBOTS_FILE USER_AGENT URL...
+//	robotsproxy check [-json] [-usage PURPOSE] ROBOTS_FILE USER_AGENT URL...
 //	robotsproxy ca init -cert FILE -key FILE [-name NAME]
 //	robotsproxy hash-password [-cost N] < password
 //	robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
 //	robotsproxy audit verify [-archive DIR] [-config FILE] [-genesis] [-allow-unverifiable] LOG...
 //	robotsproxy audit show [-archive DIR] [-config FILE] [-body] SHA
+//
+// serve reloads its configuration on SIGHUP (see server.Server.Run).
 //
 // Exit codes: 0 success (check: all allowed); 1 check: at least one URL
 // disallowed, audit verify: a line does not verify, serve: a runtime
@@ -37,6 +39,7 @@ const defaultConfig = "config.yaml"
 const usage = `usage:
   robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-ca-cert FILE -ca-key FILE]
   robotsproxy check [-json] ROBOTS_FILE USER_AGENT URL...   (URL "-" reads URLs from stdin)
+                                                            (-usage PURPOSE: also the usage preference for train-ai, search, ai-input...)
   robotsproxy ca init -cert FILE -key FILE [-name NAME]     (a new interception CA; the key is written 0600)
   robotsproxy hash-password [-cost N] < password            (a bcrypt hash for identity.users)
   robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
@@ -108,53 +111,91 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", defaultConfig, "configuration `FILE`")
-	listen := fs.String("listen", "", "proxy listen address `HOST:PORT` (overrides listen)")
-	admin := fs.String("admin-listen", "", "admin listen address `HOST:PORT` for /healthz and /metrics (overrides admin_listen)")
-	allowPrivate := fs.Bool("allow-private", false, "allow loopback, private and link-local destinations (overrides allow_private)")
-	mode := fs.String("mode", "", "`enforce` or report: how robots.txt denials are acted on (overrides mode)")
-	allowOpen := fs.Bool("allow-open-proxy", false, "allow listening beyond loopback without identity.users or client_ranges, and an admin listener beyond loopback (overrides allow_open_proxy)")
-	caCert := fs.String("ca-cert", "", "intercept HTTPS with the CA certificate `FILE` (overrides mitm.ca_cert)")
-	caKey := fs.String("ca-key", "", "the CA's private key `FILE` (overrides mitm.ca_key)")
-	if err := fs.Parse(args); err != nil {
+	f := newServeFlags(stderr)
+	if err := f.fs.Parse(args); err != nil {
 		return usageErr("serve: %v", err)
 	}
-	if fs.NArg() > 0 {
-		return usageErr("serve: unexpected arguments %q\n%s", fs.Args(), usage)
+	if f.fs.NArg() > 0 {
+		return usageErr("serve: unexpected arguments %q\n%s", f.fs.Args(), usage)
 	}
+	// SIGHUP reloads the configuration; registered before anything is
+	// loaded, so that an early one does not end the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	logger := zerolog.New(stderr).With().Timestamp().Logger()
-	cfg, err := loadConfig(*cfgPath, isSet(fs, "config"), logger)
+	cfg, err := loadConfig(*f.config, isSet(f.fs, "config"), logger)
 	if err != nil {
 		return &exitError{2, err}
 	}
-	if *listen != "" {
-		cfg.Listen = *listen
-	}
-	if isSet(fs, "admin-listen") {
-		cfg.AdminListen = *admin
-	}
-	if *allowPrivate {
-		cfg.AllowPrivate = true
-	}
-	if *allowOpen {
-		cfg.AllowOpenProxy = true
-	}
-	if *mode != "" {
-		cfg.Mode = *mode
-	}
-	if isSet(fs, "ca-cert") || isSet(fs, "ca-key") {
-		cfg.MITM.CACert, cfg.MITM.CAKey = *caCert, *caKey
-	}
-	if err := cfg.Validate(); err != nil {
-		return &exitError{2, fmt.Errorf("flags: %w", err)}
+	if cfg, err = f.apply(cfg); err != nil {
+		return &exitError{2, err}
 	}
 	srv, err := server.New(cfg, stdout, logger)
 	if err != nil {
 		return &exitError{2, err}
 	}
-	return srv.Run(ctx)
+	// A reload needs the file: a missing one is an error then, even the
+	// default ./config.yaml. Flags keep winning over the file.
+	load := func() (config.Config, error) {
+		cfg, err := config.LoadFile(*f.config)
+		if err != nil {
+			return cfg, err
+		}
+		return f.apply(cfg)
+	}
+	return srv.Run(ctx, server.RunOptions{Reload: hup, Load: load})
+}
+
+// serveFlags are serve's flags; all but -config override configuration
+// keys.
+type serveFlags struct {
+	fs                                         *flag.FlagSet
+	config, listen, admin, mode, caCert, caKey *string
+	allowPrivate, allowOpen                    *bool
+}
+
+func newServeFlags(stderr io.Writer) *serveFlags {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return &serveFlags{
+		fs:           fs,
+		config:       fs.String("config", defaultConfig, "configuration `FILE`"),
+		listen:       fs.String("listen", "", "proxy listen address `HOST:PORT` (overrides listen)"),
+		admin:        fs.String("admin-listen", "", "admin listen address `HOST:PORT` for /healthz, /readyz and /metrics (overrides admin_listen)"),
+		allowPrivate: fs.Bool("allow-private", false, "allow loopback, private and link-local destinations (overrides allow_private)"),
+		mode:         fs.String("mode", "", "`enforce` or report: how robots.txt denials are acted on (overrides mode)"),
+		allowOpen:    fs.Bool("allow-open-proxy", false, "allow listening beyond loopback without identity.users or client_ranges, and an admin listener beyond loopback (overrides allow_open_proxy)"),
+		caCert:       fs.String("ca-cert", "", "intercept HTTPS with the CA certificate `FILE` (overrides mitm.ca_cert)"),
+		caKey:        fs.String("ca-key", "", "the CA's private key `FILE` (overrides mitm.ca_key)"),
+	}
+}
+
+// apply sets the keys given as flags in cfg, read from the file, and
+// validates the result; at start and at every reload.
+func (f *serveFlags) apply(cfg config.Config) (config.Config, error) {
+	if *f.listen != "" {
+		cfg.Listen = *f.listen
+	}
+	if isSet(f.fs, "admin-listen") {
+		cfg.AdminListen = *f.admin
+	}
+	if *f.allowPrivate {
+		cfg.AllowPrivate = true
+	}
+	if *f.allowOpen {
+		cfg.AllowOpenProxy = true
+	}
+	if *f.mode != "" {
+		cfg.Mode = *f.mode
+	}
+	if isSet(f.fs, "ca-cert") || isSet(f.fs, "ca-key") {
+		cfg.MITM.CACert, cfg.MITM.CAKey = *f.caCert, *f.caKey
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("flags: %w", err)
+	}
+	return cfg, nil
 }
 
 // loadConfig reads the configuration. A missing default ./config.yaml means
@@ -178,13 +219,14 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "write one JSON object per URL")
+	purpose := fs.String("usage", "", "write the usage preference for `PURPOSE` (train-ai, search, ai-input...) that applies to each URL")
 	if err := fs.Parse(args); err != nil {
 		return usageErr("check: %v", err)
 	}
 	if fs.NArg() < 3 {
 		return usageErr("check: want ROBOTS_FILE USER_AGENT URL...\n%s", usage)
 	}
-	all, err := check.Run(fs.Arg(0), fs.Arg(1), fs.Args()[2:], check.Options{JSON: *asJSON, Stdin: stdin, Stdout: stdout})
+	all, err := check.Run(fs.Arg(0), fs.Arg(1), fs.Args()[2:], check.Options{JSON: *asJSON, Usage: *purpose, Stdin: stdin, Stdout: stdout})
 	switch {
 	case err != nil:
 		return &exitError{2, fmt.Errorf("check: %w", err)}

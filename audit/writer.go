@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -140,11 +141,16 @@ func AppendPrev(dst, line []byte, prev [sha256.Size]byte) []byte {
 }
 
 // loop is the single writer: it takes whatever has queued and writes it in
-// one call.
+// one call. Before taking a batch it yields once: goroutines that are
+// runnable (handlers about to log, under load) add their lines to it first,
+// where the scheduler would otherwise run the writer at once, for one line
+// per write. An idle process has nothing else to run, so a lone line is
+// written at once.
 func (w *Writer) loop() {
 	defer close(w.stopped)
 	for range w.wake {
 		for {
+			runtime.Gosched()
 			w.mu.Lock()
 			buf, b := w.pending, w.cur
 			if len(buf) == 0 {

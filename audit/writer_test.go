@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -225,5 +226,53 @@ func TestChainAcrossRotation(t *testing.T) {
 	}
 	if at := checkChain(t, all, [32]byte{}); at >= 0 {
 		t.Errorf("chain broken at line %d of %d", at+1, len(all))
+	}
+}
+
+// countingWriter counts writes to an in-memory log, which takes no time:
+// nothing queues behind a slow write.
+type countingWriter struct {
+	mu     sync.Mutex
+	writes int
+	octets int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writes++
+	c.octets += len(p)
+	return len(p), nil
+}
+
+// TestBatchesRunnableWriters: on one CPU, goroutines that are runnable when
+// the writer wakes (handlers about to log, under load) share its write
+// even though the underlying write takes no time; a lone line is written
+// at once.
+func TestBatchesRunnableWriters(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	out := &countingWriter{}
+	w := NewWriter(out, Options{})
+	defer w.Close()
+	if _, err := w.Write(line(0, 0)); err != nil || out.writes != 1 {
+		t.Fatalf("a lone line: got %d writes (%v), want it written once Write returns", out.writes, err)
+	}
+	const G, N = 32, 100
+	var wg sync.WaitGroup
+	for g := range G {
+		wg.Go(func() {
+			for j := range N {
+				if _, err := w.Write(line(g, j)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	s := w.Stats()
+	if perWrite := float64(s.Lines-1) / float64(s.Writes-1); perWrite < 4 {
+		t.Errorf("got %.2f lines per write (%d lines, %d writes) from %d goroutines on one CPU, want at least 4",
+			perWrite, s.Lines-1, s.Writes-1, G)
 	}
 }

@@ -62,6 +62,14 @@ type Config struct {
 	Upstream Upstream `yaml:"upstream"`
 	// Client bounds what one client connection may cost the proxy.
 	Client Client `yaml:"client"`
+	// Politeness spaces and pauses requests (issue 11).
+	Politeness Politeness `yaml:"politeness"`
+	// Usage compares declared purposes with sites' usage preferences
+	// (issue 11).
+	Usage Usage `yaml:"usage"`
+	// Shared is the state a fleet of replicas shares in Redis or Valkey
+	// (issue 12).
+	Shared Shared `yaml:"shared"`
 	// ShutdownTimeout is how long a graceful shutdown waits for requests
 	// in flight. Default 10s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
@@ -207,6 +215,10 @@ type UserRule struct {
 	// Mode is "enforce" or "report" for this user's requests; "" means
 	// the top-level mode.
 	Mode string `yaml:"mode"`
+	// Purposes are what the user's crawler output is used for
+	// ("train-ai", "search", "ai-input"); they win over the range's and
+	// usage.purposes. Default none.
+	Purposes []string `yaml:"purposes"`
 }
 
 // ClientRangeRule pins a client address range to a product token.
@@ -218,6 +230,9 @@ type ClientRangeRule struct {
 	// Mode is "enforce" or "report" for this range's requests; "" means
 	// the top-level mode.
 	Mode string `yaml:"mode"`
+	// Purposes are what the range's crawler output is used for; they win
+	// over usage.purposes. Default none.
+	Purposes []string `yaml:"purposes"`
 }
 
 // OverrideRule is one User-Agent override.
@@ -249,6 +264,11 @@ type Robots struct {
 type Cache struct {
 	// MaxEntries bounds the cached authorities. Default 10000.
 	MaxEntries int `yaml:"max_entries"`
+	// MaxBytes bounds the memory the cached robots.txt results retain, in
+	// octets (compiled rules, URLs, errors and a fixed overhead of about
+	// 0.6 KB per authority); the oldest are evicted first. Default
+	// 536870912 (512 MiB); at least 1048576 (1 MiB).
+	MaxBytes int `yaml:"max_bytes"`
 	// MaxTTL is the longest a result is used; at most 24h. Default 24h.
 	MaxTTL time.Duration `yaml:"max_ttl"`
 	// MinTTL is the shortest, whatever Cache-Control says; 0 is no
@@ -269,9 +289,14 @@ type Upstream struct {
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
 	// ResponseHeaderTimeout bounds waiting for response headers. Default 60s.
 	ResponseHeaderTimeout time.Duration `yaml:"response_header_timeout"`
-	// MaxIdleConns bounds idle connections in total. Default 1024.
+	// MaxIdleConns bounds idle connections in total. Default 4096, the
+	// default client.max_connections: each client connection keeps at most
+	// one upstream connection busy (HTTP/1.1), so the pool can keep every
+	// one it will need again.
 	MaxIdleConns int `yaml:"max_idle_conns"`
-	// MaxIdleConnsPerHost bounds idle connections per origin. Default 256.
+	// MaxIdleConnsPerHost bounds idle connections per origin; it should be
+	// at least the peak number of concurrent requests to one origin, or
+	// requests open new connections. Default 1024.
 	MaxIdleConnsPerHost int `yaml:"max_idle_conns_per_host"`
 	// IdleTimeout closes idle connections after this long. Default 90s.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
@@ -307,6 +332,7 @@ func Default() Config {
 		},
 		Cache: Cache{
 			MaxEntries:       10000,
+			MaxBytes:         512 << 20,
 			MaxTTL:           24 * time.Hour,
 			MinTTL:           time.Minute,
 			UnreachableRetry: time.Minute,
@@ -315,8 +341,8 @@ func Default() Config {
 		Upstream: Upstream{
 			ConnectTimeout:        10 * time.Second,
 			ResponseHeaderTimeout: 60 * time.Second,
-			MaxIdleConns:          1024,
-			MaxIdleConnsPerHost:   256,
+			MaxIdleConns:          4096,
+			MaxIdleConnsPerHost:   1024,
 			IdleTimeout:           90 * time.Second,
 		},
 		Client: Client{
@@ -329,5 +355,8 @@ func Default() Config {
 			IdleTimeout:           60 * time.Second,
 		},
 		ShutdownTimeout: 10 * time.Second,
+		Politeness:      defaultPoliteness(),
+		Usage:           Usage{Purposes: map[string][]string{}},
+		Shared:          defaultShared(),
 	}
 }

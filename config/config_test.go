@@ -190,6 +190,7 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		{"too_many_requests", "robots:\n  too_many_requests: retry\n", []string{"robots.too_many_requests"}},
 		{"upstream connect_timeout", "upstream:\n  connect_timeout: 0s\n", []string{"upstream.connect_timeout"}},
 		{"upstream response_header_timeout", "upstream:\n  response_header_timeout: -1s\n", []string{"upstream.response_header_timeout"}},
+		{"cache max_bytes under 1 MiB", "cache:\n  max_bytes: 1000\n", []string{"cache.max_bytes"}},
 		{"upstream max_idle_conns", "upstream:\n  max_idle_conns: -1\n", []string{"upstream.max_idle_conns"}},
 		{"upstream max_idle_conns_per_host", "upstream:\n  max_idle_conns_per_host: -1\n", []string{"upstream.max_idle_conns_per_host"}},
 		{"upstream idle_timeout", "upstream:\n  idle_timeout: -1s\n", []string{"upstream.idle_timeout"}},

@@ -127,6 +127,7 @@ func (c *Config) Validate() error {
 		{"robots.max_bytes", atLeast(c.Robots.MaxBytes, 500<<10, "RFC 9309 2.5: the parsing limit MUST be at least 500 KiB")},
 		{"robots.too_many_requests", oneOf(c.Robots.TooManyRequests, "unreachable", "unavailable")},
 		{"cache.max_entries", atLeast(c.Cache.MaxEntries, 1, "")},
+		{"cache.max_bytes", atLeast(c.Cache.MaxBytes, 1<<20, "")},
 		{"cache.max_ttl", between(c.Cache.MaxTTL, time.Second, 24*time.Hour, "RFC 9309 2.4: SHOULD NOT use a cached copy for more than 24 hours")},
 		{"cache.min_ttl", between(c.Cache.MinTTL, 0, c.Cache.MaxTTL, "it must not exceed cache.max_ttl")},
 		{"cache.unreachable_retry", positive(c.Cache.UnreachableRetry)},
@@ -167,6 +168,12 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.validateAccess(); err != nil {
+		return err
+	}
+	if err := c.validatePoliteness(); err != nil { // issue 11
+		return err
+	}
+	if err := c.validateShared(); err != nil { // issue 12
 		return err
 	}
 	return c.validateExposure()

@@ -371,8 +371,14 @@ func startServe(t *testing.T, dir string, args ...string) *proxyProcess {
 // proxy process only (later values win over inherited ones).
 func startServeIn(t *testing.T, dir string, env []string, args ...string) *proxyProcess {
 	t.Helper()
+	return startBinary(t, dir, env, append(append([]string{"serve"}, args...), "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0", "-allow-private")...)
+}
+
+// startBinary runs the binary with exactly args (a serve command line),
+// as startServeIn describes.
+func startBinary(t *testing.T, dir string, env []string, args ...string) *proxyProcess {
+	t.Helper()
 	p := &proxyProcess{stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
-	args = append(append([]string{"serve"}, args...), "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0", "-allow-private")
 	p.cmd = exec.Command(binary, args...)
 	p.cmd.Dir = dir
 	if env != nil {

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"container/list"
 	"context"
 	"sync"
 	"time"
@@ -35,6 +34,12 @@ type CacheOptions struct {
 	// MaxEntries bounds the number of cached authorities; the oldest entry
 	// is evicted first. Default 10000.
 	MaxEntries int
+	// MaxBytes bounds the memory the cached entries retain, in octets, as
+	// entrySize accounts it (compiled rules, URLs, error texts and a fixed
+	// per-entry overhead); the oldest entries are evicted first. The
+	// newest entry is always kept, so one entry larger than MaxBytes is
+	// cached alone. Default DefaultCacheMaxBytes.
+	MaxBytes int64
 	// MaxTTL is the longest a result is used before refetching; default and
 	// upper bound 24h (RFC 9309 2.4). A shorter Cache-Control max-age wins.
 	MaxTTL time.Duration
@@ -53,9 +58,15 @@ type CacheOptions struct {
 	Now func() time.Time
 }
 
+// DefaultCacheMaxBytes is CacheOptions.MaxBytes when it is 0: 512 MiB.
+const DefaultCacheMaxBytes = 512 << 20
+
 func (o *CacheOptions) setDefaults() {
 	if o.MaxEntries <= 0 {
 		o.MaxEntries = 10000
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultCacheMaxBytes
 	}
 	if o.MaxTTL <= 0 || o.MaxTTL > 24*time.Hour {
 		o.MaxTTL = 24 * time.Hour
@@ -109,7 +120,8 @@ func (e *entry) inForce(fetched bool) (Access, CacheState) {
 
 // Cache holds access results per authority (scheme, host and port) in
 // go-cache, coalesces concurrent misses for one authority into one fetch,
-// and bounds the number of authorities. It is safe for concurrent use.
+// and bounds the number of authorities and the memory they retain. It is
+// safe for concurrent use.
 type Cache struct {
 	opts    CacheOptions
 	fetch   FetchFunc
@@ -117,25 +129,35 @@ type Cache struct {
 	flights singleflight.Group
 
 	mu    sync.Mutex
-	order *list.List               // keys, oldest first
-	pos   map[string]*list.Element // key -> its place in order
+	order nodeList         // keys, oldest first
+	pos   map[string]*node // key -> its place in order
+	bytes int64            // sum of the nodes' sizes
 }
 
 // NewCache returns a Cache that calls fetch on misses.
 func NewCache(fetch FetchFunc, o CacheOptions) *Cache {
 	o.setDefaults()
-	c := &Cache{opts: o, fetch: fetch, order: list.New(), pos: make(map[string]*list.Element)}
+	c := &Cache{opts: o, fetch: fetch, pos: make(map[string]*node)}
+	c.order.init()
 	c.items = gocache.New(o.MaxTTL+o.StaleFor, 10*time.Minute)
 	c.items.OnEvicted(func(key string, _ any) { c.forget(key) })
 	return c
 }
 
+// cacheKey is the cache key of a canonical scheme and authority.
+func cacheKey(scheme, authority string) string { return scheme + "://" + authority }
+
 // Get returns the access result in force for scheme://authority, fetching
 // it when it is missing or no longer fresh. The fetch runs detached from
 // ctx's cancellation so that one caller giving up does not fail the others
-// waiting on the same fetch.
+// waiting on the same fetch. The result has no Raw body and no Header:
+// the cache keeps neither (see store).
 func (c *Cache) Get(ctx context.Context, scheme, authority string) (Access, CacheState) {
-	key := scheme + "://" + authority
+	return c.get(ctx, cacheKey(scheme, authority), scheme, authority)
+}
+
+// get is Get with the key already made (see Policy.target).
+func (c *Cache) get(ctx context.Context, key, scheme, authority string) (Access, CacheState) {
 	if e := c.fresh(key); e != nil {
 		return e.inForce(false)
 	}
@@ -152,6 +174,14 @@ func (c *Cache) Get(ctx context.Context, scheme, authority string) (Access, Cach
 // Len returns the number of cached authorities.
 func (c *Cache) Len() int { return c.items.ItemCount() }
 
+// Bytes returns the memory the cached entries retain, in octets, as
+// entrySize accounts it: at most MaxBytes, unless a single entry is larger.
+func (c *Cache) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
 // fresh returns the entry for key if it is still fresh, else nil.
 func (c *Cache) fresh(key string) *entry {
 	v, ok := c.items.Get(key)
@@ -165,9 +195,16 @@ func (c *Cache) fresh(key string) *entry {
 	return e
 }
 
-// store files a new access result for key and returns the new entry.
+// store files a new access result for key and returns the new entry. The
+// cache keeps what decisions use: the body's text (a.Raw) and header fields
+// (a.Header), which only the archive reads before this, are dropped, and a
+// FinalURL equal to URL shares its octets.
 func (c *Cache) store(key string, a Access) *entry {
 	now := c.opts.Now()
+	a.Raw, a.Header = nil, nil
+	if a.FinalURL == a.URL {
+		a.FinalURL = a.URL
+	}
 	e := &entry{latest: a}
 	switch a.Result {
 	case Successful:
@@ -184,7 +221,7 @@ func (c *Cache) store(key string, a Access) *entry {
 			}
 		}
 	}
-	c.admit(key)
+	c.admit(key, entrySize(key, e))
 	c.items.SetDefault(key, e)
 	return e
 }
@@ -202,23 +239,30 @@ func (c *Cache) ttl(a Access) time.Duration {
 	return ttl
 }
 
-// admit records key as the newest entry, evicting the oldest ones while the
-// cache is full.
-func (c *Cache) admit(key string) {
+// admit records key, whose entry retains size octets, as the newest entry,
+// evicting the oldest ones while the cache holds more than MaxEntries
+// entries or MaxBytes octets.
+func (c *Cache) admit(key string, size int64) {
 	var evict []string
 	c.mu.Lock()
-	if el, ok := c.pos[key]; ok {
-		c.order.MoveToBack(el)
+	n, ok := c.pos[key]
+	if ok {
+		c.order.remove(n)
+		c.bytes -= n.size
 	} else {
-		for len(c.pos) >= c.opts.MaxEntries {
-			oldest := c.order.Front()
-			k := oldest.Value.(string)
-			c.order.Remove(oldest)
-			delete(c.pos, k)
-			evict = append(evict, k)
-		}
-		c.pos[key] = c.order.PushBack(key)
+		n = &node{key: key}
+		c.pos[key] = n
 	}
+	n.size = size
+	c.bytes += size
+	for oldest := c.order.front(); oldest != nil &&
+		(len(c.pos) > c.opts.MaxEntries || c.bytes > c.opts.MaxBytes); oldest = c.order.front() {
+		c.order.remove(oldest)
+		delete(c.pos, oldest.key)
+		c.bytes -= oldest.size
+		evict = append(evict, oldest.key)
+	}
+	c.order.pushBack(n)
 	c.mu.Unlock()
 	for _, k := range evict {
 		c.items.Delete(k) // OnEvicted -> forget, which finds nothing left to do
@@ -229,8 +273,40 @@ func (c *Cache) admit(key string) {
 func (c *Cache) forget(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.pos[key]; ok {
-		c.order.Remove(el)
+	if n, ok := c.pos[key]; ok {
+		c.order.remove(n)
 		delete(c.pos, key)
+		c.bytes -= n.size
 	}
+}
+
+// node is a key's place in the eviction order and its entry's size.
+type node struct {
+	key        string
+	size       int64
+	prev, next *node
+}
+
+// nodeList is a doubly linked list of nodes around a sentinel: one
+// allocation per key, where container/list takes two.
+type nodeList struct{ root node }
+
+func (l *nodeList) init() { l.root.prev, l.root.next = &l.root, &l.root }
+
+// front returns the oldest node, nil when the list is empty.
+func (l *nodeList) front() *node {
+	if l.root.next == &l.root {
+		return nil
+	}
+	return l.root.next
+}
+
+func (l *nodeList) pushBack(n *node) {
+	n.prev, n.next = l.root.prev, &l.root
+	n.prev.next, l.root.prev = n, n
+}
+
+func (l *nodeList) remove(n *node) {
+	n.prev.next, n.next.prev = n.next, n.prev
+	n.prev, n.next = nil, nil
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/robots"
+	"github.com/robotsproxy/robotsproxy/usage"
 )
 
 // Reason says why a request was allowed or denied.
@@ -68,6 +69,24 @@ const (
 	// ReasonShutdown: the proxy shut down before the request was decided
 	// (HTTP 503, or status 0 when nothing could be sent).
 	ReasonShutdown Reason = "shutdown"
+	// ReasonCrawlDelay: the request came before the robots.txt crawl delay
+	// of its product token at its authority had passed since the previous
+	// one, and could not wait for its turn (politeness.crawl_delay; HTTP
+	// 429 with Retry-After).
+	ReasonCrawlDelay Reason = "crawl-delay"
+	// ReasonBackoff: the origin asked the product token to slow down (429,
+	// or 503 with Retry-After) and the pause had not ended
+	// (politeness.backoff; HTTP 429 with Retry-After).
+	ReasonBackoff Reason = "backoff"
+	// ReasonHostConcurrency: the authority had
+	// politeness.max_concurrent_per_host requests in flight (HTTP 429 with
+	// Retry-After).
+	ReasonHostConcurrency Reason = "host-concurrency"
+	// ReasonUsage: a purpose declared for the crawler is one the site
+	// refuses for the path, by a Content-Usage rule or a Content-Signal
+	// line of robots.txt (usage.enforce; HTTP 403). Decision.Usage holds
+	// the deciding line.
+	ReasonUsage Reason = "usage-preference"
 )
 
 // NeedsAuth reports whether the decision is a proxy authentication failure,
@@ -112,8 +131,17 @@ type Decision struct {
 	// fails closed. The audit line shows it as "enforced": !ReportOnly.
 	ReportOnly bool
 	// RetryAfter is how long a throttled client should wait before it
-	// tries again; zero unless Reason is ReasonAuthThrottled.
+	// tries again; zero unless TooManyRequests.
 	RetryAfter time.Duration
+	// Robots is the robots.txt in force, nil unless Access is Successful:
+	// what it says beyond allow and disallow (crawl delay, usage
+	// preferences) is read from it after the decision.
+	Robots *robots.Robots
+	// Usage is the purposes declared for the crawler and the usage
+	// preferences that applied to the request (see package usage), nil
+	// when none was declared and none stated; for ReasonUsage,
+	// Usage.Refused and Usage.Deciding say why.
+	Usage *usage.Evaluation
 	// ResolvedPath is the request path as an origin may resolve it (dot
 	// segments, empty segments, escaped dots and slashes; see MatchPath),
 	// percent-normalised as rules are matched (RFC 9309 2.2.2): the reading
@@ -123,11 +151,22 @@ type Decision struct {
 	ResolvedPath string
 }
 
+// TooManyRequests reports whether the decision is answered with 429 Too
+// Many Requests and Retry-After (RFC 6585 4): throttled proxy
+// authentication, or a politeness refusal.
+func (d *Decision) TooManyRequests() bool {
+	switch d.Reason {
+	case ReasonAuthThrottled, ReasonCrawlDelay, ReasonBackoff, ReasonHostConcurrency:
+		return !d.Allowed
+	}
+	return false
+}
+
 // RetryAfterSeconds returns RetryAfter in whole seconds, rounded up, for a
 // Retry-After header (RFC 9110 10.2.3): at least 1 when the decision is
-// throttled, 0 otherwise.
+// answered with 429 (TooManyRequests), 0 otherwise.
 func (d *Decision) RetryAfterSeconds() int64 {
-	if d.Reason != ReasonAuthThrottled {
+	if !d.TooManyRequests() {
 		return 0
 	}
 	return max(1, int64((d.RetryAfter+time.Second-1)/time.Second))

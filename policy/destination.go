@@ -82,6 +82,9 @@ func CheckHostEntry(entry string) error {
 
 // match reports whether a canonical host is in the list.
 func (l hostList) match(host string) bool {
+	if len(l) == 0 {
+		return false // and sameHost, which may parse an address, is not needed
+	}
 	host = sameHost(host)
 	for _, e := range l {
 		if host == e || strings.HasPrefix(e, ".") && (host == e[1:] || strings.HasSuffix(host, e)) {

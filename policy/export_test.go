@@ -98,3 +98,10 @@ func HoldCheckSlots(p *Pinner, n int) (release func()) {
 	}
 	return func() { p.checks.Release(int64(n)) }
 }
+
+// MemoLen returns how many identities id remembers.
+func MemoLen(id *Identifier) int {
+	id.mu.RLock()
+	defer id.mu.RUnlock()
+	return len(id.memo)
+}

@@ -73,6 +73,11 @@ type Identifier struct {
 // memoMax bounds the identities remembered by an Identifier.
 const memoMax = 4096
 
+// memoMaxUserAgent is the longest User-Agent value remembered (real ones
+// are under 512 octets), so the memo holds at most about 4 MiB however
+// long the headers clients send.
+const memoMaxUserAgent = 1024
+
 // NewIdentifier returns an Identifier that ignores the given browser tokens
 // (case-insensitive; nil means none) and applies overrides in order.
 func NewIdentifier(browserTokens []string, overrides []Override) *Identifier {
@@ -97,6 +102,9 @@ func (id *Identifier) Identify(userAgent string) Identity {
 		return ident
 	}
 	ident = id.identify(userAgent)
+	if len(userAgent) > memoMaxUserAgent {
+		return ident // a hostile header is not kept: the memo stays under memoMax × memoMaxUserAgent octets
+	}
 	id.mu.Lock()
 	if len(id.memo) >= memoMax {
 		clear(id.memo)

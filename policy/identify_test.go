@@ -307,3 +307,23 @@ func FuzzIdentify(f *testing.F) {
 		checkIdentity(t, ua, id.Identify(ua))
 	})
 }
+
+// TestIdentifyMemoSkipsLongUserAgents: a long header is identified every
+// time but never kept, so hostile headers cannot fill the memo with
+// memoMax × 32 KiB.
+func TestIdentifyMemoSkipsLongUserAgents(t *testing.T) {
+	id := policy.NewIdentifier(policy.DefaultBrowserTokens(), nil)
+	long := "LongBot/1.0 " + strings.Repeat("x", 2000)
+	for range 3 {
+		if got := id.Identify(long); got.Token != "LongBot" {
+			t.Fatalf("Identify(long) = %q, want LongBot", got.Token)
+		}
+	}
+	if n := policy.MemoLen(id); n != 0 {
+		t.Errorf("memo holds %d entries after long headers, want 0", n)
+	}
+	id.Identify("ShortBot/1.0")
+	if n := policy.MemoLen(id); n != 1 {
+		t.Errorf("memo holds %d entries after a short header, want 1", n)
+	}
+}

@@ -27,8 +27,9 @@ func ParseMode(s string) (Mode, error) {
 
 // reportable reports whether a denial for reason may go unenforced in
 // report mode: the denials robots.txt makes (a disallow rule, or an
-// unreachable robots.txt, RFC 9309 2.2.2 and 2.3.1.4), never the
-// operator's own destination policy or authentication.
+// unreachable robots.txt, RFC 9309 2.2.2 and 2.3.1.4, or a usage
+// preference), never the operator's own destination policy or
+// authentication.
 func reportable(r Reason) bool {
-	return r == ReasonRule || r == ReasonUnreachable
+	return r == ReasonRule || r == ReasonUnreachable || r == ReasonUsage
 }

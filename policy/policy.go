@@ -48,12 +48,14 @@ type Policy struct {
 	opts                 Options
 	exempts, allow, deny hostList
 	ports                []int
+	targets              targets
 }
 
 // New returns a Policy. It keeps no reference to the option slices.
 func New(o Options) *Policy {
 	p := &Policy{opts: o, exempts: newHostList(o.ExemptHosts), allow: newHostList(o.AllowHosts),
 		deny: newHostList(o.DenyHosts), ports: slices.Clone(o.ConnectPorts)}
+	p.targets.m = make(map[targetKey]*target)
 	if len(p.ports) == 0 {
 		p.ports = DefaultConnectPorts()
 	}
@@ -121,21 +123,20 @@ func (p *Policy) markReportOnly(d *Decision, pin Pin) {
 // decide is Decide before the mode is applied.
 func (p *Policy) decide(ctx context.Context, r Request) Decision {
 	d := Decision{Identity: p.IdentityOf(r)}
-	scheme, authority, err := Authority(r.Scheme, r.Host)
-	if err != nil {
-		d.Reason, d.Err = ReasonBadRequest, err
+	t := p.target(r.Scheme, r.Host)
+	if t.err != nil {
+		d.Reason, d.Err = ReasonBadRequest, t.err
 		return d
 	}
-	d.RobotsURL = RobotsURL(scheme, authority)
+	d.RobotsURL = t.robotsURL
 	// Issue 8: the path is matched as sent and as origins resolve it.
 	rs := readPath(r.Path)
 	d.ResolvedPath = rs.resolved
-	host := hostOf(authority)
 	switch {
-	case !p.destinationAllowed(host):
-		d.Reason, d.Err = ReasonHostDenied, fmt.Errorf("%s: %w", host, errHostDenied)
+	case t.denied != nil:
+		d.Reason, d.Err = ReasonHostDenied, t.denied
 		return d
-	case p.exempts.match(host):
+	case t.exempt:
 		d.Allowed, d.Reason = true, ReasonOverride
 		return d
 	case rs.robotsTxt():
@@ -144,12 +145,13 @@ func (p *Policy) decide(ctx context.Context, r Request) Decision {
 		d.Allowed, d.Reason = true, ReasonImplicit
 		return d
 	}
-	a, state := p.opts.Cache.Get(ctx, scheme, authority)
+	a, state := p.opts.Cache.get(ctx, t.key, t.scheme, t.authority)
 	d.Access, d.Status, d.Cache, d.Err = a.Result, a.Status, state, a.Err
 	d.RobotsSHA256, d.RobotsFetchedAt = a.SHA256, a.FetchedAt // the evidence (issue 9)
 	switch a.Result {
 	case Successful:
 		d.Verdict, d.ResolvedPath = rs.match(a.Robots, d.Identity.Candidates)
+		d.Robots = a.Robots // issue 11: crawl delay and usage preferences
 		d.Allowed, d.Reason = d.Verdict.Allowed, ReasonRule
 		if !d.Verdict.Matched() {
 			d.Reason = ReasonNoMatch

@@ -33,21 +33,23 @@ type idleBody struct {
 	done    atomic.Bool // the handler returned: the deadline is not ours
 }
 
-// watchBody wraps r.Body in an idleBody when the request has a body, and
-// returns it (nil otherwise). r must be a copy of the server's request: the
-// server must keep its own body, whose state (closed before its end) makes
-// it close the connection after a cut-off body instead of reading the rest
-// as the next request. CONNECT and Upgrade requests are left alone: their
-// connection becomes a tunnel that must not inherit a deadline.
-func (p *Proxy) watchBody(w http.ResponseWriter, r *http.Request) *idleBody {
+// watchBody returns r with its body wrapped in an idleBody, and the
+// idleBody, when the request has a body; else r itself and nil. The
+// wrapped body goes on a shallow copy of r: the server must keep its own
+// body, whose state (closed before its end) makes it close the connection
+// after a cut-off body instead of reading the rest as the next request.
+// CONNECT and Upgrade requests are left alone: their connection becomes a
+// tunnel that must not inherit a deadline.
+func (p *Proxy) watchBody(w http.ResponseWriter, r *http.Request) (*http.Request, *idleBody) {
 	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody ||
 		r.Method == http.MethodConnect || r.Header.Get("Upgrade") != "" {
-		return nil
+		return r, nil
 	}
 	b := &idleBody{ReadCloser: r.Body, rc: http.NewResponseController(w), timeout: p.opts.BodyIdleTimeout,
 		minRate: p.opts.BodyMinRate}
+	r = r.WithContext(r.Context())
 	r.Body = b
-	return b
+	return r, b
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {

@@ -58,6 +58,7 @@ type harness struct {
 	reg      *prometheus.Registry
 	client   *http.Client
 	fetches  atomic.Int64 // robots.txt fetches made by the policy
+	proxy    *proxy.Proxy
 }
 
 type harnessOptions struct {
@@ -107,6 +108,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		o.proxy(&opts)
 	}
 	p := proxy.New(opts)
+	h.proxy = p
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
 	h.proxyURL, _ = url.Parse(srv.URL)

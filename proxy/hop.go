@@ -36,7 +36,7 @@ func removeHopHeaders(h http.Header, upgrade bool) {
 		if upgrade && (name == "Connection" || name == "Upgrade") {
 			continue
 		}
-		h.Del(name)
+		delete(h, name) // canonical already: no need for Del's canonicalisation
 	}
 	if upgrade {
 		h.Set("Connection", "Upgrade")

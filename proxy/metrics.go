@@ -1,6 +1,10 @@
 package proxy
 
 import (
+	"maps"
+	"sync"
+	"sync/atomic"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/robotsproxy/robotsproxy/mitm"
@@ -15,6 +19,51 @@ type Metrics struct {
 	fetchLatency *prometheus.HistogramVec
 	throttled    prometheus.Counter
 	client       clientMetrics
+	bound        boundCounters // children of requests, per label set
+}
+
+// requestLabels is a label set of robotsproxy_requests_total.
+type requestLabels struct {
+	decision, reason string
+	enforced         bool
+}
+
+// boundCounters binds each label set of robotsproxy_requests_total to its
+// child once: counting a request is then a lock-free map read, not
+// WithLabelValues's hashing and locking. The label values are the
+// decisions and the policy's reasons, a small fixed set, so the map stays
+// small; it is copied on each addition.
+type boundCounters struct {
+	mu sync.Mutex // serialises additions
+	m  atomic.Pointer[map[requestLabels]prometheus.Counter]
+}
+
+// counter returns the child of vec for l, binding it on first use.
+func (b *boundCounters) counter(vec *prometheus.CounterVec, l requestLabels) prometheus.Counter {
+	if m := b.m.Load(); m != nil {
+		if c, ok := (*m)[l]; ok {
+			return c
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	old := b.m.Load()
+	if old != nil {
+		if c, ok := (*old)[l]; ok {
+			return c
+		}
+	}
+	enforced := "true"
+	if !l.enforced {
+		enforced = "false"
+	}
+	c := vec.WithLabelValues(l.decision, l.reason, enforced)
+	m := map[requestLabels]prometheus.Counter{l: c}
+	if old != nil {
+		maps.Copy(m, *old)
+	}
+	b.m.Store(&m)
+	return c
 }
 
 // NewMetrics registers the metrics on reg. cachedAuthorities reports the
@@ -61,14 +110,20 @@ func (m *Metrics) countRequest(decision, reason string, enforced bool) {
 	if m == nil {
 		return
 	}
-	e := "true"
-	if !enforced {
-		e = "false"
-	}
-	m.requests.WithLabelValues(decision, reason, e).Inc()
+	m.bound.counter(m.requests, requestLabels{decision, reason, enforced}).Inc()
 	if reason == string(policy.ReasonAuthThrottled) {
 		m.throttled.Inc()
 	}
+}
+
+// RegisterCacheMetrics exports the memory the robots.txt cache retains,
+// robotsproxy_cache_bytes, in octets as the cache accounts it (see
+// policy.CacheOptions.MaxBytes); bytes is called at each scrape.
+func RegisterCacheMetrics(reg prometheus.Registerer, bytes func() int64) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "robotsproxy_cache_bytes",
+		Help: "Memory retained by the robots.txt cache in octets (compiled rules, URLs and per-entry overhead), bounded by cache.max_bytes.",
+	}, func() float64 { return float64(bytes()) }))
 }
 
 // RegisterCertMetrics exports the leaf-certificate cache of an intercepting

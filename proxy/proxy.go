@@ -5,7 +5,6 @@
 package proxy
 
 import (
-	"context"
 	"crypto/tls"
 	"fmt"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/politeness"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -59,6 +59,12 @@ type Options struct {
 	// per second, counted after the first BodyIdleTimeout; a slower body
 	// is cut off (408, cut_off "body-slow"). 0 means no minimum.
 	BodyMinRate int
+	// Politeness spaces and pauses forwarded requests (crawl delay,
+	// back-off, in-flight cap; see package politeness); nil admits every
+	// request at once.
+	Politeness *politeness.Limiter
+	// Usage compares declared purposes with usage preferences.
+	Usage UsageOptions
 }
 
 // Proxy is an http.Handler that serves proxy requests (absolute-form
@@ -66,7 +72,9 @@ type Options struct {
 type Proxy struct {
 	gp      *goproxy.ProxyHttpServer
 	opts    Options
-	flights flights // handlers running, for shutdown
+	flights flights    // handlers running, for shutdown
+	denials denials    // rendered robots.txt denials (see reject)
+	live    livePolicy // the policy deciding new requests (SetPolicy)
 }
 
 // New returns a Proxy.
@@ -101,10 +109,14 @@ func New(o Options) *Proxy {
 }
 
 // state is what the proxy learns about one request while serving it; it
-// rides on the request context and on goproxy's ProxyCtx.UserData.
+// rides on goproxy's ProxyCtx.UserData (onRequest and onConnect find it
+// through the flights registry: see exchange).
 type state struct {
-	start    time.Time
-	decision *policy.Decision
+	start time.Time
+	// decision is the request's decision, valid when decided is set. It is
+	// kept here, by value, so that deciding allocates nothing.
+	decision policy.Decision
+	decided  bool
 	// status is set when the response bypasses the ResponseWriter
 	// (CONNECT replies written on the hijacked connection).
 	status int
@@ -122,50 +134,54 @@ type state struct {
 	audited bool
 	// cutOff is the audit line's cut_off field, "" for none.
 	cutOff string
+	// target is the request target as the client sent it (see
+	// requestURL), taken before goproxy clears RequestURI; "" inside an
+	// intercepted tunnel.
+	target string
+	// w is the client's writer of a plain request or CONNECT (see
+	// reject), nil inside an intercepted tunnel.
+	w *countingWriter
+	// ticket is politeness's answer for a request to be forwarded
+	// (released with the audit line), nil when none was asked.
+	ticket *politeness.Ticket
 }
 
-type stateKey struct{}
-
-func stateFrom(ctx context.Context) *state {
-	st, _ := ctx.Value(stateKey{}).(*state)
-	if st == nil {
-		st = &state{}
-	}
-	return st
+// decide records d as the request's decision and returns it.
+func (st *state) decide(d policy.Decision) *policy.Decision {
+	st.decision, st.decided = d, true
+	return &st.decision
 }
 
 // ServeHTTP serves one proxy request and writes its audit line. A request
 // target over MaxRequestTargetBytes is answered 414 first; a request body
 // is read with BodyIdleTimeout.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	st := &state{start: p.opts.Now()}
-	f := p.begin(r, st.start)
-	defer p.end(r, f)
-	if p.refuseTarget(w, r, f) {
+	x := p.begin(w, r, p.opts.Now())
+	defer p.end(r, x)
+	if p.refuseTarget(w, r, &x.flight) {
 		return
 	}
-	cw := &countingWriter{ResponseWriter: w}
-	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
-	body := p.watchBody(w, r) // on the copy: the server keeps its own body
-	p.gp.ServeHTTP(cw, r)
+	r, body := p.watchBody(w, r) // a copy when watched: the server keeps its own body
+	p.flights.rekey(x, r)        // the request goproxy hands to onRequest
+	p.gp.ServeHTTP(&x.w, r)
 	body.finish()
-	status := cw.status
+	status := x.w.status
 	if status == 0 {
-		status = st.status
+		status = x.st.status
 	}
-	st.cutOff = cutOff(r, body)
-	f.once(func() { p.audit(r, st, status, cw.bytes) })
+	x.st.cutOff = cutOff(r, body)
+	x.once(func() { p.audit(r, &x.st, status, x.w.bytes) })
 }
 
 // onRequest decides a plain-HTTP proxy request, or a request inside an
 // intercepted tunnel (then ctx.UserData is the CONNECT's state).
 func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	st := stateFrom(req.Context())
+	var st *state
 	if parent, ok := ctx.UserData.(*state); ok && parent.authority != "" {
 		st = &state{start: p.opts.Now(), parent: parent, pin: parent.pin}
-	} else if d := p.authenticate(req, st); d != nil {
+	} else if st = p.stateOf(req); p.authenticate(req, st) != nil {
 		ctx.UserData = st
-		return req, rejectResponse(req, d, p.opts.AuthRealm)
+		return req, p.reject(req, st, &st.decision)
 	}
 	ctx.UserData = st
 	host := req.URL.Host
@@ -179,18 +195,21 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 		UserAgent: req.Header.Get("User-Agent"),
 		Pin:       st.pin,
 	}
-	var d policy.Decision
-	if st.parent != nil && !sameAuthority(r, st.parent.authority) {
+	var d *policy.Decision
+	if st.parent != nil && !p.sameAuthority(r, st.parent.authority) {
 		// Refused before Decide, which would fetch the other authority's
 		// robots.txt past the tunnel's port and host checks.
-		d = policy.Decision{Identity: p.opts.Policy.IdentityOf(r), Reason: policy.ReasonBadRequest,
-			Err: fmt.Errorf("request host %q is not the tunnel's %q", r.Host, st.parent.authority)}
+		d = st.decide(policy.Decision{Identity: p.policy().IdentityOf(r), Reason: policy.ReasonBadRequest,
+			Err: fmt.Errorf("request host %q is not the tunnel's %q", r.Host, st.parent.authority)})
 	} else {
-		d = p.opts.Policy.Decide(req.Context(), r)
+		d = st.decide(p.policy().Decide(req.Context(), r))
 	}
-	st.decision = &d
+	p.checkUsage(req, st) // issue 11: may deny for a usage preference
 	if !d.Allowed && !d.ReportOnly {
-		return req, rejectResponse(req, &d, p.opts.AuthRealm)
+		return req, p.reject(req, st, d)
+	}
+	if resp := p.admit(req, st); resp != nil { // issue 11: politeness
+		return req, resp
 	}
 	// Allowed, or denied in report mode: forwarded as sent, with no sign
 	// of robotsproxy, so a watched crawler cannot tell.
@@ -198,23 +217,26 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	return req, nil
 }
 
-// authenticate resolves the request's pinned identity into st, or returns
-// the denial (407) when proxy authentication fails.
+// authenticate resolves the request's pinned identity into st, or records
+// and returns the denial (407) when proxy authentication fails.
 func (p *Proxy) authenticate(req *http.Request, st *state) *policy.Decision {
 	var client netip.Addr
 	if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
 		client = ap.Addr()
 	}
-	pin, d := p.opts.Policy.Authenticate(req.Context(), req.Header.Get("Proxy-Authorization"), client)
-	st.pin, st.decision = pin, d
-	return d
+	pin, d := p.policy().Authenticate(req.Context(), req.Header.Get("Proxy-Authorization"), client)
+	st.pin = pin
+	if d == nil {
+		return nil
+	}
+	return st.decide(*d)
 }
 
 // sameAuthority reports whether a request inside an intercepted tunnel
 // names the tunnel's own authority: the tunnel's checks (port, host lists)
 // were made for that authority only.
-func sameAuthority(r policy.Request, tunnel string) bool {
-	_, authority, err := policy.Authority(r.Scheme, r.Host)
+func (p *Proxy) sameAuthority(r policy.Request, tunnel string) bool {
+	_, authority, err := p.policy().Authority(r.Scheme, r.Host)
 	return err == nil && authority == tunnel
 }
 
@@ -222,28 +244,27 @@ func sameAuthority(r policy.Request, tunnel string) bool {
 // opened (after the CONNECT checks) and every request inside it is decided
 // in onRequest; without, the decision is host-level.
 func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
-	st := stateFrom(ctx.Req.Context())
+	st := p.stateOf(ctx.Req)
 	ctx.UserData = st
 	if d := p.authenticate(ctx.Req, st); d != nil {
 		return p.rejectConnect(ctx, st, d), host
 	}
 	intercept := p.opts.Intercept != nil
-	d := p.opts.Policy.DecideConnect(ctx.Req.Context(), policy.Request{
+	d := st.decide(p.policy().DecideConnect(ctx.Req.Context(), policy.Request{
 		Host:      host,
 		UserAgent: ctx.Req.Header.Get("User-Agent"),
 		Pin:       st.pin,
-	}, intercept)
-	st.decision = &d
+	}, intercept))
 	if !d.Allowed && !d.ReportOnly {
-		return p.rejectConnect(ctx, st, &d), host
+		return p.rejectConnect(ctx, st, d), host
 	}
 	st.status = http.StatusOK
 	// Dial exactly the authority that was decided: canonical, with its
 	// explicit port (goproxy would add ":80" to a target without one).
 	_, authority, err := policy.ConnectAuthority(host)
 	if err != nil { // DecideConnect allowed it, so this cannot happen; fail closed
-		d = policy.Decision{Identity: d.Identity, Reason: policy.ReasonBadRequest, Err: err}
-		return p.rejectConnect(ctx, st, &d), host
+		d = st.decide(policy.Decision{Identity: d.Identity, Reason: policy.ReasonBadRequest, Err: err})
+		return p.rejectConnect(ctx, st, d), host
 	}
 	if !intercept {
 		st.tunnel = "host-level"
@@ -266,10 +287,11 @@ func (p *Proxy) rejectConnect(ctx *goproxy.ProxyCtx, st *state, d *policy.Decisi
 // dial-time guard refused the address, 502 otherwise. Inside an intercepted
 // tunnel it also writes the request's audit line.
 func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
+	p.observeOrigin(resp, ctx) // issue 11: back-off, Content-Usage
 	st, _ := ctx.UserData.(*state)
 	if resp == nil && ctx.Error != nil {
 		if st == nil {
-			st = stateFrom(ctx.Req.Context())
+			st = p.stateOf(ctx.Req)
 		}
 		resp = upstreamErrorResponse(ctx.Req, ctx.Error, st)
 	}
@@ -290,7 +312,7 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 // the response is the origin's (and not a refusal of ours, whose 407
 // challenge must reach the client).
 func forwarded(st *state) bool {
-	return st != nil && st.decision != nil && (st.decision.Allowed || st.decision.ReportOnly)
+	return st != nil && st.decided && (st.decision.Allowed || st.decision.ReportOnly)
 }
 
 // roundTripInner carries a request from inside an intercepted tunnel to the
@@ -308,7 +330,7 @@ func (p *Proxy) roundTripInner(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 		return upstreamErrorResponse(req, err, st), nil
 	}
 	if resp.Body != nil && resp.Body != http.NoBody {
-		resp.Body = &auditBody{ReadCloser: resp.Body, done: func(status int, n int64) { p.audit(req, st, status, n) }}
+		resp.Body = &auditBody{ReadCloser: resp.Body, p: p, req: req, st: st}
 	}
 	return resp, nil
 }

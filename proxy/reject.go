@@ -41,7 +41,7 @@ func rejectResponse(req *http.Request, d *policy.Decision, realm string) *http.R
 		h.Set("Proxy-Authenticate", fmt.Sprintf("Basic realm=%q, charset=\"UTF-8\"", realm))
 	case d.Reason == policy.ReasonBadRequest:
 		status = http.StatusBadRequest // an ambiguous or unenforceable target
-	case d.Reason == policy.ReasonAuthThrottled:
+	case d.TooManyRequests(): // throttled authentication, politeness (issue 11)
 		status = http.StatusTooManyRequests
 		h.Set("Retry-After", strconv.FormatInt(d.RetryAfterSeconds(), 10))
 	}
@@ -56,7 +56,9 @@ func rejectResponse(req *http.Request, d *policy.Decision, realm string) *http.R
 	if d.Access != "" {
 		h.Set(HeaderAccess, string(d.Access))
 	}
-	if r := d.Rule(); r != nil {
+	if d.Reason == policy.ReasonUsage && d.Usage != nil {
+		h.Set(HeaderRule, headerValue(d.Usage.Deciding.String())) // issue 11
+	} else if r := d.Rule(); r != nil && !d.TooManyRequests() {
 		h.Set(HeaderRule, headerValue(fmt.Sprintf("line %d: %s", r.Line, r.Text())))
 	}
 	return textResponse(req, status, h, denialText(d))
@@ -81,6 +83,8 @@ func denialText(d *policy.Decision) string {
 		return "robotsproxy: proxy authentication failed\n"
 	case policy.ReasonAuthThrottled:
 		return fmt.Sprintf("robotsproxy: too many failed proxy authentication attempts; retry in %d seconds\n", d.RetryAfterSeconds())
+	case policy.ReasonUsage, policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency:
+		return politeDenialText(d)
 	case policy.ReasonHostDenied, policy.ReasonConnectPort, policy.ReasonConnectRefused, policy.ReasonBadRequest:
 		return fmt.Sprintf("robotsproxy: request refused (%s): %v\n", d.Reason, d.Err)
 	}
@@ -98,14 +102,14 @@ func upstreamErrorResponse(req *http.Request, err error, st *state) *http.Respon
 	h := http.Header{}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	if netguard.IsRefused(err) {
-		if st.decision != nil {
+		if st.decided {
 			st.decision.Allowed, st.decision.Reason, st.decision.Err = false, policy.ReasonDestination, err
 			st.decision.ReportOnly = false // the destination policy is always enforced
-			return rejectResponse(req, st.decision, "")
+			return rejectResponse(req, &st.decision, "")
 		}
 		return textResponse(req, http.StatusForbidden, h, "robotsproxy: the destination resolves to a refused (non-public) address\n")
 	}
-	if st.decision != nil && st.decision.Err == nil {
+	if st.decided && st.decision.Err == nil {
 		st.decision.Err = err // the audit line's "error"
 	}
 	return textResponse(req, http.StatusBadGateway, h, fmt.Sprintf("robotsproxy: upstream error: %v\n", err))

@@ -39,40 +39,6 @@ func (f *flight) once(audit func()) {
 	}
 }
 
-// flights counts and lists the ServeHTTP calls in progress. The zero
-// value is ready to use.
-type flights struct {
-	mu  sync.Mutex
-	set map[*flight]struct{}
-}
-
-// begin registers a request whose handler starts, and tells the server's
-// connection watcher (if any) that a handler is serving the connection.
-func (p *Proxy) begin(r *http.Request, start time.Time) *flight {
-	if o := connObserver(r.Context()); o != nil {
-		o.Serving()
-	}
-	f := &flight{client: r.RemoteAddr, method: r.Method, url: requestURL(r, false),
-		userAgent: r.Header.Get("User-Agent"), start: start}
-	p.flights.mu.Lock()
-	if p.flights.set == nil {
-		p.flights.set = make(map[*flight]struct{})
-	}
-	p.flights.set[f] = struct{}{}
-	p.flights.mu.Unlock()
-	return f
-}
-
-// end unregisters a request whose handler returns (after its audit line).
-func (p *Proxy) end(r *http.Request, f *flight) {
-	p.flights.mu.Lock()
-	delete(p.flights.set, f)
-	p.flights.mu.Unlock()
-	if o := connObserver(r.Context()); o != nil {
-		o.Served()
-	}
-}
-
 // InFlight returns the number of requests whose handler is running.
 func (p *Proxy) InFlight() int {
 	p.flights.mu.Lock()
@@ -103,8 +69,8 @@ func (p *Proxy) WaitIdle(ctx context.Context) bool {
 func (p *Proxy) Abandon() int {
 	p.flights.mu.Lock()
 	list := make([]*flight, 0, len(p.flights.set))
-	for f := range p.flights.set {
-		list = append(list, f)
+	for _, x := range p.flights.set {
+		list = append(list, &x.flight)
 	}
 	p.flights.mu.Unlock()
 	n := 0

@@ -14,15 +14,30 @@ type TransportOptions struct {
 	ConnectTimeout time.Duration
 	// ResponseHeaderTimeout bounds the wait for response headers; default 60s.
 	ResponseHeaderTimeout time.Duration
-	// MaxIdleConns bounds idle connections in total; default 1024.
+	// MaxIdleConns bounds idle connections in total; default
+	// DefaultMaxIdleConns.
 	MaxIdleConns int
-	// MaxIdleConnsPerHost bounds idle connections per origin; default 256.
-	// (http.DefaultTransport keeps 2, which costs about a third of the
-	// throughput under load.)
+	// MaxIdleConnsPerHost bounds idle connections per origin; default
+	// DefaultMaxIdleConnsPerHost. (http.DefaultTransport keeps 2, which
+	// costs about a third of the throughput under load.)
 	MaxIdleConnsPerHost int
 	// IdleTimeout closes idle connections; default 90s.
 	IdleTimeout time.Duration
 }
+
+// Upstream pool defaults. The sizing rule: MaxIdleConnsPerHost at least the
+// peak number of concurrent requests to one origin, since connections
+// returned beyond it are closed and the next burst opens new ones (at 512 client
+// connections to one origin, 256 made 1.7 to 4.4% of requests reconnect,
+// 1024 none, and throughput rose 15%); MaxIdleConns at least the client
+// connection cap (client.max_connections, default 4096), since an HTTP/1.1
+// client connection keeps at most one upstream connection busy. An idle
+// connection costs about 25 KB of memory (two goroutines with their
+// stacks and two 4 KiB buffers), plus the kernel's socket buffers.
+const (
+	DefaultMaxIdleConns        = 4096
+	DefaultMaxIdleConnsPerHost = 1024
+)
 
 // NewTransport returns the transport that carries allowed requests to
 // origins. It never uses a proxy from the environment, dials through the
@@ -39,10 +54,10 @@ func NewTransport(g *netguard.Guard, o TransportOptions) *http.Transport {
 	def(&o.ResponseHeaderTimeout, 60*time.Second)
 	def(&o.IdleTimeout, 90*time.Second)
 	if o.MaxIdleConns == 0 {
-		o.MaxIdleConns = 1024
+		o.MaxIdleConns = DefaultMaxIdleConns
 	}
 	if o.MaxIdleConnsPerHost == 0 {
-		o.MaxIdleConnsPerHost = 256
+		o.MaxIdleConnsPerHost = DefaultMaxIdleConnsPerHost
 	}
 	return &http.Transport{
 		Proxy:                 nil,

@@ -14,9 +14,16 @@ type countingWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
+	// done is set once the response is written outside goproxy (see
+	// Proxy.reject): what goproxy writes after, for the placeholder it was
+	// given, is dropped.
+	done bool
 }
 
 func (w *countingWriter) WriteHeader(code int) {
+	if w.done {
+		return
+	}
 	if w.status == 0 {
 		w.status = code
 	}
@@ -24,6 +31,9 @@ func (w *countingWriter) WriteHeader(code int) {
 }
 
 func (w *countingWriter) Write(b []byte) (int, error) {
+	if w.done {
+		return len(b), nil
+	}
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
@@ -35,6 +45,9 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 // ReadFrom implements io.ReaderFrom so that io.Copy keeps using the
 // server's pooled buffers: hiding it costs a 32 KiB allocation per response.
 func (w *countingWriter) ReadFrom(r io.Reader) (int64, error) {
+	if w.done {
+		return io.Copy(io.Discard, r)
+	}
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}

@@ -128,6 +128,12 @@ type Robots struct {
 	slots, groups, records uint32
 }
 
+// Retained returns the octets the compiled form keeps live beyond the
+// Robots value itself: its arena, the one string that holds every group,
+// rule and record (see compile.go), rounded up to a word. A cache can
+// account for a file by it (robotsproxy's cache.max_bytes).
+func (r *Robots) Retained() int { return (len(r.a) + 7) &^ 7 }
+
 // Verdict is the answer of Test: whether a path may be fetched, and why.
 // It holds no pointer into memory of its own: returning it never allocates.
 type Verdict struct {

@@ -214,6 +214,12 @@ func (u UsagePrefs) Rules() []UsageRule {
 	return out
 }
 
+// HasContentUsage reports whether any group of the file has a
+// Content-Usage rule (draft-ietf-aipref-attach-05 §3); when it has none,
+// Usage finds no preference for any path, so a caller that only wants the
+// preferences can skip the path match Usage makes.
+func (r *Robots) HasContentUsage() bool { return r.extras&xUsage != 0 }
+
 // Usage returns the usage preferences (attach-05 3.1) that apply to path
 // for a crawler identified by the given product tokens. path is normalised
 // as for Test, and the groups are those Test uses. When the path may be

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,22 @@ type tracker struct {
 
 	gate    sync.RWMutex // held for reading while an audit line is written
 	stopped bool         // under gate: no more audit lines
+}
+
+// received reports whether some open connection's request being read
+// contains sub: that connection's octets have reached the server.
+func (t *tracker) received(sub string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for c := range t.conns {
+		c.mu.Lock()
+		found := strings.Contains(string(c.head), sub)
+		c.mu.Unlock()
+		if found {
+			return true
+		}
+	}
+	return false
 }
 
 // newTracker returns a tracker for at most maxConns open connections (0:

@@ -16,10 +16,12 @@ import (
 const shutdownGrace = 5 * time.Second
 
 // Run listens on the configured addresses and serves until ctx ends, then
-// shuts down: see serve. The audit log is closed (drained) last, after
-// every handler has returned or been abandoned.
-func (s *Server) Run(ctx context.Context) error {
+// shuts down: see serve. Each value received on o.Reload reloads the
+// configuration (see Server.reload). The audit log is closed (drained)
+// last, after every handler has returned or been abandoned.
+func (s *Server) Run(ctx context.Context, o RunOptions) error {
 	defer s.closeFn()
+	s.run = o
 	proxyLn, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", s.cfg.Listen, err)
@@ -35,7 +37,9 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // serve serves the proxy on proxyLn and the admin handler on adminLn (nil:
-// none) until ctx ends or a listener fails, then shuts down. Shutdown
+// none) until ctx ends or a listener fails, then shuts down; /readyz
+// answers ready from the start until shutdown begins, and each value of
+// s.run.Reload reloads the configuration meanwhile. Shutdown
 // closes the connections still sending a request line and headers (those
 // requests will not be served; a partial one is audited with reason
 // "shutdown"), then waits up to cfg.ShutdownTimeout for requests in
@@ -49,6 +53,7 @@ func (s *Server) serve(ctx context.Context, proxyLn, adminLn net.Listener) error
 	base, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	t := newTracker(s.proxy, s.metrics, s.cfg.Client.MaxConnections, time.Now)
+	s.conns.Store(t)
 	servers := []*http.Server{s.proxyServer(base, t)}
 	lns := []net.Listener{t.listen(proxyLn)}
 	if adminLn != nil {
@@ -61,14 +66,25 @@ func (s *Server) serve(ctx context.Context, proxyLn, adminLn net.Listener) error
 		s.log.Info().Str("listener", [...]string{"proxy", "admin"}[i]).Str("addr", lns[i].Addr().String()).Msg("listening")
 		go func() { errc <- srv.Serve(lns[i]) }()
 	}
-	var serveErr error
-	select {
-	case <-ctx.Done():
-		s.log.Info().Msg("shutting down")
-	case err := <-errc:
-		serveErr = fmt.Errorf("serve: %w", err)
-	}
+	s.ready.set(phaseServing)
+	serveErr := s.wait(ctx, errc)
+	s.ready.set(phaseStopping)
 	return errors.Join(serveErr, s.shutdown(servers, t, cancel))
+}
+
+// wait serves reloads until ctx ends (nil) or a server fails (its error).
+func (s *Server) wait(ctx context.Context, errc <-chan error) error {
+	for {
+		select {
+		case <-ctx.Done():
+			s.log.Info().Msg("shutting down")
+			return nil
+		case err := <-errc:
+			return fmt.Errorf("serve: %w", err)
+		case <-s.run.Reload:
+			s.reload()
+		}
+	}
 }
 
 // proxyServer is the proxy's HTTP server with the client limits of

@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
+	"sync/atomic"
 	"time"
 
 	"github.com/elazarl/goproxy"
@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/robotsproxy/robotsproxy/audit"
 	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/fleet"
 	"github.com/robotsproxy/robotsproxy/mitm"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -29,24 +30,42 @@ import (
 
 // Server is an assembled robotsproxy.
 type Server struct {
+	// cfg is the running configuration; only reload changes it, on
+	// serve's goroutine.
 	cfg     config.Config
 	proxy   *proxy.Proxy
 	metrics *proxy.Metrics
+	cache   *policy.Cache  // robots.txt results, kept across reloads
+	pinner  *policy.Pinner // kept across reloads that leave the pins alone
+	shared  *fleet.Store   // the fleet's shared store (issue 12), nil when off; kept across reloads
+	ops     *opsMetrics
+	ready   *readiness
+	run     RunOptions
 	admin   http.Handler
 	audit   io.Writer
 	closeFn func() error
 	log     zerolog.Logger
+	// conns is the client connection tracker of the running serve, for
+	// tests that must know what a connection has sent.
+	conns atomic.Pointer[tracker]
+}
+
+// registry is where the metrics are registered and gathered from.
+type registry interface {
+	prometheus.Registerer
+	prometheus.Gatherer
 }
 
 // New assembles a Server from a validated configuration. Audit lines go to
 // cfg.Log.File, or to stdout when it is empty; operational messages go to
 // logger.
 func New(cfg config.Config, stdout io.Writer, logger zerolog.Logger) (*Server, error) {
+	return assemble(cfg, stdout, logger, prometheus.NewRegistry())
+}
+
+// assemble is New with the metrics registry.
+func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg registry) (*Server, error) {
 	guard := &netguard.Guard{AllowPrivate: cfg.AllowPrivate, Allow: cfg.PrivateRanges()}
-	overrides, err := compileOverrides(cfg.Identity.Overrides)
-	if err != nil {
-		return nil, err
-	}
 	fetcher := policy.NewFetcher(policy.FetcherOptions{
 		Guard:                      guard,
 		UserAgent:                  cfg.Robots.UserAgent,
@@ -55,40 +74,41 @@ func New(cfg config.Config, stdout io.Writer, logger zerolog.Logger) (*Server, e
 		Parse:                      robots.Options{MaxBytes: cfg.Robots.MaxBytes},
 		TooManyRequestsUnreachable: cfg.Robots.TooManyRequests == "unreachable",
 	})
-	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var metrics *proxy.Metrics
 	archive, err := openArchive(cfg, logger)
 	if err != nil {
 		return nil, fmt.Errorf("audit.archive_dir: %w", err)
 	}
-	cache := policy.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
+	shared, err := sharedStore(cfg, reg, logger) // issue 12; nil when off
+	if err != nil {
+		return nil, err
+	}
+	fromOrigin := func(ctx context.Context, scheme, authority string) policy.Access {
 		a := fetcher.Fetch(ctx, scheme, authority)
 		metrics.ObserveFetch(a)
-		return archiveFetch(archive, a, logger)
+		return a
+	}
+	cache := policy.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
+		return archiveFetch(archive, shared.Fetch(ctx, scheme, authority, fromOrigin), logger)
 	}, policy.CacheOptions{
 		MaxEntries:       cfg.Cache.MaxEntries,
+		MaxBytes:         int64(cfg.Cache.MaxBytes),
 		MaxTTL:           cfg.Cache.MaxTTL,
 		MinTTL:           offIfZero(cfg.Cache.MinTTL),
 		UnreachableRetry: cfg.Cache.UnreachableRetry,
 		StaleFor:         offIfZero(cfg.Cache.StaleFor),
 	})
 	metrics = proxy.NewMetrics(reg, cache.Len)
+	proxy.RegisterCacheMetrics(reg, cache.Bytes)
 	pinner, err := policy.NewPinner(cfg.PinOptions())
 	if err != nil {
 		return nil, fmt.Errorf("identity: %w", err)
 	}
-	pol := policy.New(policy.Options{
-		Identifier:    policy.NewIdentifier(cfg.Identity.BrowserTokens, overrides),
-		Cache:         cache,
-		Pinner:        pinner,
-		ExemptHosts:   cfg.ExemptHosts,
-		AllowHosts:    cfg.AllowHosts,
-		DenyHosts:     cfg.DenyHosts,
-		ConnectPorts:  cfg.Connect.Ports,
-		RefuseConnect: cfg.Connect.Refuse,
-		Mode:          policy.Mode(cfg.Mode),
-	})
+	pol, err := buildPolicy(cfg, cache, pinner)
+	if err != nil {
+		return nil, err
+	}
 	intercept, err := interception(cfg.MITM, reg, logger)
 	if err != nil {
 		return nil, err
@@ -114,8 +134,18 @@ func New(cfg config.Config, stdout io.Writer, logger zerolog.Logger) (*Server, e
 		MaxRequestTargetBytes: cfg.Client.MaxRequestTargetBytes,
 		BodyIdleTimeout:       cfg.Client.BodyIdleTimeout,
 		BodyMinRate:           cfg.Client.BodyMinRate,
+
+		Politeness: politenessLimiter(cfg, reg, shared), // issue 11
+		Usage:      proxy.UsageOptions{Enforce: cfg.Usage.Enforce, Declarations: cfg.UsageDeclarations()},
 	})
-	return &Server{cfg: cfg, proxy: p, metrics: metrics, admin: adminHandler(reg), audit: auditW, closeFn: closeFn, log: logger}, nil
+	ready := &readiness{}
+	if shared != nil {
+		ready.addCheck("shared", shared.Ready)
+		closeFn = closeBoth(closeFn, shared.Close)
+	}
+	return &Server{cfg: cfg, proxy: p, metrics: metrics, cache: cache, pinner: pinner, shared: shared,
+		ops: newOpsMetrics(reg, cfg, time.Now()), ready: ready, admin: adminHandler(reg, ready),
+		audit: auditW, closeFn: closeFn, log: logger}, nil
 }
 
 // offIfZero maps a configuration duration whose documented zero means
@@ -125,18 +155,6 @@ func offIfZero(d time.Duration) time.Duration {
 		return policy.Off
 	}
 	return d
-}
-
-func compileOverrides(rules []config.OverrideRule) ([]policy.Override, error) {
-	out := make([]policy.Override, 0, len(rules))
-	for i, r := range rules {
-		re, err := regexp.Compile(r.UserAgent)
-		if err != nil {
-			return nil, fmt.Errorf("identity.overrides[%d].user_agent: %w", i, err)
-		}
-		out = append(out, policy.Override{Pattern: re, Token: r.Token})
-	}
-	return out, nil
 }
 
 // interception loads the operator's CA and returns the leaf-certificate
@@ -182,13 +200,15 @@ func auditWriter(cfg config.Config, stdout io.Writer) (io.Writer, func() error, 
 // nopCloser keeps the audit writer from closing stdout.
 type nopCloser struct{ io.Writer }
 
-// adminHandler serves GET /healthz and GET /metrics.
-func adminHandler(reg *prometheus.Registry) http.Handler {
+// adminHandler serves GET /healthz (200 while the process serves),
+// GET /readyz (see readiness) and GET /metrics.
+func adminHandler(reg registry, ready *readiness) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
 	})
+	mux.Handle("GET /readyz", ready)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	return mux
 }

@@ -1,0 +1,247 @@
+package deploy
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/robotsproxy/robotsproxy/config"
+)
+
+const chartDir = "helm/robotsproxy"
+
+// helmBinary returns the helm executable: $HELM (which must exist when
+// set, as .ci/run sets it), else helm on PATH or in $GOPATH/bin; the test
+// is skipped without one.
+func helmBinary(t *testing.T) string {
+	t.Helper()
+	if h := os.Getenv("HELM"); h != "" {
+		if _, err := os.Stat(h); err != nil {
+			t.Fatalf("HELM=%s: %v", h, err)
+		}
+		return h
+	}
+	if h, err := exec.LookPath("helm"); err == nil {
+		return h
+	}
+	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		h := filepath.Join(strings.TrimSpace(string(out)), "bin", "helm")
+		if _, err := os.Stat(h); err == nil {
+			return h
+		}
+	}
+	t.Skip("SKIPPED: helm not found (set HELM; .ci/run installs it)")
+	return ""
+}
+
+// manifest is one rendered Kubernetes object, as a generic tree.
+type manifest map[string]any
+
+func (m manifest) kind() string { s, _ := m["kind"].(string); return s }
+
+// at follows keys (string) and list indexes (int) through m.
+func (m manifest) at(path ...any) any {
+	var cur any = map[string]any(m)
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			mm, _ := cur.(map[string]any)
+			cur = mm[k]
+		case int:
+			l, _ := cur.([]any)
+			if k >= len(l) {
+				return nil
+			}
+			cur = l[k]
+		}
+	}
+	return cur
+}
+
+// helmTemplate renders the chart with args; it returns the objects or
+// helm's error output.
+func helmTemplate(t *testing.T, helm string, args ...string) ([]manifest, error) {
+	t.Helper()
+	cmd := exec.Command(helm, append([]string{"template", "rp", chartDir, "--kube-version", "1.30.0"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, errors.New(stderr.String())
+	}
+	var docs []manifest
+	dec := yaml.NewDecoder(bytes.NewReader(out))
+	for {
+		var m map[string]any // nested maps decode as map[string]any too
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("helm template %q: output is not YAML: %v", args, err)
+		}
+		if m != nil {
+			docs = append(docs, manifest(m))
+		}
+	}
+	return docs, nil
+}
+
+// TestHelmChart: the chart renders, with each set of values, the objects
+// the values ask for; its config.yaml loads with the binary's own loader;
+// the pod runs non-root on a read-only root filesystem with probes on
+// /healthz and /readyz; and it refuses to render an open proxy.
+func TestHelmChart(t *testing.T) {
+	helm := helmBinary(t)
+	cases := []struct {
+		name     string
+		args     []string
+		kinds    []string // present
+		absent   []string
+		inSecret bool
+		replicas any // Deployment spec.replicas; nil: left to the HPA
+		loadErr  string
+	}{
+		{name: "defaults", kinds: []string{"Deployment", "Service", "ConfigMap", "HorizontalPodAutoscaler",
+			"PodDisruptionBudget", "NetworkPolicy", "ServiceAccount"}, absent: []string{"Secret", "ServiceMonitor"}},
+		{name: "users, client ranges and a CA Secret", args: []string{"-f", chartDir + "/ci/users-values.yaml"},
+			kinds: []string{"Deployment", "Secret"}, absent: []string{"ConfigMap", "NetworkPolicy", "HorizontalPodAutoscaler"},
+			inSecret: true, replicas: 3},
+		{name: "inline CA", args: []string{"--set", "ca.cert=CERT,ca.key=KEY"}, kinds: []string{"Secret", "ConfigMap"}},
+		{name: "open, monitored, shared store", args: []string{"-f", chartDir + "/ci/open-values.yaml"},
+			kinds: []string{"ServiceMonitor", "ConfigMap"}, absent: []string{"NetworkPolicy"},
+			loadErr: "shared"}, // until the binary has the shared store
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			docs, err := helmTemplate(t, helm, c.args...)
+			if err != nil {
+				t.Fatalf("helm template: %v", err)
+			}
+			byKind := map[string][]manifest{}
+			for _, d := range docs {
+				byKind[d.kind()] = append(byKind[d.kind()], d)
+			}
+			for _, k := range c.kinds {
+				if len(byKind[k]) == 0 {
+					t.Errorf("no %s rendered", k)
+				}
+			}
+			for _, k := range c.absent {
+				if len(byKind[k]) != 0 {
+					t.Errorf("%s rendered, want none", k)
+				}
+			}
+			if len(byKind["Deployment"]) != 1 {
+				t.Fatalf("got %d Deployments, want 1", len(byKind["Deployment"]))
+			}
+			dep := byKind["Deployment"][0]
+			if got := dep.at("spec", "replicas"); got != c.replicas {
+				t.Errorf("Deployment replicas: got %v, want %v", got, c.replicas)
+			}
+			checkPod(t, dep, c.inSecret)
+			checkRenderedConfig(t, renderedConfig(t, byKind, c.inSecret), c.loadErr)
+		})
+	}
+}
+
+// checkPod checks the pod's security settings, probes and config volume.
+func checkPod(t *testing.T, dep manifest, inSecret bool) {
+	t.Helper()
+	pod := func(path ...any) any { return dep.at(append([]any{"spec", "template", "spec"}, path...)...) }
+	ctr := func(path ...any) any { return pod(append([]any{"containers", 0}, path...)...) }
+	checks := []struct {
+		what string
+		got  any
+		want any
+	}{
+		{"runAsNonRoot", pod("securityContext", "runAsNonRoot"), true},
+		{"readOnlyRootFilesystem", ctr("securityContext", "readOnlyRootFilesystem"), true},
+		{"allowPrivilegeEscalation", ctr("securityContext", "allowPrivilegeEscalation"), false},
+		{"readiness probe", ctr("readinessProbe", "httpGet", "path"), "/readyz"},
+		{"liveness probe", ctr("livenessProbe", "httpGet", "path"), "/healthz"},
+		{"probe port", ctr("readinessProbe", "httpGet", "port"), "admin"},
+		{"config from a Secret", pod("volumes", 0, "secret") != nil, inSecret},
+		{"checksum annotation", dep.at("spec", "template", "metadata", "annotations", "checksum/config") != nil, true},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s: got %v, want %v", c.what, c.got, c.want)
+		}
+	}
+}
+
+// renderedConfig returns config.yaml from the ConfigMap or the Secret.
+func renderedConfig(t *testing.T, byKind map[string][]manifest, inSecret bool) string {
+	t.Helper()
+	if !inSecret {
+		for _, m := range byKind["ConfigMap"] {
+			if s, ok := m.at("data", "config.yaml").(string); ok {
+				return s
+			}
+		}
+		t.Fatal("no ConfigMap with config.yaml")
+	}
+	for _, m := range byKind["Secret"] {
+		if s, ok := m.at("data", "config.yaml").(string); ok {
+			raw, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(raw)
+		}
+	}
+	t.Fatal("no Secret with config.yaml")
+	return ""
+}
+
+// checkRenderedConfig loads config.yaml with the binary's loader. With
+// loadErr set, the only error allowed is one naming that key.
+func checkRenderedConfig(t *testing.T, text, loadErr string) {
+	t.Helper()
+	cfg, err := config.Load(strings.NewReader(text))
+	switch {
+	case err != nil && loadErr != "" && strings.Contains(err.Error(), loadErr):
+		return
+	case err != nil:
+		t.Fatalf("rendered config.yaml does not load: %v\n%s", err, text)
+	}
+	if cfg.Listen != ":8080" || cfg.AdminListen != ":9090" || !cfg.AllowOpenProxy {
+		t.Errorf("rendered config: listen %q admin_listen %q allow_open_proxy %v; want \":8080\" \":9090\" true",
+			cfg.Listen, cfg.AdminListen, cfg.AllowOpenProxy)
+	}
+}
+
+// TestHelmChartRefusesOpenProxy: with nothing guarding the proxy port (no
+// pinned identities, no NetworkPolicy, no allowOpenProxy) rendering fails
+// with the reason; a pinned client range is enough.
+func TestHelmChartRefusesOpenProxy(t *testing.T) {
+	helm := helmBinary(t)
+	cases := []struct {
+		name string
+		args []string
+		fail bool
+	}{
+		{"nothing guards it", []string{"--set", "networkPolicy.enabled=false"}, true},
+		{"client range pinned", []string{"--set", "networkPolicy.enabled=false",
+			"--set", "config.identity.client_ranges[0].cidr=10.0.0.0/8,config.identity.client_ranges[0].token=SandboxBot"}, false},
+		{"operator guards it", []string{"--set", "networkPolicy.enabled=false,allowOpenProxy=true"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := helmTemplate(t, helm, c.args...)
+			switch {
+			case c.fail && (err == nil || !strings.Contains(err.Error(), "open proxy")):
+				t.Errorf("helm template: got error %v, want one saying it would be an open proxy", err)
+			case !c.fail && err != nil:
+				t.Errorf("helm template: got error %v, want none", err)
+			}
+		})
+	}
+}

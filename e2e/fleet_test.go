@@ -1,0 +1,213 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Issue 12: a fleet of 3 proxy processes sharing one redis-server.
+// cache.min_ttl 1s and max_ttl 2s make the TTLs short enough to watch.
+const fleetConfig = `cache:
+  min_ttl: 1s
+  max_ttl: 2s
+  unreachable_retry: 1s
+politeness:
+  crawl_delay: enforce
+shared:
+  redis_url: "%s"
+  timeout: 200ms
+`
+
+// fleetUA is the crawler of every fleet request.
+const fleetUA = "FleetBot/1.0"
+
+// fleet is 3 robotsproxy processes and a client for each.
+type fleet struct {
+	procs   []*proxyProcess
+	clients []*http.Client
+}
+
+func startFleet(t *testing.T, redisURL string) *fleet {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, fleetConfig, redisURL), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := &fleet{}
+	for range 3 {
+		p := startServe(t, "", "-config", cfg)
+		proxyURL, _ := url.Parse("http://" + p.proxyAddr)
+		f.procs = append(f.procs, p)
+		f.clients = append(f.clients, &http.Client{Timeout: time.Minute,
+			Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), MaxIdleConnsPerHost: 256}})
+	}
+	return f
+}
+
+// get sends GET u through replica i; status 0 means no response.
+func (f *fleet) get(i int, u string) (int, error) {
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	req.Header.Set("User-Agent", fleetUA)
+	resp, err := f.clients[i%len(f.clients)].Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, nil
+}
+
+// sum adds up a metric over the replicas.
+func (f *fleet) sum(t *testing.T, name string) float64 {
+	var total float64
+	for _, p := range f.procs {
+		total += scrapeMetrics(t, p.adminAddr)[name]
+	}
+	return total
+}
+
+// readyz returns replica i's /readyz status and body.
+func (f *fleet) readyz(t *testing.T, i int) (int, string) {
+	resp, err := http.Get("http://" + f.procs[i].adminAddr + "/readyz")
+	if err != nil {
+		t.Fatalf("GET /readyz: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, strings.TrimSpace(string(body))
+}
+
+// want is the status a path gets under "Disallow: /private".
+func wantPrivate(path string) int {
+	if strings.HasPrefix(path, "/private") {
+		return http.StatusForbidden
+	}
+	return http.StatusOK
+}
+
+func TestFleetSharesRobotsAndPoliteness(t *testing.T) {
+	rs := startRedisServer(t)
+	f := startFleet(t, rs.url())
+	t.Run("one fetch for 600 cold requests", func(t *testing.T) { fleetColdBurst(t, f) })
+	t.Run("a change is seen by all after the TTL", func(t *testing.T) { fleetChange(t, f) })
+	t.Run("crawl-delay spaces the whole fleet", func(t *testing.T) { fleetCrawlDelay(t, f) })
+	t.Run("redis killed and back", func(t *testing.T) { fleetOutage(t, f, rs) })
+}
+
+// fleetColdBurst: 600 concurrent requests for one cold authority, spread
+// over the 3 replicas, make exactly one robots.txt fetch.
+func fleetColdBurst(t *testing.T, f *fleet) {
+	o := newFleetOrigin(t, "User-agent: *\nDisallow: /private\n")
+	o.delay = 300 * time.Millisecond // every replica misses while it is fetched
+	hitsBefore, missesBefore := f.sum(t, "robotsproxy_shared_hits_total"), f.sum(t, "robotsproxy_shared_misses_total")
+	const n = 600
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	bad := map[string]int{}
+	for i := range n {
+		wg.Go(func() {
+			path := fmt.Sprintf("/public/%d", i)
+			if i%2 == 0 {
+				path = fmt.Sprintf("/private/%d", i)
+			}
+			<-start
+			status, err := f.get(i, o.srv.URL+path)
+			if status != wantPrivate(path) {
+				mu.Lock()
+				bad[fmt.Sprintf("replica %d: %s: status %d (%v), want %d", i%3, path, status, err, wantPrivate(path))]++
+				mu.Unlock()
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for line := range bad {
+		t.Error(line)
+	}
+	if got := o.fetches.Load(); got != 1 {
+		t.Errorf("robots.txt fetches at the origin: got %d, want 1 for %d requests over 3 replicas", got, n)
+	}
+	hits := f.sum(t, "robotsproxy_shared_hits_total") - hitsBefore
+	misses := f.sum(t, "robotsproxy_shared_misses_total") - missesBefore
+	if hits != 2 || misses != 1 {
+		t.Errorf("shared hits, misses over the fleet: got %v, %v; want 2, 1 (one replica fetched, two read it)", hits, misses)
+	}
+}
+
+// fleetChange: robots.txt changes; after the TTL every replica sees the
+// new file and they agree on every URL, with one more fetch in all.
+func fleetChange(t *testing.T, f *fleet) {
+	o := newFleetOrigin(t, "User-agent: *\nDisallow: /a\n")
+	o.maxAge = "max-age=1"
+	paths := []string{"/a", "/a/1", "/b", "/b/2", "/c"}
+	decide := func() [3]map[string]int {
+		var got [3]map[string]int
+		var wg sync.WaitGroup
+		for i := range got {
+			got[i] = map[string]int{}
+			wg.Go(func() {
+				for _, p := range paths {
+					got[i][p], _ = f.get(i, o.srv.URL+p)
+				}
+			})
+		}
+		wg.Wait()
+		return got
+	}
+	check := func(when string, got [3]map[string]int, denied string) {
+		for i, m := range got {
+			for _, p := range paths {
+				want := http.StatusOK
+				if strings.HasPrefix(p, denied) {
+					want = http.StatusForbidden
+				}
+				if m[p] != want {
+					t.Errorf("%s: replica %d: %s: got %d, want %d (Disallow: %s)", when, i, p, m[p], want, denied)
+				}
+			}
+		}
+	}
+	check("before the change", decide(), "/a")
+	o.set("User-agent: *\nDisallow: /b\n")
+	// max-age=1: shared for 1s, and kept locally at most cache.min_ttl
+	// (1s) after a replica read it.
+	time.Sleep(2200 * time.Millisecond)
+	check("after the TTL", decide(), "/b")
+	if got := o.fetches.Load(); got != 2 {
+		t.Errorf("robots.txt fetches: got %d, want 2 (one per version for the fleet)", got)
+	}
+}
+
+// fleetCrawlDelay: with Crawl-delay: 1, requests through all 3 replicas
+// reach the origin at least 1s apart (less 50ms).
+func fleetCrawlDelay(t *testing.T, f *fleet) {
+	o := newFleetOrigin(t, "User-agent: *\nCrawl-delay: 1\n")
+	const n = 5
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if status, err := f.get(i, fmt.Sprintf("%s/page/%d", o.srv.URL, i)); status != http.StatusOK {
+				t.Errorf("replica %d: /page/%d: got %d (%v), want 200", i%3, i, status, err)
+			}
+		})
+	}
+	wg.Wait()
+	seen := o.seen()
+	if len(seen) != n {
+		t.Fatalf("origin saw %d requests, want %d", len(seen), n)
+	}
+	for i := 1; i < n; i++ {
+		if gap := seen[i].Sub(seen[i-1]); gap < time.Second-50*time.Millisecond {
+			t.Errorf("requests %d and %d reached the origin %v apart, want at least 950ms (Crawl-delay: 1 for the fleet)", i-1, i, gap)
+		}
+	}
+}

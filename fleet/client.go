@@ -1,0 +1,105 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// clusterSuffix marks a Redis Cluster URL: "redis+cluster://" or
+// "rediss+cluster://".
+const clusterSuffix = "+cluster"
+
+// newClient returns a client for a shared.redis_url:
+//
+//   - redis://[user:password@]host:port[/db][?options] and rediss:// (TLS),
+//     unix:///path/to/socket: one server (go-redis ParseURL);
+//   - redis://[user:password@]sentinel:port?master_name=NAME&addr=sentinel2:port...:
+//     a primary found through Sentinel (go-redis ParseFailoverURL); the
+//     user and password are the Sentinel's;
+//   - redis+cluster://host:port?addr=host2:port... and rediss+cluster://:
+//     a Redis Cluster (go-redis ParseClusterURL).
+//
+// Query options are go-redis's (dial_timeout, read_timeout, pool_size,
+// ...); see failFast for the defaults that differ.
+func newClient(raw string) (redis.UniversalClient, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("parse URL: %w", redactErr(err, raw))
+	}
+	q := u.Query()
+	ff := failFast{retries: !q.Has("max_retries"), dials: !q.Has("dialer_retries")}
+	switch {
+	case strings.HasSuffix(u.Scheme, clusterSuffix):
+		u.Scheme = strings.TrimSuffix(u.Scheme, clusterSuffix)
+		o, err := redis.ParseClusterURL(u.String())
+		if err != nil {
+			return nil, redactErr(err, raw)
+		}
+		ff.apply(&o.MaxRetries, &o.DialerRetries, &o.ContextTimeoutEnabled)
+		return redis.NewClusterClient(o), nil
+	case q.Has("master_name"):
+		o, err := redis.ParseFailoverURL(raw)
+		if err != nil {
+			return nil, redactErr(err, raw)
+		}
+		ff.apply(&o.MaxRetries, &o.DialerRetries, &o.ContextTimeoutEnabled)
+		return redis.NewFailoverClient(o), nil
+	}
+	o, err := redis.ParseURL(raw)
+	if err != nil {
+		return nil, redactErr(err, raw)
+	}
+	ff.apply(&o.MaxRetries, &o.DialerRetries, &o.ContextTimeoutEnabled)
+	return redis.NewClient(o), nil
+}
+
+// failFast are the client defaults of a shared store: no command retries
+// and one dial attempt (each costs a request its time; the local
+// fallback answers instead), and the operation timeout of the context
+// honoured. URL options (max_retries, dialer_retries) win.
+type failFast struct{ retries, dials bool }
+
+func (f failFast) apply(maxRetries, dialerRetries *int, ctxTimeout *bool) {
+	if f.retries {
+		*maxRetries = -1
+	}
+	if f.dials {
+		*dialerRetries = 1
+	}
+	*ctxTimeout = true
+}
+
+// ValidateURL checks a shared.redis_url without connecting.
+func ValidateURL(raw string) error {
+	c, err := newClient(raw)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+// Redact returns raw with its password replaced by "xxxxx", for logs and
+// errors.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// redactErr replaces raw in err's text by its redacted form: url.Parse
+// errors quote the whole URL, password included.
+func redactErr(err error, raw string) error {
+	if err == nil {
+		return nil
+	}
+	if msg := err.Error(); strings.Contains(msg, raw) {
+		return errors.New(strings.ReplaceAll(msg, raw, Redact(raw)))
+	}
+	return err
+}

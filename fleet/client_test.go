@@ -1,0 +1,80 @@
+package fleet
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func TestNewClientURLForms(t *testing.T) {
+	tests := []struct {
+		url     string
+		want    string // the client type, "" for an error
+		wantErr string // a part of the error
+	}{
+		{"redis://127.0.0.1:6379", "*redis.Client", ""},
+		{"redis://user:secret@127.0.0.1:6379/2?dial_timeout=1s&pool_size=4", "*redis.Client", ""},
+		{"rediss://cache.example:6380", "*redis.Client", ""},
+		{"unix:///run/redis.sock", "*redis.Client", ""},
+		{"redis://sentinel.example:26379?master_name=mymaster&addr=sentinel2.example:26379", "*redis.Client", ""},
+		{"redis+cluster://node1.example:6379?addr=node2.example:6379", "*redis.ClusterClient", ""},
+		{"rediss+cluster://node1.example:6379", "*redis.ClusterClient", ""},
+		{"http://127.0.0.1:6379", "", "invalid URL scheme"},
+		{"redis://127.0.0.1:6379?no_such_option=1", "", "no_such_option"},
+		{"redis://127.0.0.1:6379/x", "", "invalid database"},
+		{"redis://user:secret@[::1:6379", "", "missing ']' in host"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.url, func(t *testing.T) {
+			c, err := newClient(tc.url)
+			if tc.want == "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("newClient(%q): got error %v, want one containing %q", tc.url, err, tc.wantErr)
+				}
+				if strings.Contains(err.Error(), "secret") {
+					t.Errorf("newClient(%q): the error shows the password: %v", tc.url, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("newClient(%q): %v", tc.url, err)
+			}
+			defer c.Close()
+			if got := typeName(c); got != tc.want {
+				t.Errorf("newClient(%q): got %s, want %s", tc.url, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNewClientFailsFast(t *testing.T) {
+	c, err := newClient("redis://127.0.0.1:6379")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	o := c.(*redis.Client).Options()
+	if o.MaxRetries != 0 || o.DialerRetries != 1 || !o.ContextTimeoutEnabled {
+		t.Errorf("options: MaxRetries %d, DialerRetries %d, ContextTimeoutEnabled %v; want 0 (none), 1, true",
+			o.MaxRetries, o.DialerRetries, o.ContextTimeoutEnabled)
+	}
+	c2, err := newClient("redis://127.0.0.1:6379?max_retries=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if got := c2.(*redis.Client).Options().MaxRetries; got != 2 {
+		t.Errorf("max_retries=2: got MaxRetries %d, want 2", got)
+	}
+}
+
+func typeName(c redis.UniversalClient) string {
+	switch c.(type) {
+	case *redis.Client:
+		return "*redis.Client"
+	case *redis.ClusterClient:
+		return "*redis.ClusterClient"
+	}
+	return "other"
+}

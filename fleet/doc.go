@@ -1,0 +1,44 @@
+// Package fleet shares robots.txt results and politeness state between the
+// replicas of a robotsproxy fleet, in Redis 6+ or Valkey 7+ (issue 12).
+//
+// # robots.txt results
+//
+// The in-process policy.Cache stays in front: a warm request makes no
+// network round trip. Store.Fetch sits behind it, inside the cache's
+// FetchFunc. On a local miss it reads the authority's shared result; on a
+// hit it compiles the shared body itself (the compiled form never leaves
+// the process) and hands the cache an Access whose MaxAge is the shared
+// result's remaining lifetime, so that a result is used for no longer in
+// total than the cache rules allow (RFC 9309 2.4). On a shared miss it
+// takes the authority's fleet-wide lock (SET NX PX), fetches from the
+// origin, stores the result and releases the lock; replicas that lost the
+// lock poll for the result for at most the robots.txt timeout, then fetch
+// themselves. The whole fleet thus makes one fetch per authority per TTL.
+//
+// # Keys
+//
+// Every key starts with the configured prefix and the format version
+// ("robotsproxy:v1:"). Values are bounded: a body is at most the parse
+// limit plus one octet (what the fetcher reads), a record at most
+// maxRecordBytes.
+//
+//	PREFIX v1:robots:SCHEME://AUTHORITY   record (JSON), TTL = the cache TTL
+//	PREFIX v1:body:SHA256                  body octets, once per SHA-256
+//	PREFIX v1:lock:SCHEME://AUTHORITY      fetch lock, TTL = shared.lock_ttl
+//	PREFIX v1:pace:SCHEME://AUTHORITY TOKEN politeness state (hash)
+//	PREFIX v1:gate:SCHEME://AUTHORITY      in-flight leases (sorted set)
+//
+// # Politeness
+//
+// Scheduler implements politeness.Scheduler with one Lua script per call,
+// on the store's clock (Redis TIME), never read-modify-write from the
+// replica; Gate implements politeness.Gate with expiring leases.
+//
+// # When the store is unreachable
+//
+// Every replica falls back to fetching itself and to its local politeness
+// state. The change of state is logged once each way, exported as
+// robotsproxy_shared_up and reported by Ready (for /readyz, "degraded").
+// Sharing resumes after a backoff, on the next use or readiness probe. A
+// shared value that cannot be read or checked is a miss, never an allow.
+package fleet

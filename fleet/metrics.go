@@ -1,0 +1,68 @@
+package fleet
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// metrics are the store's Prometheus metrics.
+type metrics struct {
+	up        prometheus.Gauge
+	hits      prometheus.Counter
+	misses    prometheus.Counter
+	lockWaits prometheus.Counter
+	errors    *prometheus.CounterVec
+	fallbacks *prometheus.CounterVec
+}
+
+// Error operations, the "op" label of robotsproxy_shared_errors_total.
+const (
+	opRead       = "read"       // reading a shared robots.txt result
+	opWrite      = "write"      // storing one
+	opLock       = "lock"       // taking or releasing a fetch lock
+	opPoliteness = "politeness" // a politeness script or lease
+	opPing       = "ping"       // a readiness or recovery probe
+)
+
+// Fallback kinds, the "what" label of robotsproxy_shared_fallbacks_total.
+const (
+	fallbackRobots     = "robots"
+	fallbackPoliteness = "politeness"
+)
+
+// newMetrics registers the metrics on reg (nil: not registered).
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		up: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "robotsproxy_shared_up",
+			Help: "1 while the shared store (shared.redis_url) answers, 0 while this replica falls back to local robots.txt fetching and politeness.",
+		}),
+		hits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "robotsproxy_shared_hits_total",
+			Help: "Local robots.txt cache misses answered from the shared store (no fetch from the origin).",
+		}),
+		misses: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "robotsproxy_shared_misses_total",
+			Help: "Local robots.txt cache misses the shared store could not answer: this replica fetched from the origin (holding the fleet lock, or after waiting robots.timeout for it).",
+		}),
+		lockWaits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "robotsproxy_shared_lock_waits_total",
+			Help: "robots.txt fetches this replica waited for because another replica held the authority's fetch lock.",
+		}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "robotsproxy_shared_errors_total",
+			Help: "Shared store operations that failed, by operation (read, write, lock, politeness, ping); unreadable values count as read errors.",
+		}, []string{"op"}),
+		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "robotsproxy_shared_fallbacks_total",
+			Help: "Operations done with local state because the shared store was unreachable, by kind (robots, politeness).",
+		}, []string{"what"}),
+	}
+	for _, op := range []string{opRead, opWrite, opLock, opPoliteness, opPing} {
+		m.errors.WithLabelValues(op)
+	}
+	for _, w := range []string{fallbackRobots, fallbackPoliteness} {
+		m.fallbacks.WithLabelValues(w)
+	}
+	if reg != nil {
+		reg.MustRegister(m.up, m.hits, m.misses, m.lockWaits, m.errors, m.fallbacks)
+	}
+	return m
+}

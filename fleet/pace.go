@@ -1,0 +1,82 @@
+package fleet
+
+import "github.com/redis/go-redis/v9"
+
+// The politeness scripts keep one hash per politeness.Key, on the store's
+// clock in microseconds (TIME), with the fields of
+// politeness.LocalScheduler's record:
+//
+//	f  no slot before: the last granted slot plus its delay
+//	s  no start before: the last recorded start plus its delay
+//	p  no start before: the end of the back-off pause
+//	k  the back-off streak (429s without Retry-After since a success)
+//
+// Each call is one script, so each is atomic for its key (the contract of
+// politeness.Scheduler). Every write sets the key's TTL to when it becomes
+// idle (max of f, s, p; plus max_backoff while k > 0) plus a second, so
+// idle keys disappear as LocalScheduler sweeps them. ARGV durations are
+// microseconds.
+
+// paceLib is the prelude of every politeness script: it reads the clock
+// and the key's record.
+const paceLib = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local r = redis.call('HMGET', KEYS[1], 'f', 's', 'p', 'k')
+local exists = r[1] or r[2] or r[3] or r[4]
+local f, s, p, k = tonumber(r[1]) or 0, tonumber(r[2]) or 0, tonumber(r[3]) or 0, tonumber(r[4]) or 0
+local function save(maxBackoff)
+  redis.call('HSET', KEYS[1], 'f', f, 's', s, 'p', p, 'k', k)
+  local e = math.max(f, s, p)
+  if k > 0 then e = e + maxBackoff end
+  redis.call('PEXPIRE', KEYS[1], math.max(1, math.ceil((e - now) / 1000)) + 1000)
+end
+`
+
+// reserveScript: ARGV delay, maxWait, maxBackoff. Returns {granted (0/1),
+// wait, cause}.
+var reserveScript = redis.NewScript(paceLib + `
+local delay, maxWait = math.max(tonumber(ARGV[1]), 0), tonumber(ARGV[2])
+local at, cause = now, ''
+if f > at then at, cause = f, 'crawl-delay' end
+if p > at then at, cause = p, 'backoff' end
+local wait = at - now
+if wait > maxWait then return {0, wait, cause} end
+if not exists and delay == 0 then return {1, 0, ''} end
+f = at + delay
+save(tonumber(ARGV[3]))
+return {1, wait, cause}`)
+
+// startScript: ARGV delay, maxBackoff. Returns the wait, 0 when the start
+// was recorded.
+var startScript = redis.NewScript(paceLib + `
+local delay = math.max(tonumber(ARGV[1]), 0)
+if not exists and delay == 0 then return 0 end
+if s > now then return s - now end
+s = now + delay
+if s > f then f = s end
+save(tonumber(ARGV[2]))
+return 0`)
+
+// pauseScript returns how long the pause lasts from now.
+var pauseScript = redis.NewScript(paceLib + `
+return math.max(0, p - now)`)
+
+// backoffScript: ARGV retryAfter, hasRetryAfter (0/1), defaultBackoff,
+// maxBackoff. Returns the pause in force from now.
+var backoffScript = redis.NewScript(paceLib + `
+local maxBackoff = tonumber(ARGV[4])
+local pause = tonumber(ARGV[1])
+if ARGV[2] ~= '1' then
+  pause = tonumber(ARGV[3]) * (2 ^ math.min(k, 20))
+  k = math.min(k + 1, 20)
+end
+pause = math.min(math.max(pause, 0), maxBackoff)
+if now + pause > p then p = now + pause end
+save(maxBackoff)
+return math.max(0, p - now)`)
+
+// succeededScript clears an ended pause and the streak.
+var succeededScript = redis.NewScript(paceLib + `
+if exists and p <= now then redis.call('HDEL', KEYS[1], 'p', 'k') end
+return 0`)

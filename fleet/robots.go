@@ -1,0 +1,245 @@
+package fleet
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/robotsproxy/robotsproxy/policy"
+)
+
+// Polling for another replica's fetch: the first poll after pollMin,
+// doubling up to pollMax.
+const (
+	pollMin = 5 * time.Millisecond
+	pollMax = 100 * time.Millisecond
+	// bodyGrace keeps a body a little longer than the record that names
+	// it, so that a reader who got the record finds the body.
+	bodyGrace = time.Minute
+)
+
+// putBody stores a body once per hash: SET when absent, else lengthen its
+// TTL to ARGV[2] ms when that is longer (PEXPIRE GT needs Redis 7).
+var putBody = redis.NewScript(`
+local ttl = tonumber(ARGV[2])
+local cur = redis.call('PTTL', KEYS[1])
+if cur == -2 then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+  return 1
+end
+if cur >= 0 and cur < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 0`)
+
+// unlock deletes a lock only when it still holds our token.
+var unlock = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`)
+
+// Fetch returns the robots.txt result of scheme://authority for a local
+// cache miss: the fleet's shared result when there is a usable one, else
+// origin's, fetched by this replica while it holds the authority's lock
+// (or after waiting WaitFor for the replica holding it) and then shared.
+// When the store is unreachable it calls origin. A nil Store calls origin.
+// origin's result is returned as it came, Raw included.
+func (s *Store) Fetch(ctx context.Context, scheme, authority string, origin policy.FetchFunc) policy.Access {
+	if s == nil {
+		return origin(ctx, scheme, authority)
+	}
+	if !s.h.usable() {
+		return s.local(ctx, scheme, authority, origin)
+	}
+	id := scheme + "://" + authority
+	recKey, lockKey := s.key("robots", id), s.key("lock", id)
+	token := newToken()
+	deadline := s.o.Now().Add(s.o.WaitFor)
+	waited := false
+	for poll := pollMin; ; poll = min(2*poll, pollMax) {
+		a, ok, err := s.lookup(ctx, recKey)
+		if err != nil {
+			return s.local(ctx, scheme, authority, origin)
+		}
+		if ok {
+			s.m.hits.Inc()
+			return a
+		}
+		won, err := s.tryLock(ctx, lockKey, token)
+		if err != nil {
+			s.h.failed(opLock, err)
+			return s.local(ctx, scheme, authority, origin)
+		}
+		if won {
+			s.m.misses.Inc()
+			a := origin(ctx, scheme, authority)
+			s.share(ctx, recKey, a)
+			if s.h.isUp() { // else the lock expires after LockTTL
+				s.release(ctx, lockKey, token)
+			}
+			return a
+		}
+		if !waited {
+			waited = true
+			s.m.lockWaits.Inc()
+		}
+		if !s.o.Now().Add(poll).Before(deadline) {
+			s.m.misses.Inc()
+			return origin(ctx, scheme, authority) // the holder is slow or gone
+		}
+		if err := sleep(ctx, poll); err != nil {
+			return origin(ctx, scheme, authority)
+		}
+	}
+}
+
+// local fetches from the origin while the store is unreachable.
+func (s *Store) local(ctx context.Context, scheme, authority string, origin policy.FetchFunc) policy.Access {
+	s.m.fallbacks.WithLabelValues(fallbackRobots).Inc()
+	return origin(ctx, scheme, authority)
+}
+
+// lookup reads the shared result at key. ok is false for a miss, and for
+// a value that cannot be read or checked (counted as a read error) or
+// that would be used past MaxTTL in total; err is set when the store
+// failed (it is then marked down).
+func (s *Store) lookup(ctx context.Context, key string) (a policy.Access, ok bool, err error) {
+	cctx, cancel := s.ctx(ctx)
+	defer cancel()
+	var get *redis.StringCmd
+	var pttl *redis.DurationCmd
+	_, err = s.rdb.Pipelined(cctx, func(p redis.Pipeliner) error {
+		get, pttl = p.Get(cctx, key), p.PTTL(cctx, key)
+		return nil
+	})
+	if errors.Is(err, redis.Nil) {
+		s.h.ok()
+		return a, false, nil
+	}
+	if err != nil {
+		s.h.failed(opRead, err)
+		return a, false, err
+	}
+	s.h.ok()
+	raw, _ := get.Bytes()
+	r, err := decodeRecord(raw, s.o.Parse.Limit())
+	if err != nil {
+		s.unreadable(key, err)
+		return a, false, nil
+	}
+	remaining := pttl.Val()
+	if remaining <= 0 || !s.fresh(r, remaining) {
+		return a, false, nil
+	}
+	var body []byte
+	if r.SHA256 != "" {
+		body, err = s.rdb.Get(cctx, s.key("body", r.SHA256)).Bytes()
+		switch {
+		case errors.Is(err, redis.Nil):
+			return a, false, nil // evicted: fetch again
+		case err != nil:
+			s.h.failed(opRead, err)
+			return a, false, err
+		}
+	}
+	if a, err = r.access(body, remaining, s.o.Parse); err != nil {
+		s.unreadable(key, err)
+		return policy.Access{}, false, nil
+	}
+	return a, true, nil
+}
+
+// fresh reports whether a result with remaining lifetime left may be
+// used: the local cache keeps it for max(remaining, MinTTL), and its age
+// plus that must not exceed MaxTTL (RFC 9309 2.4); otherwise it is
+// fetched again (the new result replaces it for the whole fleet).
+func (s *Store) fresh(r record, remaining time.Duration) bool {
+	age := time.Duration(r.TTLMS)*time.Millisecond - remaining
+	return age+max(remaining, s.o.MinTTL) <= s.o.MaxTTL
+}
+
+// unreadable counts and logs a shared value that is not used.
+func (s *Store) unreadable(key string, err error) {
+	s.m.errors.WithLabelValues(opRead).Inc()
+	s.o.Log.Warn().Err(err).Str("key", key).Msg("shared robots.txt result unreadable: fetched again")
+}
+
+// ttl is how long a result is shared: the cache rules (RFC 9309 2.4).
+func (s *Store) ttl(a policy.Access) time.Duration {
+	if a.Result == policy.Unreachable {
+		return s.o.UnreachableRetry
+	}
+	ttl := s.o.MaxTTL
+	if a.MaxAge >= 0 && a.MaxAge < ttl {
+		ttl = a.MaxAge
+	}
+	return max(ttl, s.o.MinTTL)
+}
+
+// share stores a's result at key (its body first, so that a record never
+// names a missing body). Failures are logged and counted; a stays this
+// replica's result.
+func (s *Store) share(ctx context.Context, key string, a policy.Access) {
+	ttl := s.ttl(a)
+	if ttl < time.Millisecond {
+		return // max-age=0 with no minimum: nothing to share
+	}
+	r := newRecord(a, s.o.Parse.Limit(), ttl)
+	raw, err := json.Marshal(r)
+	if err != nil || len(raw) > maxRecordBytes || len(a.Raw) > s.o.Parse.Limit()+1 {
+		s.o.Log.Warn().Err(err).Str("key", key).Int("record_bytes", len(raw)).
+			Msg("robots.txt result too large to share: kept by this replica only")
+		return
+	}
+	cctx, cancel := s.ctx(ctx)
+	defer cancel()
+	if r.SHA256 != "" {
+		err = putBody.Run(cctx, s.rdb, []string{s.key("body", r.SHA256)}, a.Raw, (ttl + bodyGrace).Milliseconds()).Err()
+	}
+	if err == nil || errors.Is(err, redis.Nil) {
+		err = s.rdb.Set(cctx, key, raw, ttl).Err()
+	}
+	if err != nil {
+		s.h.failed(opWrite, err)
+		return
+	}
+	s.h.ok()
+}
+
+// tryLock takes the lock at key with token for LockTTL.
+func (s *Store) tryLock(ctx context.Context, key, token string) (bool, error) {
+	cctx, cancel := s.ctx(ctx)
+	defer cancel()
+	return s.rdb.SetNX(cctx, key, token, s.o.LockTTL).Result()
+}
+
+// release deletes the lock at key if it still holds token.
+func (s *Store) release(ctx context.Context, key, token string) {
+	cctx, cancel := s.ctx(ctx)
+	defer cancel()
+	if err := unlock.Run(cctx, s.rdb, []string{key}, token).Err(); err != nil && !errors.Is(err, redis.Nil) {
+		s.h.failed(opLock, err)
+	}
+}
+
+// newToken returns a random lock token.
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the shared result: %w", context.Cause(ctx))
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,305 @@
+package fleet
+
+import (
+	"context"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/robotsproxy/robotsproxy/netguard"
+	"github.com/robotsproxy/robotsproxy/policy"
+)
+
+// robotsOrigin serves a robots.txt body, counting fetches.
+type robotsOrigin struct {
+	srv     *httptest.Server
+	fetches atomic.Int64
+	mu      sync.Mutex
+	body    string
+	header  http.Header
+	delay   time.Duration
+	status  int
+}
+
+func newRobotsOrigin(t testing.TB, body string) *robotsOrigin {
+	o := &robotsOrigin{body: body, status: http.StatusOK, header: http.Header{}}
+	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o.fetches.Add(1)
+		o.mu.Lock()
+		body, delay, status := o.body, o.delay, o.status
+		for k, v := range o.header {
+			w.Header()[k] = v
+		}
+		o.mu.Unlock()
+		time.Sleep(delay)
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(o.srv.Close)
+	return o
+}
+
+// authority is the origin's host:port.
+func (o *robotsOrigin) authority() string {
+	u, _ := url.Parse(o.srv.URL)
+	return u.Host
+}
+
+// fetcher returns the origin fetch of a replica: a real policy.Fetcher.
+func fetcher() policy.FetchFunc {
+	return policy.NewFetcher(policy.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true},
+		UserAgent: "robotsproxy-test", Timeout: 5 * time.Second}).Fetch
+}
+
+// allowed decides path for token on a.
+func allowed(a policy.Access, token, path string) bool {
+	if a.Result != policy.Successful {
+		return a.Result == policy.Unavailable
+	}
+	return a.Robots.Test(path, token).Allowed
+}
+
+func TestFetchOneOriginFetchForTheFleet(t *testing.T) {
+	rs := startRedis(t)
+	o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
+	o.delay = 200 * time.Millisecond
+	o.header.Set("Cache-Control", "max-age=60")
+	replicas := []*replica{newReplica(t, rs.url(), nil), newReplica(t, rs.url(), nil), newReplica(t, rs.url(), nil)}
+	got := make([]policy.Access, len(replicas))
+	var wg sync.WaitGroup
+	for i, r := range replicas {
+		wg.Go(func() { got[i] = r.Fetch(context.Background(), "http", o.authority(), fetcher()) })
+	}
+	wg.Wait()
+	if n := o.fetches.Load(); n != 1 {
+		t.Fatalf("origin fetches: got %d, want 1 for 3 replicas", n)
+	}
+	var hits, misses, waits float64
+	for i, r := range replicas {
+		hits, misses, waits = hits+r.counter("hits"), misses+r.counter("misses"), waits+r.counter("lock_waits")
+		a := got[i]
+		if a.Result != policy.Successful || a.SHA256 != got[0].SHA256 || !a.FetchedAt.Equal(got[0].FetchedAt) {
+			t.Errorf("replica %d: got %s sha %x fetched %v, want successful, the same fetch as replica 0", i, a.Result, a.SHA256, a.FetchedAt)
+		}
+		if a.MaxAge <= 0 || a.MaxAge > time.Minute {
+			t.Errorf("replica %d: MaxAge %v, want the remaining lifetime in (0, 60s]", i, a.MaxAge)
+		}
+		for path, want := range map[string]bool{"/": true, "/private": false, "/private/x": false, "/public": true} {
+			if allowed(a, "Bot", path) != want {
+				t.Errorf("replica %d: %s allowed %v, want %v", i, path, !want, want)
+			}
+		}
+	}
+	if hits != 2 || misses != 1 || waits != 2 {
+		t.Errorf("hits, misses, lock waits: got %v, %v, %v; want 2, 1, 2", hits, misses, waits)
+	}
+}
+
+func TestFetchSharesEveryResult(t *testing.T) {
+	rs := startRedis(t)
+	tests := []struct {
+		name    string
+		status  int
+		cc      string
+		body    string
+		want    policy.AccessResult
+		wantTTL time.Duration // the shared TTL (MinTTL 0, MaxTTL 1h, UnreachableRetry 1m)
+	}{
+		{"successful with max-age", 200, "max-age=30", "User-agent: *\nDisallow: /\n", policy.Successful, 30 * time.Second},
+		{"successful without max-age", 200, "", "User-agent: *\nAllow: /\n", policy.Successful, time.Hour},
+		{"empty body", 200, "", "", policy.Successful, time.Hour},
+		{"unavailable", 404, "max-age=10", "", policy.Unavailable, 10 * time.Second},
+		{"unreachable", 503, "max-age=10", "", policy.Unreachable, time.Minute},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newRobotsOrigin(t, tc.body)
+			o.status = tc.status
+			if tc.cc != "" {
+				o.header.Set("Cache-Control", tc.cc)
+			}
+			a, b := newReplica(t, rs.url(), nil), newReplica(t, rs.url(), nil)
+			first := a.Fetch(context.Background(), "http", o.authority(), fetcher())
+			second := b.Fetch(context.Background(), "http", o.authority(), fetcher())
+			if n := o.fetches.Load(); n != 1 {
+				t.Fatalf("origin fetches: got %d, want 1", n)
+			}
+			if second.Result != tc.want || second.Status != tc.status || second.URL != first.URL ||
+				second.SHA256 != first.SHA256 || string(second.Raw) != string(first.Raw) || (second.Err == nil) != (first.Err == nil) {
+				t.Errorf("shared copy: got %s %d %s sha %x err %v; want %s %d %s sha %x err %v",
+					second.Result, second.Status, second.URL, second.SHA256, second.Err,
+					tc.want, tc.status, first.URL, first.SHA256, first.Err)
+			}
+			if second.MaxAge <= tc.wantTTL-2*time.Second || second.MaxAge > tc.wantTTL {
+				t.Errorf("shared copy MaxAge: got %v, want just under %v", second.MaxAge, tc.wantTTL)
+			}
+			for _, p := range []string{"/", "/x"} {
+				if allowed(first, "Bot", p) != allowed(second, "Bot", p) {
+					t.Errorf("%s: fetched copy allows %v, shared copy %v", p, allowed(first, "Bot", p), allowed(second, "Bot", p))
+				}
+			}
+		})
+	}
+}
+
+// TestFetchUnreadableIsMiss damages the shared values of an authority
+// whose robots.txt disallows /private: every damage must be a miss (a
+// fetch from the origin), never the damaged value, never an allow.
+func TestFetchUnreadableIsMiss(t *testing.T) {
+	rs := startRedis(t)
+	allowAll := "User-agent: *\nAllow: /\n"
+	tests := []struct {
+		name   string
+		damage func(t *testing.T, r *replica, recKey, bodyKey string)
+	}{
+		{"record not JSON", func(t *testing.T, r *replica, recKey, _ string) {
+			r.rdb.Set(context.Background(), recKey, "{not json", time.Minute)
+		}},
+		{"body replaced", func(t *testing.T, r *replica, _, bodyKey string) {
+			r.rdb.Set(context.Background(), bodyKey, allowAll, time.Minute)
+		}},
+		{"body missing", func(t *testing.T, r *replica, _, bodyKey string) {
+			r.rdb.Del(context.Background(), bodyKey)
+		}},
+		{"result rewritten", func(t *testing.T, r *replica, recKey, _ string) {
+			r.rdb.Set(context.Background(), recKey, `{"result":"allowed","parse_limit":524288,"ttl_ms":60000}`, time.Minute)
+		}},
+		{"successful without a body", func(t *testing.T, r *replica, recKey, _ string) {
+			r.rdb.Set(context.Background(), recKey, `{"result":"successful","parse_limit":524288,"ttl_ms":60000}`, time.Minute)
+		}},
+		{"another parse limit", func(t *testing.T, r *replica, recKey, _ string) {
+			raw, _ := r.rdb.Get(context.Background(), recKey).Bytes()
+			raw = []byte(strings.Replace(string(raw), `"parse_limit":524288`, `"parse_limit":600000`, 1))
+			r.rdb.Set(context.Background(), recKey, raw, time.Minute)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			flush(t, newReplica(t, rs.url(), nil).Store)
+			o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
+			writer, reader := newReplica(t, rs.url(), nil), newReplica(t, rs.url(), nil)
+			first := writer.Fetch(context.Background(), "http", o.authority(), fetcher())
+			recKey := writer.key("robots", "http://"+o.authority())
+			bodyKey := writer.key("body", hex.EncodeToString(first.SHA256[:]))
+			tc.damage(t, writer, recKey, bodyKey)
+			got := reader.Fetch(context.Background(), "http", o.authority(), fetcher())
+			if n := o.fetches.Load(); n != 2 {
+				t.Errorf("origin fetches: got %d, want 2 (the damaged value is a miss)", n)
+			}
+			if allowed(got, "Bot", "/private") {
+				t.Errorf("/private: allowed after the shared value was damaged, want disallowed")
+			}
+			if reader.counter("errors/read") < 1 && tc.name != "body missing" {
+				t.Errorf("read errors: got %v, want at least 1", reader.counter("errors/read"))
+			}
+		})
+	}
+}
+
+func TestFetchWaitsForTheLockHolder(t *testing.T) {
+	rs := startRedis(t)
+	tests := []struct {
+		name        string
+		publish     bool // the holder publishes after 300ms
+		wantFetches int64
+		minWait     time.Duration
+	}{
+		{"holder publishes", true, 0, 250 * time.Millisecond},
+		{"holder never publishes", false, 1, 2*time.Second - pollMax}, // WaitFor, less a poll
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newRobotsOrigin(t, "User-agent: *\nDisallow: /p\n")
+			holder, waiter := newReplica(t, rs.url(), nil), newReplica(t, rs.url(), nil)
+			ctx := context.Background()
+			id := "http://" + o.authority()
+			if ok, _ := holder.rdb.SetNX(ctx, holder.key("lock", id), "someone", time.Minute).Result(); !ok {
+				t.Fatal("lock already taken")
+			}
+			if tc.publish {
+				time.AfterFunc(300*time.Millisecond, func() {
+					a := policy.Access{Result: policy.Unavailable, URL: id + "/robots.txt", FinalURL: id + "/robots.txt",
+						Status: 404, MaxAge: -1, FetchedAt: time.Now()}
+					holder.share(ctx, holder.key("robots", id), a)
+				})
+			}
+			start := time.Now()
+			got := waiter.Fetch(ctx, "http", o.authority(), fetcher())
+			took := time.Since(start)
+			if n := o.fetches.Load(); n != tc.wantFetches {
+				t.Errorf("origin fetches: got %d, want %d", n, tc.wantFetches)
+			}
+			if took < tc.minWait || took > tc.minWait+time.Second {
+				t.Errorf("Fetch took %v, want about %v", took, tc.minWait)
+			}
+			if tc.publish && got.Result != policy.Unavailable {
+				t.Errorf("result: got %s, want the published unavailable", got.Result)
+			}
+			if waiter.counter("lock_waits") != 1 {
+				t.Errorf("lock waits: got %v, want 1", waiter.counter("lock_waits"))
+			}
+		})
+	}
+}
+
+func TestFreshWithinMaxTTL(t *testing.T) {
+	s := &Store{o: Options{MinTTL: time.Minute, MaxTTL: 24 * time.Hour}}
+	tests := []struct {
+		ttl, remaining time.Duration
+		want           bool
+	}{
+		{24 * time.Hour, 24 * time.Hour, true},
+		{24 * time.Hour, 2 * time.Minute, true},
+		{24 * time.Hour, time.Minute, true},
+		// the cache would keep it a minute: 24h00m30s in total
+		{24 * time.Hour, 30 * time.Second, false},
+		{time.Hour, time.Second, true},
+		{time.Minute, time.Millisecond, true},
+	}
+	for _, tc := range tests {
+		r := record{TTLMS: tc.ttl.Milliseconds()}
+		if got := s.fresh(r, tc.remaining); got != tc.want {
+			t.Errorf("fresh(ttl %v, remaining %v): got %v, want %v", tc.ttl, tc.remaining, got, tc.want)
+		}
+	}
+}
+
+func TestTTLFollowsTheCacheRules(t *testing.T) {
+	s := &Store{o: Options{MinTTL: time.Minute, MaxTTL: 2 * time.Hour, UnreachableRetry: 30 * time.Second}}
+	tests := []struct {
+		result policy.AccessResult
+		maxAge time.Duration
+		want   time.Duration
+	}{
+		{policy.Successful, -1, 2 * time.Hour},
+		{policy.Successful, 0, time.Minute},
+		{policy.Successful, 10 * time.Minute, 10 * time.Minute},
+		{policy.Successful, 48 * time.Hour, 2 * time.Hour},
+		{policy.Unavailable, 5 * time.Second, time.Minute},
+		{policy.Unreachable, time.Hour, 30 * time.Second},
+	}
+	for _, tc := range tests {
+		if got := s.ttl(policy.Access{Result: tc.result, MaxAge: tc.maxAge}); got != tc.want {
+			t.Errorf("ttl(%s, max-age %v): got %v, want %v", tc.result, tc.maxAge, got, tc.want)
+		}
+	}
+}
+
+func TestFetchNilStoreCallsOrigin(t *testing.T) {
+	o := newRobotsOrigin(t, "User-agent: *\nDisallow: /\n")
+	var s *Store
+	a := s.Fetch(context.Background(), "http", o.authority(), fetcher())
+	if a.Result != policy.Successful || o.fetches.Load() != 1 {
+		t.Errorf("nil Store: got %s after %d fetches, want successful after 1", a.Result, o.fetches.Load())
+	}
+	if ready, reason := s.Ready(); !ready || reason != "" {
+		t.Errorf("nil Store Ready: got %v %q, want true \"\"", ready, reason)
+	}
+}

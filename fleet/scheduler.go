@@ -1,0 +1,144 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/robotsproxy/robotsproxy/politeness"
+)
+
+// SchedulerOptions configure Store.Scheduler. Zero values mean the
+// politeness package's defaults.
+type SchedulerOptions struct {
+	// DefaultBackoff is the pause after a 429 without Retry-After,
+	// doubled for each such answer until a success
+	// (politeness.default_backoff). Default 5s.
+	DefaultBackoff time.Duration
+	// MaxBackoff caps every pause (politeness.max_backoff). Default 10m.
+	MaxBackoff time.Duration
+}
+
+// Scheduler is a politeness.Scheduler whose state is in the shared store,
+// so that the replicas of a fleet space their requests together: three
+// replicas honour one Crawl-delay. Each call is one Lua script on the
+// store's clock. While the store is unreachable, calls go to the local
+// fallback scheduler (the replica spaces its own requests only).
+// Unlike LocalScheduler it never returns politeness.ErrFull: keys expire
+// when idle.
+type Scheduler struct {
+	s        *Store
+	o        SchedulerOptions
+	fallback politeness.Scheduler
+}
+
+// Scheduler returns a shared Scheduler that falls back to fallback; on a
+// nil Store it returns fallback itself.
+func (s *Store) Scheduler(fallback politeness.Scheduler, o SchedulerOptions) politeness.Scheduler {
+	if s == nil {
+		return fallback
+	}
+	if o.DefaultBackoff <= 0 {
+		o.DefaultBackoff = politeness.DefaultBackoffPause
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = politeness.DefaultMaxBackoff
+	}
+	return &Scheduler{s: s, o: o, fallback: fallback}
+}
+
+// paceKey is the store key of a politeness key.
+func (sc *Scheduler) paceKey(k politeness.Key) string {
+	return sc.s.key("pace", k.Authority+" "+k.Token)
+}
+
+// run runs a politeness script for key; ok is false when the caller must
+// use the fallback (the store is down or failed).
+func (sc *Scheduler) run(ctx context.Context, script *redis.Script, key politeness.Key, args ...any) (any, bool) {
+	if !sc.s.h.usable() {
+		sc.s.m.fallbacks.WithLabelValues(fallbackPoliteness).Inc()
+		return nil, false
+	}
+	cctx, cancel := sc.s.ctx(ctx)
+	defer cancel()
+	v, err := script.Run(cctx, sc.s.rdb, []string{sc.paceKey(key)}, args...).Result()
+	if err != nil {
+		sc.s.h.failed(opPoliteness, err)
+		sc.s.m.fallbacks.WithLabelValues(fallbackPoliteness).Inc()
+		return nil, false
+	}
+	sc.s.h.ok()
+	return v, true
+}
+
+// us returns d in microseconds.
+func us(d time.Duration) int64 { return d.Microseconds() }
+
+// dur converts a script's integer reply in microseconds.
+func dur(v any) (time.Duration, error) {
+	n, ok := v.(int64)
+	if !ok {
+		return 0, fmt.Errorf("politeness script: want an integer, got %T", v)
+	}
+	return time.Duration(n) * time.Microsecond, nil
+}
+
+// Reserve implements politeness.Scheduler.
+func (sc *Scheduler) Reserve(ctx context.Context, key politeness.Key, delay, maxWait time.Duration) (politeness.Slot, error) {
+	v, ok := sc.run(ctx, reserveScript, key, us(delay), us(maxWait), us(sc.o.MaxBackoff))
+	if !ok {
+		return sc.fallback.Reserve(ctx, key, delay, maxWait)
+	}
+	reply, isList := v.([]any)
+	if !isList || len(reply) != 3 {
+		return politeness.Slot{}, fmt.Errorf("politeness reserve script: unexpected reply %v", v)
+	}
+	granted, _ := reply[0].(int64)
+	wait, err := dur(reply[1])
+	if err != nil {
+		return politeness.Slot{}, err
+	}
+	cause, _ := reply[2].(string)
+	return politeness.Slot{Wait: wait, Granted: granted == 1, Cause: politeness.Cause(cause)}, nil
+}
+
+// Start implements politeness.Scheduler.
+func (sc *Scheduler) Start(ctx context.Context, key politeness.Key, delay time.Duration) (time.Duration, error) {
+	v, ok := sc.run(ctx, startScript, key, us(delay), us(sc.o.MaxBackoff))
+	if !ok {
+		return sc.fallback.Start(ctx, key, delay)
+	}
+	return dur(v)
+}
+
+// Pause implements politeness.Scheduler.
+func (sc *Scheduler) Pause(ctx context.Context, key politeness.Key) (time.Duration, error) {
+	v, ok := sc.run(ctx, pauseScript, key)
+	if !ok {
+		return sc.fallback.Pause(ctx, key)
+	}
+	return dur(v)
+}
+
+// Backoff implements politeness.Scheduler.
+func (sc *Scheduler) Backoff(ctx context.Context, key politeness.Key, b politeness.Backoff) (time.Duration, error) {
+	has := 0
+	if b.HasRetryAfter {
+		has = 1
+	}
+	v, ok := sc.run(ctx, backoffScript, key, us(b.RetryAfter), has, us(sc.o.DefaultBackoff), us(sc.o.MaxBackoff))
+	if !ok {
+		return sc.fallback.Backoff(ctx, key, b)
+	}
+	return dur(v)
+}
+
+// Succeeded implements politeness.Scheduler.
+func (sc *Scheduler) Succeeded(ctx context.Context, key politeness.Key) error {
+	if _, ok := sc.run(ctx, succeededScript, key); !ok {
+		return sc.fallback.Succeeded(ctx, key)
+	}
+	return nil
+}

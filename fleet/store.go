@@ -1,0 +1,161 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/robotsproxy/robotsproxy/robots"
+)
+
+// FormatVersion is the version in every key: a replica never reads values
+// of another format.
+const FormatVersion = "v1"
+
+// Defaults of Options.
+const (
+	DefaultKeyPrefix = "robotsproxy:"
+	DefaultLockTTL   = 20 * time.Second
+	DefaultTimeout   = 500 * time.Millisecond
+)
+
+// Options configure a Store. Zero values mean the defaults.
+type Options struct {
+	// URL is shared.redis_url (see newClient for the forms). Required.
+	URL string
+	// KeyPrefix starts every key. Default DefaultKeyPrefix.
+	KeyPrefix string
+	// LockTTL is how long a fetch lock is held at most: a replica that
+	// dies while fetching blocks the others for no longer. It should
+	// exceed WaitFor. Default 20s.
+	LockTTL time.Duration
+	// Timeout bounds each store operation; one that takes longer fails
+	// into the local fallback. Default 500ms.
+	Timeout time.Duration
+	// WaitFor is how long a replica waits for another replica's fetch
+	// (robots.timeout) before it fetches itself. Default 15s.
+	WaitFor time.Duration
+	// MinTTL, MaxTTL and UnreachableRetry are the cache rules (cache.*):
+	// a successful or unavailable result is shared for its Cache-Control
+	// max-age clamped to [MinTTL, MaxTTL] (RFC 9309 2.4), an unreachable
+	// one for UnreachableRetry. MaxTTL default and upper bound 24h,
+	// UnreachableRetry default 1m; MinTTL 0 is no minimum.
+	MinTTL, MaxTTL, UnreachableRetry time.Duration
+	// Parse is the parse limit (robots.max_bytes): shared bodies are
+	// compiled with it, and a body longer than it plus one octet is
+	// unreadable. Replicas with another limit do not use each other's
+	// results.
+	Parse robots.Options
+	// Registerer receives the metrics; nil registers none.
+	Registerer prometheus.Registerer
+	// Log receives the changes of state and refused operations.
+	Log zerolog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+func (o *Options) setDefaults() {
+	if o.KeyPrefix == "" {
+		o.KeyPrefix = DefaultKeyPrefix
+	}
+	if o.LockTTL <= 0 {
+		o.LockTTL = DefaultLockTTL
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.WaitFor <= 0 {
+		o.WaitFor = 15 * time.Second
+	}
+	if o.MaxTTL <= 0 || o.MaxTTL > 24*time.Hour {
+		o.MaxTTL = 24 * time.Hour
+	}
+	o.MinTTL = min(max(o.MinTTL, 0), o.MaxTTL)
+	if o.UnreachableRetry <= 0 {
+		o.UnreachableRetry = time.Minute
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Store is a fleet's shared state in Redis or Valkey. A nil *Store shares
+// nothing: Fetch calls the origin, Scheduler and Gate return the local
+// ones. Safe for concurrent use.
+type Store struct {
+	o      Options
+	rdb    redis.UniversalClient
+	m      *metrics
+	h      *health
+	prefix string // KeyPrefix + FormatVersion + ":"
+}
+
+// New connects to the store of o.URL. An invalid URL is an error; a store
+// that does not answer is not: the replica starts degraded (logged once)
+// and shares once the store answers.
+func New(o Options) (*Store, error) {
+	o.setDefaults()
+	rdb, err := newClient(o.URL)
+	if err != nil {
+		return nil, fmt.Errorf("shared.redis_url: %w", err)
+	}
+	s := &Store{o: o, rdb: rdb, m: newMetrics(o.Registerer), prefix: o.KeyPrefix + FormatVersion + ":"}
+	s.h = &health{log: o.Log, now: o.Now, m: s.m, target: Redact(o.URL), timeout: o.Timeout,
+		ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }, up: true, since: o.Now()}
+	s.m.up.Set(1)
+	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		s.h.failed(opPing, err)
+	} else {
+		o.Log.Info().Str("redis_url", s.h.target).Str("key_prefix", o.KeyPrefix).
+			Msg("shared store reachable: robots.txt results and politeness state are shared by the fleet")
+	}
+	return s, nil
+}
+
+// Close closes the connections to the store.
+func (s *Store) Close() error {
+	if s == nil {
+		return nil
+	}
+	if err := s.rdb.Close(); err != nil && !errors.Is(err, redis.ErrClosed) {
+		return fmt.Errorf("shared store: close: %w", err)
+	}
+	return nil
+}
+
+// Ready is the store's readiness check for /readyz: always ready (the
+// replica works without the store), with a reason ("degraded") while the
+// store is unreachable. It pings the store at most once a second.
+func (s *Store) Ready() (ready bool, reason string) {
+	if s == nil {
+		return true, ""
+	}
+	return s.h.check()
+}
+
+// Up reports whether the store answered the last operation.
+func (s *Store) Up() bool { return s != nil && s.h.isUp() }
+
+// ctx returns a context bounded by the operation timeout.
+func (s *Store) ctx(parent context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(parent, s.o.Timeout)
+}
+
+// key returns PREFIX v1:KIND:ID.
+func (s *Store) key(kind, id string) string {
+	var b strings.Builder
+	b.Grow(len(s.prefix) + len(kind) + 1 + len(id))
+	b.WriteString(s.prefix)
+	b.WriteString(kind)
+	b.WriteByte(':')
+	b.WriteString(id)
+	return b.String()
+}

@@ -1,0 +1,56 @@
+package policy
+
+import (
+	"unsafe"
+
+	"github.com/robotsproxy/robotsproxy/robots"
+)
+
+// Cache size accounting (see CacheOptions.MaxBytes). An entry is accounted
+// as entryOverhead, plus its key, the strings and error text of its access
+// results, each rounded up to a word, and their compiled rules.
+// TestCacheAccountsRetainedBytes checks the sum against the heap that
+// entries really keep.
+const (
+	// entryOverhead is what one cached authority takes besides its
+	// strings, errors and rules: the entry (256 octets on 64-bit
+	// platforms), the eviction node (48), and its slots in go-cache's map
+	// and in the cache's own index (about 110, maps being 60-90% full).
+	entryOverhead = 416
+	// robotsOverhead is a robots.Robots value, besides its arena.
+	robotsOverhead = 64
+	// errOverhead is an error value's allocation beyond its text.
+	errOverhead = 16
+)
+
+// entrySize returns the octets e, filed under key, keeps live. A stale
+// entry keeps the earlier successful result it stands in with.
+func entrySize(key string, e *entry) int64 {
+	n := int64(entryOverhead) + strSize(key) + accessSize(&e.latest)
+	if e.good != nil && e.good != &e.latest {
+		n += accessSize(e.good)
+	}
+	return n
+}
+
+// accessSize returns the octets an Access refers to, beyond its own
+// fields, once the cache has trimmed it (see Cache.store).
+func accessSize(a *Access) int64 {
+	n := strSize(a.URL)
+	if unsafe.StringData(a.FinalURL) != unsafe.StringData(a.URL) {
+		n += strSize(a.FinalURL)
+	}
+	if a.Err != nil {
+		n += errOverhead + strSize(a.Err.Error())
+	}
+	if a.Robots != nil {
+		n += robotsOverhead + robotsRetained(a.Robots)
+	}
+	return n
+}
+
+func strSize(s string) int64 { return int64(len(s)+7) &^ 7 }
+
+// robotsRetained returns the octets a compiled file keeps live beyond the
+// robots.Robots value (robotsOverhead): its arena (robots.Robots.Retained).
+func robotsRetained(r *robots.Robots) int64 { return int64(r.Retained()) }

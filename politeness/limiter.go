@@ -1,0 +1,344 @@
+package politeness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxCrawlDelay = 30 * time.Second
+	DefaultMaxWait       = 60 * time.Second
+	// busyRetryAfter is the Retry-After of a request refused for the
+	// in-flight cap: when a slot frees up is unknown.
+	busyRetryAfter = time.Second
+	// maxRounds bounds the reservations of one request (each one after a
+	// back-off that began while it waited).
+	maxRounds = 64
+)
+
+// Options configure a Limiter. Zero values mean the defaults.
+type Options struct {
+	// CrawlDelay enforces robots.txt crawl delays (politeness.crawl_delay:
+	// enforce): the requests of one Key start at least the delay apart.
+	CrawlDelay bool
+	// MaxCrawlDelay caps a robots.txt crawl delay. Default 30s.
+	MaxCrawlDelay time.Duration
+	// DefaultDelay is the crawl delay when robots.txt gives none for the
+	// token (or was not read). Default 0.
+	DefaultDelay time.Duration
+	// Reject refuses a request that comes too early at once, with the time
+	// until its slot as Retry-After (on_early: reject). The default holds
+	// it until its slot, for at most MaxWait (on_early: wait).
+	Reject bool
+	// MaxWait bounds how long a request is held in total; one whose slot
+	// is further off is refused at once. Default 60s.
+	MaxWait time.Duration
+	// Backoff pauses a Key after the origin answers 429, or 503 with
+	// Retry-After (politeness.backoff: enforce).
+	Backoff bool
+	// MaxConcurrentPerHost caps the requests in flight per authority, all
+	// tokens together; 0 means no cap.
+	MaxConcurrentPerHost int
+	// Scheduler keeps the spacing and back-off state. Default a
+	// LocalScheduler with its defaults.
+	Scheduler Scheduler
+	// Gate caps the requests in flight. Default a LocalGate of
+	// MaxConcurrentPerHost when that is above 0; unused otherwise.
+	Gate Gate
+	// Observer is told of every wait and refusal; nil tells no one.
+	Observer Observer
+	// Now is the clock that measures waits; default time.Now.
+	Now func() time.Time
+	// Sleep waits for d or until ctx ends (then it returns the context's
+	// cause); default a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Observer receives the Limiter's waits and refusals, for metrics.
+type Observer interface {
+	// Waited is called once per cause a request waited for, with how long.
+	Waited(cause Cause, d time.Duration)
+	// Rejected is called for each refused request, with its cause.
+	Rejected(cause Cause)
+}
+
+// Limiter admits requests under Options. It is safe for concurrent use and
+// starts no goroutine. A nil *Limiter admits every request at once.
+type Limiter struct {
+	o Options
+}
+
+// New returns a Limiter.
+func New(o Options) *Limiter {
+	if o.MaxCrawlDelay <= 0 {
+		o.MaxCrawlDelay = DefaultMaxCrawlDelay
+	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = DefaultMaxWait
+	}
+	if o.Scheduler == nil {
+		o.Scheduler = NewLocalScheduler(LocalOptions{Now: o.Now})
+	}
+	if o.Gate == nil && o.MaxConcurrentPerHost > 0 {
+		o.Gate = NewLocalGate(o.MaxConcurrentPerHost)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
+	return &Limiter{o: o}
+}
+
+// Request is what the Limiter needs to know about one request.
+type Request struct {
+	// Key is the request's product token and authority.
+	Key Key
+	// Delay is the robots.txt crawl delay for the token (see
+	// robots.Extras), valid when HasDelay; it is capped at MaxCrawlDelay.
+	Delay time.Duration
+	// HasDelay is false when robots.txt gives no crawl delay for the token
+	// or was not read: DefaultDelay applies.
+	HasDelay bool
+}
+
+// Ticket is the Limiter's answer for one request. Refused says whether it
+// may go ahead; when it does, the caller reports the origin's answer with
+// Observe and calls Release when the response is done.
+type Ticket struct {
+	// Waited is how long the request was held before it was admitted or
+	// refused.
+	Waited time.Duration
+	// WaitCause is what held it longest; "" when it did not wait.
+	WaitCause Cause
+	// Refused is the cause of a refusal; "" when the request may go ahead.
+	Refused Cause
+	// RetryAfter is how long a refused request should wait before it
+	// tries again: until its slot, or 1s for the in-flight cap.
+	RetryAfter time.Duration
+	// Err explains a refusal that was no plain "too early": the client
+	// went away, or the Scheduler failed.
+	Err error
+	// Delay is the crawl delay applied to the request, 0 for none.
+	Delay time.Duration
+	// Backoff is the pause the origin's answer started (see Observe), 0
+	// for none.
+	Backoff time.Duration
+
+	key       Key
+	longest   time.Duration
+	scheduled bool // the Scheduler was asked, so it hears the answer
+	release   func()
+}
+
+// Release gives back the request's in-flight slot; it may be called more
+// than once, and on a nil Ticket.
+func (t *Ticket) Release() {
+	if t != nil && t.release != nil {
+		t.release()
+	}
+}
+
+// Admit holds the request until it may start, or refuses it. It never
+// returns nil.
+//
+// A request reserves a slot (first come, first served) and sleeps until
+// it; takes an in-flight slot when there is a cap; then starts, when its
+// key is not paused and the start recorded before it is the delay ago (a
+// request that woke up late for its slot is not followed closely). A
+// back-off that began while it waited sends it round again: requests wake
+// in the order of their slots, so they queue again in that order.
+func (l *Limiter) Admit(ctx context.Context, r Request) *Ticket {
+	t := &Ticket{key: r.Key}
+	if l == nil {
+		return t
+	}
+	deadline := l.o.Now().Add(l.o.MaxWait)
+	t.Delay = l.delay(r)
+	scheduled := t.Delay > 0 || l.o.Backoff
+	t.scheduled = scheduled
+	for range maxRounds {
+		if scheduled && !l.reserve(ctx, t, deadline) {
+			return t
+		}
+		if l.o.Gate != nil && !l.acquire(ctx, t, deadline) {
+			return t
+		}
+		if !scheduled {
+			return t
+		}
+		started, again := l.start(ctx, t, deadline)
+		if started {
+			return t
+		}
+		t.Release()
+		t.release = nil
+		if !again {
+			return t
+		}
+	}
+	l.refuse(t, CauseBackoff, busyRetryAfter, errors.New("politeness: paused again at every slot"))
+	return t
+}
+
+// delay is the crawl delay that applies to r.
+func (l *Limiter) delay(r Request) time.Duration {
+	switch {
+	case !l.o.CrawlDelay:
+		return 0
+	case !r.HasDelay:
+		return l.o.DefaultDelay
+	}
+	return min(max(r.Delay, 0), l.o.MaxCrawlDelay)
+}
+
+// reserve reserves the request's slot and sleeps until it. It reports
+// whether the request was not refused.
+func (l *Limiter) reserve(ctx context.Context, t *Ticket, deadline time.Time) bool {
+	maxWait := time.Duration(0)
+	if !l.o.Reject {
+		maxWait = max(0, deadline.Sub(l.o.Now()))
+	}
+	slot, err := l.o.Scheduler.Reserve(ctx, t.key, t.Delay, maxWait)
+	switch {
+	case err != nil:
+		return l.refuse(t, CauseCrawlDelay, busyRetryAfter, fmt.Errorf("politeness: reserve a start: %w", err))
+	case !slot.Granted:
+		return l.refuse(t, slot.Cause, slot.Wait, nil)
+	case slot.Wait <= 0:
+		return true
+	}
+	return l.wait(ctx, t, slot.Cause, func(ctx context.Context) error { return l.o.Sleep(ctx, slot.Wait) })
+}
+
+// acquire takes an in-flight slot for the request, waiting for one unless
+// on_early is reject. It reports whether the request was not refused.
+func (l *Limiter) acquire(ctx context.Context, t *Ticket, deadline time.Time) bool {
+	rel, err := l.o.Gate.Acquire(ctx, t.key.Authority, false)
+	if err == nil {
+		t.release = rel
+		return true
+	}
+	if !errors.Is(err, ErrBusy) {
+		return l.refuse(t, CauseConcurrency, busyRetryAfter, fmt.Errorf("politeness: take an in-flight slot: %w", err))
+	}
+	if l.o.Reject {
+		return l.refuse(t, CauseConcurrency, busyRetryAfter, nil)
+	}
+	return l.wait(ctx, t, CauseConcurrency, func(ctx context.Context) error {
+		wctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		rel, err := l.o.Gate.Acquire(wctx, t.key.Authority, true)
+		if err != nil && ctx.Err() == nil {
+			return errMaxWait
+		}
+		t.release = rel
+		return err
+	})
+}
+
+// start records the request's start (Scheduler.Start), waiting out the
+// rest of the previous start's delay. again is true when the key is
+// paused: the request must reserve a slot again.
+func (l *Limiter) start(ctx context.Context, t *Ticket, deadline time.Time) (started, again bool) {
+	if l.o.Backoff {
+		if pause, err := l.o.Scheduler.Pause(ctx, t.key); err != nil {
+			return l.refuse(t, CauseBackoff, busyRetryAfter, fmt.Errorf("politeness: read the pause: %w", err)), false
+		} else if pause > 0 {
+			return false, true
+		}
+	}
+	if t.Delay <= 0 {
+		return true, false
+	}
+	for range maxRounds {
+		w, err := l.o.Scheduler.Start(ctx, t.key, t.Delay)
+		switch {
+		case err != nil:
+			return l.refuse(t, CauseCrawlDelay, busyRetryAfter, fmt.Errorf("politeness: record the start: %w", err)), false
+		case w <= 0:
+			return true, false
+		case l.o.Reject || l.o.Now().Add(w).After(deadline):
+			return l.refuse(t, CauseCrawlDelay, w, nil), false
+		}
+		if !l.wait(ctx, t, CauseCrawlDelay, func(ctx context.Context) error { return l.o.Sleep(ctx, w) }) {
+			return false, false
+		}
+	}
+	return l.refuse(t, CauseCrawlDelay, busyRetryAfter, errors.New("politeness: no start after every wait")), false
+}
+
+// errMaxWait: the request waited MaxWait for an in-flight slot.
+var errMaxWait = errors.New("waited politeness.max_wait")
+
+// wait runs f, which holds the request for cause, and adds the time it
+// took to t; when f fails the request is refused.
+func (l *Limiter) wait(ctx context.Context, t *Ticket, cause Cause, f func(context.Context) error) bool {
+	start := l.o.Now()
+	err := f(ctx)
+	d := l.o.Now().Sub(start)
+	t.Waited += d
+	if d > t.longest {
+		t.longest, t.WaitCause = d, cause
+	}
+	if l.o.Observer != nil {
+		l.o.Observer.Waited(cause, d)
+	}
+	switch {
+	case errors.Is(err, errMaxWait):
+		return l.refuse(t, cause, busyRetryAfter, nil)
+	case err != nil:
+		return l.refuse(t, cause, busyRetryAfter, fmt.Errorf("politeness: gave up waiting: %w", err))
+	}
+	return true
+}
+
+// refuse marks t refused and returns false.
+func (l *Limiter) refuse(t *Ticket, cause Cause, retryAfter time.Duration, err error) bool {
+	if cause == "" {
+		cause = CauseCrawlDelay
+	}
+	t.Refused, t.RetryAfter, t.Err = cause, retryAfter, err
+	if l.o.Observer != nil {
+		l.o.Observer.Rejected(cause)
+	}
+	return false
+}
+
+// Observe reports the origin's answer to an admitted request: a 429, or a
+// 503 with a valid Retry-After, pauses its Key (Backoff); any other status
+// below 500 is a success, which clears an ended back-off. retryAfter and
+// date are the response's Retry-After and Date field values. It returns
+// the Scheduler's error, if any.
+func (l *Limiter) Observe(ctx context.Context, t *Ticket, status int, retryAfter, date string) error {
+	if l == nil || t == nil || !t.scheduled || t.Refused != "" || !l.o.Backoff {
+		return nil
+	}
+	ra, ok := ParseRetryAfter(retryAfter, date, l.o.Now())
+	switch {
+	case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable && ok:
+		pause, err := l.o.Scheduler.Backoff(ctx, t.key, Backoff{RetryAfter: ra, HasRetryAfter: ok})
+		t.Backoff = pause
+		return err
+	case status < 500:
+		return l.o.Scheduler.Succeeded(ctx, t.key)
+	}
+	return nil
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-tm.C:
+		return nil
+	}
+}

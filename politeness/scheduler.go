@@ -1,0 +1,91 @@
+package politeness
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Cause says why a request waited or was refused. The values are the audit
+// reasons of the refusals (policy.ReasonCrawlDelay, policy.ReasonBackoff,
+// policy.ReasonHostConcurrency).
+type Cause string
+
+const (
+	// CauseCrawlDelay: the previous start of the same key was less than
+	// the crawl delay ago.
+	CauseCrawlDelay Cause = "crawl-delay"
+	// CauseBackoff: the key is paused after a 429 or 503 answer.
+	CauseBackoff Cause = "backoff"
+	// CauseConcurrency: the authority had MaxConcurrentPerHost requests in
+	// flight.
+	CauseConcurrency Cause = "host-concurrency"
+)
+
+// Key names the requests one product token sends to one authority.
+type Key struct {
+	// Token is the crawler's product token, as decided.
+	Token string
+	// Authority is the canonical host:port (see policy.Authority), with
+	// the scheme in front ("https://example.com:443") so that http and
+	// https are separate origins.
+	Authority string
+}
+
+// Slot is a Scheduler's answer to Reserve.
+type Slot struct {
+	// Wait is how long from now until the start time: the start granted,
+	// or, when Granted is false, the first start that could be granted.
+	Wait time.Duration
+	// Granted is true when Wait was within the maximum wait asked for and
+	// the start is reserved for the caller.
+	Granted bool
+	// Cause says what set the start time: CauseBackoff when a back-off
+	// pause, CauseCrawlDelay when the spacing after a previous start; ""
+	// when Wait is 0.
+	Cause Cause
+}
+
+// Backoff is an origin's request to slow down: a 429 or 503 answer.
+type Backoff struct {
+	// RetryAfter is the pause the origin asked for (its Retry-After field,
+	// RFC 9110 10.2.3), valid when HasRetryAfter; the Scheduler caps it.
+	RetryAfter time.Duration
+	// HasRetryAfter is false for a 429 without (a valid) Retry-After: the
+	// Scheduler pauses for its default back-off, doubled for each such
+	// answer since the last success.
+	HasRetryAfter bool
+}
+
+// ErrFull is returned by a Scheduler that cannot track another key: every
+// key it holds is still active. The request is refused (fail closed).
+var ErrFull = errors.New("politeness: too many active (product token, authority) keys")
+
+// Scheduler grants start times per Key. Implementations are safe for
+// concurrent use; each method is atomic for its key. See the package
+// documentation for the contract a shared (fleet) implementation follows.
+type Scheduler interface {
+	// Reserve asks for a start time for key: the earliest time, not
+	// before now, that is at least the delay of the key's last granted
+	// start after that start, and not inside the key's back-off pause.
+	// delay is the crawl delay of this request (0 for none), so the one
+	// after it starts at least delay later. When the start is at most
+	// maxWait from now it is granted and recorded; otherwise nothing is
+	// recorded. An error (ErrFull, or a store's) means no slot.
+	Reserve(ctx context.Context, key Key, delay, maxWait time.Duration) (Slot, error)
+	// Start records that a request of key, holding a slot from Reserve,
+	// starts now with the given delay, when the start recorded before is
+	// at least its delay ago; otherwise it records nothing and returns how
+	// long until then. It is the guarantee behind the spacing: a request
+	// that woke up late for its slot cannot bring the next one closer.
+	Start(ctx context.Context, key Key, delay time.Duration) (time.Duration, error)
+	// Pause returns how long the key's back-off pause lasts from now, 0
+	// when the key is not paused.
+	Pause(ctx context.Context, key Key) (time.Duration, error)
+	// Backoff pauses key after a 429 or 503 answer and returns the pause
+	// in force from now. A pause never shortens one already in force.
+	Backoff(ctx context.Context, key Key, b Backoff) (time.Duration, error)
+	// Succeeded records an answer that was no back-off: it clears the
+	// key's back-off (pause and streak) when the pause has ended.
+	Succeeded(ctx context.Context, key Key) error
+}

@@ -1,0 +1,6 @@
+// Package cpubench holds BenchmarkProxyCPU, which measures the CPU time a
+// proxy process spends per request: bare goproxy (this package's test
+// binary, re-executed) against the robotsproxy binary, each in its own
+// process and, with ROBOTSPROXY_BENCH_CPU, pinned to its own CPU, while
+// this process runs the origin and the clients. It has no code of its own.
+package cpubench

@@ -1,0 +1,102 @@
+package proxy
+
+import (
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/robots"
+)
+
+// reject answers a denial. A robots.txt denial (reason "rule" or
+// "unreachable") of a plain-HTTP request is written straight to the client
+// from a rendering of rejectResponse's response made once per
+// (robots.txt URL, rule or status, product token), and goproxy gets an
+// empty placeholder that writes nothing; every other denial is
+// rejectResponse's response, which goproxy copies to the client.
+func (p *Proxy) reject(req *http.Request, st *state, d *policy.Decision) *http.Response {
+	if st.w == nil || d.Reason != policy.ReasonRule && d.Reason != policy.ReasonUnreachable {
+		return rejectResponse(req, d, p.opts.AuthRealm)
+	}
+	k := denialKey{reason: d.Reason, token: d.Identity.Token, robotsURL: d.RobotsURL, access: d.Access,
+		status: d.Status, rule: d.Verdict.Rule}
+	r := p.denials.get(k)
+	if r == nil {
+		r = p.denials.put(k, renderResponse(rejectResponse(req, d, p.opts.AuthRealm)))
+	}
+	r.write(st.w)
+	st.w.done = true
+	return &http.Response{StatusCode: r.status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{}, Body: http.NoBody, Request: req}
+}
+
+// denialKey is everything rejectResponse reads from a decision with reason
+// "rule" or "unreachable".
+type denialKey struct {
+	reason    policy.Reason
+	token     string
+	robotsURL string
+	access    policy.AccessResult
+	status    int
+	rule      robots.Rule
+}
+
+// rendered is a response rendered once and written many times.
+type rendered struct {
+	status int
+	fields []renderedField
+	body   string
+}
+
+type renderedField struct {
+	key    string
+	values []string // shared by every response: len == cap, so never appended to in place
+}
+
+// renderResponse renders resp, a complete response with a text body
+// (textResponse).
+func renderResponse(resp *http.Response) *rendered {
+	r := &rendered{status: resp.StatusCode}
+	for k, v := range resp.Header {
+		r.fields = append(r.fields, renderedField{key: k, values: v[:len(v):len(v)]})
+	}
+	body, _ := io.ReadAll(resp.Body) // a strings.Reader
+	r.body = string(body)
+	return r
+}
+
+// write writes the response to w.
+func (r *rendered) write(w http.ResponseWriter) {
+	h := w.Header()
+	for _, f := range r.fields {
+		h[f.key] = f.values
+	}
+	w.WriteHeader(r.status)
+	_, _ = io.WriteString(w, r.body)
+}
+
+// denials remembers rendered denials, at most denialsMax; cleared when
+// full (the product tokens come from clients).
+type denials struct {
+	mu sync.RWMutex
+	m  map[denialKey]*rendered
+}
+
+const denialsMax = 1024
+
+func (ds *denials) get(k denialKey) *rendered {
+	ds.mu.RLock()
+	defer ds.mu.RUnlock()
+	return ds.m[k]
+}
+
+func (ds *denials) put(k denialKey, r *rendered) *rendered {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	if ds.m == nil || len(ds.m) >= denialsMax {
+		ds.m = make(map[denialKey]*rendered)
+	}
+	ds.m[k] = r
+	return r
+}

@@ -1,0 +1,69 @@
+package proxy_test
+
+import (
+	"crypto/tls"
+	"testing"
+
+	"github.com/robotsproxy/robotsproxy/mitm"
+	"github.com/robotsproxy/robotsproxy/politeness"
+	"github.com/robotsproxy/robotsproxy/proxy"
+	"github.com/robotsproxy/robotsproxy/usage"
+)
+
+// TestPolitenessInsideInterceptedTunnels: requests inside an intercepted
+// tunnel are spaced, capped and checked for usage preferences like plain
+// ones, and each gives its in-flight slot back when its audit line is
+// written.
+func TestPolitenessInsideInterceptedTunnels(t *testing.T) {
+	o := newTLSOrigin(t, serveRobots("User-agent: *\nAllow: /\nCrawl-delay: 5\nContent-Usage: /ai/ train-ai=n\n\nUser-agent: FastBot\nAllow: /\n"))
+	ca, err := mitm.NewCA(mitm.CAOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certs, err := mitm.NewCerts(ca, mitm.CertsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, harnessOptions{
+		tls:       originTLS(o),
+		clientTLS: &tls.Config{RootCAs: ca.CertPool()},
+		policy:    connectPorts(o),
+		proxy: func(po *proxy.Options) {
+			po.Intercept = certs.TLSConfig
+			po.Politeness = politeness.New(politeness.Options{CrawlDelay: true, Reject: true, MaxConcurrentPerHost: 1})
+			po.Usage = proxy.UsageOptions{Enforce: true, Declarations: usage.NewDeclarations(nil, nil,
+				map[string][]string{"SlowBot": {"train-ai"}, "FastBot": {"train-ai"}})}
+		},
+	})
+	steps := []struct {
+		path, ua, reason string
+		status           int
+	}{
+		{"/a", "SlowBot/1.0", "", 200},
+		{"/b", "SlowBot/1.0", "crawl-delay", 429},
+		{"/ai/x", "SlowBot/1.0", "usage-preference", 403},
+		// FastBot's group has no crawl delay: one request after another,
+		// each one's slot is back in time for the next.
+		{"/c", "FastBot/1.0", "", 200},
+		{"/d", "FastBot/1.0", "", 200},
+		{"/e", "FastBot/1.0", "", 200},
+	}
+	for i, s := range steps {
+		resp, body := h.do(t, "GET", o.URL+s.path, s.ua, "")
+		if resp.StatusCode != s.status || resp.Header.Get(proxy.HeaderReason) != s.reason {
+			t.Errorf("%s %s: status %d, reason %q; want %d, %q (body %q)", s.ua, s.path, resp.StatusCode,
+				resp.Header.Get(proxy.HeaderReason), s.status, s.reason, body)
+		}
+		h.audit.waitLines(t, i+1) // its line is written, its slot given back
+	}
+	lines := h.audit.waitLines(t, len(steps)+1)
+	intercepted := 0
+	for _, l := range lines {
+		if l["intercepted"] == true {
+			intercepted++
+		}
+	}
+	if intercepted != len(steps) {
+		t.Errorf("intercepted audit lines: got %d, want %d", intercepted, len(steps))
+	}
+}

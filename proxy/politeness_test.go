@@ -1,0 +1,177 @@
+package proxy_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/robotsproxy/robotsproxy/politeness"
+	"github.com/robotsproxy/robotsproxy/proxy"
+)
+
+// politeOrigin serves robots.txt and answers every other path with the
+// status of next (default 200), recording when each request came.
+type politeOrigin struct {
+	*httptest.Server
+	mu     sync.Mutex
+	starts []time.Time
+	next   func(w http.ResponseWriter) int
+}
+
+func newPoliteOrigin(t *testing.T, robots string) *politeOrigin {
+	t.Helper()
+	o := &politeOrigin{}
+	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			_, _ = w.Write([]byte(robots))
+			return
+		}
+		o.mu.Lock()
+		o.starts = append(o.starts, time.Now())
+		next := o.next
+		o.mu.Unlock()
+		status := http.StatusOK
+		if next != nil {
+			status = next(w)
+		}
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(o.Close)
+	return o
+}
+
+func (o *politeOrigin) count() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.starts)
+}
+
+func (o *politeOrigin) gaps() []time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []time.Duration
+	for i := 1; i < len(o.starts); i++ {
+		out = append(out, o.starts[i].Sub(o.starts[i-1]))
+	}
+	return out
+}
+
+func politeHarness(t *testing.T, o politeness.Options) *harness {
+	t.Helper()
+	return newHarness(t, harnessOptions{proxy: func(po *proxy.Options) { po.Politeness = politeness.New(o) }})
+}
+
+func TestCrawlDelayWait(t *testing.T) {
+	o := newPoliteOrigin(t, "User-agent: *\nCrawl-delay: 0.2\n")
+	h := politeHarness(t, politeness.Options{CrawlDelay: true})
+	for range 3 {
+		if resp, _ := h.do(t, "GET", o.URL+"/page", "Bot/1.0", ""); resp.StatusCode != 200 {
+			t.Fatalf("status %d, want 200", resp.StatusCode)
+		}
+	}
+	for i, g := range o.gaps() {
+		if g < 200*time.Millisecond-5*time.Millisecond {
+			t.Errorf("gap %d at the origin: %v, want at least 200ms", i, g)
+		}
+	}
+	lines := h.audit.lines(t)
+	if len(lines) != 3 {
+		t.Fatalf("audit lines: got %d, want 3", len(lines))
+	}
+	assertFields(t, lines[0], map[string]any{"decision": "allow", "crawl_delay_ms": 200.0, "waited_ms": nil})
+	for _, l := range lines[1:] {
+		assertFields(t, l, map[string]any{"decision": "allow", "reason": "no-matching-rule", "wait_reason": "crawl-delay"})
+		if w, _ := l["waited_ms"].(float64); w < 100 {
+			t.Errorf("waited_ms: got %v, want about 200 (line %v)", l["waited_ms"], l)
+		}
+	}
+}
+
+func TestCrawlDelayReject(t *testing.T) {
+	o := newPoliteOrigin(t, "User-agent: *\nAllow: /\nCrawl-delay: 5\n")
+	h := politeHarness(t, politeness.Options{CrawlDelay: true, Reject: true})
+	h.do(t, "GET", o.URL+"/a", "Bot/1.0", "")
+	resp, body := h.do(t, "GET", o.URL+"/b", "Bot/1.0", "")
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "5" ||
+		resp.Header.Get(proxy.HeaderReason) != "crawl-delay" {
+		t.Fatalf("second request: status %d, Retry-After %q, reason %q; want 429, 5, crawl-delay (body %q)",
+			resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get(proxy.HeaderReason), body)
+	}
+	if got := resp.Header.Get(proxy.HeaderRule); got != "" {
+		t.Errorf("%s on a 429: got %q, want none (no rule refused it)", proxy.HeaderRule, got)
+	}
+	// Another product token has its own spacing.
+	if resp, _ := h.do(t, "GET", o.URL+"/c", "OtherBot/1.0", ""); resp.StatusCode != 200 {
+		t.Errorf("another token: status %d, want 200", resp.StatusCode)
+	}
+	if n := len(o.gaps()); n != 1 {
+		t.Errorf("requests at the origin: got %d, want 2", n+1)
+	}
+	l := h.audit.lines(t)[1]
+	assertFields(t, l, map[string]any{"decision": "deny", "reason": "crawl-delay", "status": 429.0, "waited_ms": 0.0})
+	if ra, _ := l["retry_after_ms"].(float64); ra < 4900 || ra > 5000 {
+		t.Errorf("retry_after_ms: got %v, want about 5000", l["retry_after_ms"])
+	}
+	if got := h.counter(t, "robotsproxy_requests_total", "crawl-delay"); got != 1 {
+		t.Errorf("robotsproxy_requests_total{reason=crawl-delay}: got %v, want 1", got)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	o := newPoliteOrigin(t, "User-agent: *\nAllow: /\n")
+	var n int
+	o.next = func(w http.ResponseWriter) int {
+		n++
+		if n == 1 {
+			w.Header().Set("Retry-After", "30")
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusOK
+	}
+	h := politeHarness(t, politeness.Options{Backoff: true, Reject: true})
+	if resp, _ := h.do(t, "GET", o.URL+"/a", "Bot/1.0", ""); resp.StatusCode != 503 {
+		t.Fatalf("first request: status %d, want the origin's 503", resp.StatusCode)
+	}
+	resp, _ := h.do(t, "GET", o.URL+"/b", "Bot/1.0", "")
+	if resp.StatusCode != 429 || resp.Header.Get(proxy.HeaderReason) != "backoff" {
+		t.Fatalf("during the pause: status %d, reason %q; want 429, backoff", resp.StatusCode, resp.Header.Get(proxy.HeaderReason))
+	}
+	if ra, _ := strconv.Atoi(resp.Header.Get("Retry-After")); ra < 29 || ra > 30 {
+		t.Errorf("Retry-After: got %q, want 30", resp.Header.Get("Retry-After"))
+	}
+	lines := h.audit.lines(t)
+	assertFields(t, lines[0], map[string]any{"decision": "allow", "status": 503.0, "backoff_ms": 30000.0})
+	assertFields(t, lines[1], map[string]any{"decision": "deny", "reason": "backoff", "status": 429.0})
+}
+
+func TestConcurrencyCapAcrossTokens(t *testing.T) {
+	o := newPoliteOrigin(t, "User-agent: *\nAllow: /\n")
+	release := make(chan struct{})
+	o.next = func(http.ResponseWriter) int { <-release; return 200 }
+	h := politeHarness(t, politeness.Options{MaxConcurrentPerHost: 1, Reject: true})
+	done := make(chan int)
+	go func() {
+		resp, _ := h.do(t, "GET", o.URL+"/slow", "Bot/1.0", "")
+		done <- resp.StatusCode
+	}()
+	for o.count() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	resp, _ := h.do(t, "GET", o.URL+"/other", "OtherBot/1.0", "")
+	close(release)
+	if resp.StatusCode != 429 || resp.Header.Get(proxy.HeaderReason) != "host-concurrency" || resp.Header.Get("Retry-After") != "1" {
+		t.Errorf("second in flight: status %d, reason %q, Retry-After %q; want 429, host-concurrency, 1",
+			resp.StatusCode, resp.Header.Get(proxy.HeaderReason), resp.Header.Get("Retry-After"))
+	}
+	if got := <-done; got != 200 {
+		t.Errorf("first: status %d, want 200", got)
+	}
+	// The first request's slot is back once its audit line is written.
+	h.audit.waitLines(t, 2)
+	if resp, _ := h.do(t, "GET", o.URL+"/again", "OtherBot/1.0", ""); resp.StatusCode != 200 {
+		t.Errorf("after the first finished: status %d, want 200", resp.StatusCode)
+	}
+}

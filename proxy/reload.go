@@ -1,0 +1,55 @@
+package proxy
+
+import (
+	"sync/atomic"
+
+	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/usage"
+)
+
+// livePolicy is the policy that decides new requests: Options.Policy until
+// SetPolicy replaces it. The zero value reads Options.Policy.
+type livePolicy struct {
+	p atomic.Pointer[policy.Policy]
+	// decl is the usage purposes declared per user, client range and
+	// token: Options.Usage.Declarations until SetUsageDeclarations.
+	decl atomic.Pointer[usage.Declarations]
+}
+
+// SetPolicy makes pol decide every request that starts deciding from now
+// on (a configuration reload, issue 12). Requests already deciding finish
+// with the policy they started with; connections and tunnels stay open,
+// and a request inside an intercepted tunnel keeps the identity pinned
+// when the tunnel was opened. A nil pol is ignored: the proxy never runs
+// without a policy. Safe for concurrent use with ServeHTTP.
+func (p *Proxy) SetPolicy(pol *policy.Policy) {
+	if pol != nil {
+		p.live.p.Store(pol)
+	}
+}
+
+// SetUsageDeclarations replaces the purposes declared per user, client
+// range and product token (identity.users[].purposes and friends) for
+// requests decided from now on, as SetPolicy does for the policy. A nil d
+// is ignored.
+func (p *Proxy) SetUsageDeclarations(d *usage.Declarations) {
+	if d != nil {
+		p.live.decl.Store(d)
+	}
+}
+
+// declarations returns the usage declarations in force now.
+func (p *Proxy) declarations() *usage.Declarations {
+	if d := p.live.decl.Load(); d != nil {
+		return d
+	}
+	return p.opts.Usage.Declarations
+}
+
+// policy returns the policy to decide with now.
+func (p *Proxy) policy() *policy.Policy {
+	if pol := p.live.p.Load(); pol != nil {
+		return pol
+	}
+	return p.opts.Policy
+}

@@ -1,0 +1,131 @@
+package proxy
+
+import (
+	"net/http"
+	"net/netip"
+	"slices"
+
+	"github.com/rs/zerolog"
+
+	"github.com/robotsproxy/robotsproxy/robots"
+	"github.com/robotsproxy/robotsproxy/usage"
+)
+
+// Audit fields of usage preferences (issue 11).
+const (
+	// FieldUsage is the combined preference per purpose that applied to
+	// the request, from robots.txt and the response's Content-Usage
+	// header field: {"train-ai":"n","search":"y"}.
+	FieldUsage = "usage"
+	// FieldUsageLines are the statements behind FieldUsage, each as
+	// "line N: TEXT" (robots.txt) or "header: TEXT".
+	FieldUsageLines = "usage_lines"
+	// FieldPurposes are the purposes declared for the crawler.
+	FieldPurposes = "purposes"
+	// FieldUsageRefused is the first declared purpose robots.txt refuses,
+	// whether or not usage.enforce denied the request for it.
+	FieldUsageRefused = "usage_refused"
+	// FieldUsageRule is the statement that refused it.
+	FieldUsageRule = "usage_rule"
+)
+
+// maxUsageRuleBytes bounds FieldUsageRule (a robots.txt line) like one
+// entry of a list field, so that the usage fields add at most about 5 KiB
+// to a line (see MaxAuditLineBytes).
+const maxUsageRuleBytes = 2 * maxCandidateBytes
+
+// UsageOptions configure usage preferences.
+type UsageOptions struct {
+	// Enforce denies (403, reason usage-preference) a request whose
+	// declared purpose robots.txt refuses for the path; report mode
+	// forwards it and audits the denial. Default false: preferences are
+	// only audited.
+	Enforce bool
+	// Declarations are the purposes declared per user, client range and
+	// product token; nil declares none.
+	Declarations *usage.Declarations
+}
+
+// checkUsage reads the usage preferences robots.txt states for the
+// request's path and crawler, compares them with the purposes declared for
+// it and records both in the decision; with Enforce, a refused purpose
+// denies the request (policy.DenyForUsage). It runs for every decided
+// request that robots.txt was read for, enforced or not, so that the audit
+// line shows what the crawler was told.
+func (p *Proxy) checkUsage(req *http.Request, st *state) {
+	d := &st.decision
+	var prefs usage.Preferences
+	if d.Robots != nil {
+		path := d.ResolvedPath
+		if path == "" {
+			path = requestPath(req)
+		}
+		cands := d.Identity.Candidates
+		var u robots.UsagePrefs // no Content-Usage rule: skip Usage's second path match
+		if d.Robots.HasContentUsage() {
+			u = d.Robots.Usage(path, cands...)
+		}
+		prefs = usage.FromRobots(u, d.Robots.Extras(cands...))
+	}
+	var client netip.Addr
+	if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
+		client = ap.Addr()
+	}
+	purposes := p.declarations().Purposes(d.Identity.User, client, d.Identity.Token)
+	if len(prefs) == 0 && len(purposes) == 0 {
+		return
+	}
+	e := usage.Evaluate(purposes, prefs)
+	if !p.opts.Usage.Enforce {
+		d.Usage = &e
+		return
+	}
+	p.policy().DenyForUsage(d, st.pin, &e)
+}
+
+// observeUsage adds the preferences of the response's Content-Usage
+// header field (draft-ietf-aipref-attach-05 section 2) to the decision's,
+// for the audit line. The field comes with the response, after the
+// request was decided and sent: it cannot deny the request it answers.
+func observeUsage(st *state, resp *http.Response) {
+	h := usage.FromHeader(resp.Header.Values("Content-Usage"))
+	if len(h) == 0 {
+		return
+	}
+	d := &st.decision
+	if d.Usage == nil {
+		d.Usage = &usage.Evaluation{}
+	}
+	d.Usage.Prefs = append(d.Usage.Prefs, h...)
+}
+
+// usageFields adds the usage fields of the decision to an audit line.
+func usageFields(f fieldWriter, e *zerolog.Event, ev *usage.Evaluation) *zerolog.Event {
+	if ev == nil {
+		return e
+	}
+	if len(ev.Purposes) > 0 {
+		e = f.strs(e, FieldPurposes, ev.Purposes)
+	}
+	if values := ev.Prefs.Values(); len(values) > 0 {
+		dict := zerolog.Dict()
+		for _, purpose := range usage.Purposes() {
+			if v, ok := values[purpose]; ok {
+				dict = dict.Str(purpose, string(v))
+			}
+		}
+		e = e.Dict(FieldUsage, dict)
+		lines := make([]string, 0, len(ev.Prefs))
+		for _, s := range ev.Prefs {
+			if l := s.String(); !slices.Contains(lines, l) { // one line may state several purposes
+				lines = append(lines, l)
+			}
+		}
+		e = f.strs(e, FieldUsageLines, lines)
+	}
+	if ev.Refused != "" {
+		e = e.Str(FieldUsageRefused, ev.Refused)
+		e = fieldWriter{max: maxUsageRuleBytes}.str(e, FieldUsageRule, ev.Deciding.String())
+	}
+	return e
+}

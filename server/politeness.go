@@ -1,0 +1,23 @@
+package server
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/fleet"
+	"github.com/robotsproxy/robotsproxy/politeness"
+	"github.com/robotsproxy/robotsproxy/proxy"
+)
+
+// politenessLimiter returns the politeness limiter of the configuration
+// (issue 11), with its metrics registered on reg; nil when every
+// politeness feature is off. With a shared store (issue 12) its state is
+// the fleet's.
+func politenessLimiter(cfg config.Config, reg prometheus.Registerer, shared *fleet.Store) *politeness.Limiter {
+	if !cfg.PolitenessOn() {
+		return nil
+	}
+	o := sharedPoliteness(shared, cfg, cfg.PolitenessOptions()) // issue 12
+	o.Observer = proxy.NewPolitenessMetrics(reg)
+	return politeness.New(o)
+}

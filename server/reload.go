@@ -1,0 +1,134 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/policy"
+)
+
+// RunOptions configure Run.
+type RunOptions struct {
+	// Reload delivers reload requests (main sends SIGHUP here); each one
+	// reads the configuration with Load and applies it (see Server.reload).
+	// Nil: no reloads.
+	Reload <-chan os.Signal
+	// Load reads the configuration again, flags applied as at start, and
+	// validates it. Required when Reload is set.
+	Load func() (config.Config, error)
+}
+
+// reload reads the configuration with s.run.Load and applies it to new
+// requests: the reloadable keys (reloadableKeys) take effect, through a
+// new policy swapped in with proxy.SetPolicy; connections and requests in
+// flight are left alone; the robots.txt cache, the metrics and, when the
+// pins are unchanged, the pinner (its auth throttle and verified
+// credentials) are kept.
+//
+// A configuration that does not load or validate is refused as a whole:
+// the running one stays, and the error, which names the key, is logged.
+// Restart-only keys whose value changed are logged as needing a restart
+// and keep their running value; the rest applies. The result is exported
+// in the robotsproxy_config_* metrics. Runs on serve's goroutine.
+func (s *Server) reload() {
+	next, err := s.prepareReload()
+	if err != nil {
+		s.ops.reloaded(false, 0, time.Now())
+		s.log.Error().Err(err).Msg("configuration reload refused: the running configuration stays")
+		return
+	}
+	s.proxy.SetPolicy(next.policy)
+	s.proxy.SetUsageDeclarations(next.diff.next.UsageDeclarations()) // identity.*.purposes
+	s.cfg, s.pinner = next.diff.next, next.pinner
+	s.ops.reloaded(true, len(next.diff.restart), time.Now())
+	s.log.Info().Strs("changed", nonNil(next.diff.applied)).Msg("configuration reloaded")
+	if len(next.diff.restart) > 0 {
+		s.log.Warn().Strs("keys", next.diff.restart).
+			Msg("configuration reload: these keys take effect only after a restart; their running values stay")
+	}
+}
+
+// pendingReload is a configuration ready to be swapped in.
+type pendingReload struct {
+	diff   configDiff
+	pinner *policy.Pinner
+	policy *policy.Policy
+}
+
+// prepareReload loads the configuration and builds its policy, without
+// changing anything. The configuration to run (the file's reloadable keys
+// over the running restart-only ones) is validated as a whole: for
+// instance dropping every identity.users entry is refused while the
+// running listener is beyond loopback.
+func (s *Server) prepareReload() (pendingReload, error) {
+	if s.run.Load == nil {
+		return pendingReload{}, fmt.Errorf("reload: no configuration source")
+	}
+	file, err := s.run.Load()
+	if err != nil {
+		return pendingReload{}, err
+	}
+	r := pendingReload{diff: diffConfig(s.cfg, file)}
+	if err := r.diff.next.Validate(); err != nil {
+		if len(r.diff.restart) > 0 {
+			err = fmt.Errorf("%w (checked with the running values of the restart-only keys %s)",
+				err, strings.Join(r.diff.restart, ", "))
+		}
+		return pendingReload{}, err
+	}
+	r.pinner = s.pinner
+	if !reflect.DeepEqual(s.cfg.PinOptions(), r.diff.next.PinOptions()) {
+		if r.pinner, err = policy.NewPinner(r.diff.next.PinOptions()); err != nil {
+			return pendingReload{}, fmt.Errorf("identity: %w", err)
+		}
+	}
+	if r.policy, err = buildPolicy(r.diff.next, s.cache, r.pinner); err != nil {
+		return pendingReload{}, err
+	}
+	return r, nil
+}
+
+// buildPolicy builds the policy of cfg's reloadable keys around the
+// robots.txt cache and the pinner.
+func buildPolicy(cfg config.Config, cache *policy.Cache, pinner *policy.Pinner) (*policy.Policy, error) {
+	overrides, err := compileOverrides(cfg.Identity.Overrides)
+	if err != nil {
+		return nil, err
+	}
+	return policy.New(policy.Options{
+		Identifier:    policy.NewIdentifier(cfg.Identity.BrowserTokens, overrides),
+		Cache:         cache,
+		Pinner:        pinner,
+		ExemptHosts:   cfg.ExemptHosts,
+		AllowHosts:    cfg.AllowHosts,
+		DenyHosts:     cfg.DenyHosts,
+		ConnectPorts:  cfg.Connect.Ports,
+		RefuseConnect: cfg.Connect.Refuse,
+		Mode:          policy.Mode(cfg.Mode),
+	}), nil
+}
+
+func compileOverrides(rules []config.OverrideRule) ([]policy.Override, error) {
+	out := make([]policy.Override, 0, len(rules))
+	for i, r := range rules {
+		re, err := regexp.Compile(r.UserAgent)
+		if err != nil {
+			return nil, fmt.Errorf("identity.overrides[%d].user_agent: %w", i, err)
+		}
+		out = append(out, policy.Override{Pattern: re, Token: r.Token})
+	}
+	return out, nil
+}
+
+// nonNil makes an empty list log as [] rather than null.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
