@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/redistest"
 )
 
 // fleetOutage runs requests through the 3 replicas for 4s over 4
@@ -17,7 +19,7 @@ import (
 // correctly (no 5xx); /readyz says "degraded" (200) while it is down and
 // "ready" once it is back; then sharing resumes: a new authority is
 // fetched once for the fleet.
-func fleetOutage(t *testing.T, f *fleet, rs *redisProcess) {
+func fleetOutage(t *testing.T, f *fleet, rs *redistest.Server) {
 	var origins []*fleetOrigin
 	for range 4 {
 		origins = append(origins, newFleetOrigin(t, "User-agent: *\nDisallow: /private\n"))
@@ -49,7 +51,7 @@ func fleetOutage(t *testing.T, f *fleet, rs *redisProcess) {
 		})
 	}
 	time.Sleep(time.Second)
-	rs.kill()
+	rs.Kill()
 	time.Sleep(700 * time.Millisecond)
 	for i := range f.procs {
 		if code, body := f.readyz(t, i); code != http.StatusOK || !strings.HasPrefix(body, "degraded: shared:") {
@@ -60,7 +62,7 @@ func fleetOutage(t *testing.T, f *fleet, rs *redisProcess) {
 		t.Errorf("robotsproxy_shared_up with redis down: got %v over the fleet, want 0", up)
 	}
 	time.Sleep(800 * time.Millisecond)
-	rs.start()
+	rs.Restart()
 	time.Sleep(1500 * time.Millisecond)
 	close(stop)
 	wg.Wait()

@@ -95,7 +95,7 @@ func wantPrivate(path string) int {
 
 func TestFleetSharesRobotsAndPoliteness(t *testing.T) {
 	rs := startRedisServer(t)
-	f := startFleet(t, rs.url())
+	f := startFleet(t, rs.URL())
 	t.Run("one fetch for 600 cold requests", func(t *testing.T) { fleetColdBurst(t, f) })
 	t.Run("a change is seen by all after the TTL", func(t *testing.T) { fleetChange(t, f) })
 	t.Run("crawl-delay spaces the whole fleet", func(t *testing.T) { fleetCrawlDelay(t, f) })

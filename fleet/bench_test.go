@@ -66,7 +66,7 @@ func usedMemory(t testing.TB, s *Store) int64 {
 // is not bounded as designed.
 func TestRedisMemoryPer10000Authorities(t *testing.T) {
 	rs := startRedis(t)
-	r := newReplica(t, rs.url(), func(o *Options) { o.MaxTTL = 24 * time.Hour })
+	r := newReplica(t, rs.URL(), func(o *Options) { o.MaxTTL = 24 * time.Hour })
 	ctx := context.Background()
 	const n = 10000
 	for _, tc := range []struct {
@@ -109,7 +109,7 @@ func BenchmarkColdFetch(b *testing.B) {
 	o := newRobotsOrigin(b, body)
 	fetch := fetcher()
 	origin := func(ctx context.Context, _, _ string) policy.Access { return fetch(ctx, "http", o.authority()) }
-	s, err := New(Options{URL: rs.url(), KeyPrefix: "bench:", MaxTTL: time.Hour})
+	s, err := New(Options{URL: rs.URL(), KeyPrefix: "bench:", MaxTTL: time.Hour})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -21,9 +21,9 @@ const (
 func TestOutageFallsBackAndResumes(t *testing.T) {
 	rs := startRedis(t)
 	o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
-	r := newReplica(t, rs.url(), nil)
+	r := newReplica(t, rs.URL(), nil)
 	ctx := context.Background()
-	rs.kill()
+	rs.Kill()
 	for i := range 5 {
 		a := r.Fetch(ctx, "http", o.authority(), fetcher())
 		if a.Result != policy.Successful || allowed(a, "Bot", "/private") || !allowed(a, "Bot", "/") {
@@ -45,7 +45,7 @@ func TestOutageFallsBackAndResumes(t *testing.T) {
 		t.Errorf("Ready with the store down: got %v %q, want true and a reason", ready, reason)
 	}
 
-	rs.start()
+	rs.Restart()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if ready, reason := r.Ready(); ready && reason == "" {
@@ -60,7 +60,7 @@ func TestOutageFallsBackAndResumes(t *testing.T) {
 		t.Errorf("after recovery: up %v, %q logged %d times, %q %d times; want 1, once, once",
 			r.counter("up"), msgUp, r.log.count(msgUp), msgDown, r.log.count(msgDown))
 	}
-	other := newReplica(t, rs.url(), nil)
+	other := newReplica(t, rs.URL(), nil)
 	r.Fetch(ctx, "http", o.authority(), fetcher())
 	other.Fetch(ctx, "http", o.authority(), fetcher())
 	if n := o.fetches.Load(); n != 6 {
@@ -73,8 +73,8 @@ func TestOutageFallsBackAndResumes(t *testing.T) {
 func TestOutageBackoff(t *testing.T) {
 	rs := startRedis(t)
 	now := time.Unix(1e9, 0)
-	r := newReplica(t, rs.url(), func(o *Options) { o.Now = func() time.Time { return now } })
-	rs.kill()
+	r := newReplica(t, rs.URL(), func(o *Options) { o.Now = func() time.Time { return now } })
+	rs.Kill()
 	sched := r.Scheduler(politeness.NewLocalScheduler(politeness.LocalOptions{}), SchedulerOptions{})
 	key := politeness.Key{Token: "Bot", Authority: "http://a.example:80"}
 	ctx := context.Background()
@@ -103,7 +103,7 @@ func TestOutageBackoff(t *testing.T) {
 // stays up (it answers: a reply is no outage).
 func TestRefusedWritesStayUp(t *testing.T) {
 	rs := startRedis(t)
-	r := newReplica(t, rs.url(), nil)
+	r := newReplica(t, rs.URL(), nil)
 	ctx := context.Background()
 	for _, cmd := range [][]any{{"CONFIG", "SET", "maxmemory-policy", "noeviction"}, {"CONFIG", "SET", "maxmemory", "1"}} {
 		if err := r.rdb.Do(ctx, cmd...).Err(); err != nil {

@@ -1,12 +1,7 @@
 package fleet
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"net"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,86 +10,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/internal/redistest"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
-// redisServer is a redis-server process on a loopback port, for tests.
-type redisServer struct {
-	t    testing.TB
-	port int
-	dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
-}
-
-// startRedis starts redis-server on a free loopback port, skipping the
-// test when the binary is absent; it is killed at the end of the test.
-func startRedis(t testing.TB) *redisServer {
-	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("SKIPPED: redis-server not found in PATH (Debian package redis-server; .ci/run installs it)")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	r := &redisServer{t: t, port: port, dir: t.TempDir()}
-	r.start()
-	t.Cleanup(r.kill)
-	return r
-}
-
-// url is the server's redis:// URL.
-func (r *redisServer) url() string { return fmt.Sprintf("redis://127.0.0.1:%d", r.port) }
-
-// start runs the process and waits until it answers PING.
-func (r *redisServer) start() {
-	r.t.Helper()
-	r.cmd = exec.Command("redis-server", "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", r.dir)
-	if err := r.cmd.Start(); err != nil {
-		r.t.Fatal(err)
-	}
-	r.done = make(chan struct{})
-	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(r.cmd, r.done)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if out, err := r.do("PING"); err == nil && out == "+PONG" {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("redis-server on port %d: no PONG within 10s", r.port)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// kill stops the process at once (SIGKILL), as a crash would.
-func (r *redisServer) kill() {
-	if r.cmd == nil {
-		return
-	}
-	_ = r.cmd.Process.Kill()
-	<-r.done
-	r.cmd = nil
-}
-
-// do sends one inline command and returns the first reply line.
-func (r *redisServer) do(cmd string) (string, error) {
-	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", r.port), time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := fmt.Fprintf(c, "%s\r\n", cmd); err != nil {
-		return "", err
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	return strings.TrimRight(line, "\r\n"), err
-}
+// startRedis starts a redis-server for the test (see redistest.Start).
+func startRedis(t testing.TB) *redistest.Server { return redistest.Start(t) }
 
 // syncLog is a zerolog destination safe for concurrent use.
 type syncLog struct {

@@ -71,7 +71,7 @@ func TestFetchOneOriginFetchForTheFleet(t *testing.T) {
 	o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
 	o.delay = 200 * time.Millisecond
 	o.header.Set("Cache-Control", "max-age=60")
-	replicas := []*replica{newReplica(t, rs.url(), nil), newReplica(t, rs.url(), nil), newReplica(t, rs.url(), nil)}
+	replicas := []*replica{newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil)}
 	got := make([]policy.Access, len(replicas))
 	var wg sync.WaitGroup
 	for i, r := range replicas {
@@ -125,7 +125,7 @@ func TestFetchSharesEveryResult(t *testing.T) {
 			if tc.cc != "" {
 				o.header.Set("Cache-Control", tc.cc)
 			}
-			a, b := newReplica(t, rs.url(), nil), newReplica(t, rs.url(), nil)
+			a, b := newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil)
 			first := a.Fetch(context.Background(), "http", o.authority(), fetcher())
 			second := b.Fetch(context.Background(), "http", o.authority(), fetcher())
 			if n := o.fetches.Load(); n != 1 {
@@ -182,9 +182,9 @@ func TestFetchUnreadableIsMiss(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			flush(t, newReplica(t, rs.url(), nil).Store)
+			flush(t, newReplica(t, rs.URL(), nil).Store)
 			o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
-			writer, reader := newReplica(t, rs.url(), nil), newReplica(t, rs.url(), nil)
+			writer, reader := newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil)
 			first := writer.Fetch(context.Background(), "http", o.authority(), fetcher())
 			recKey := writer.key("robots", "http://"+o.authority())
 			bodyKey := writer.key("body", hex.EncodeToString(first.SHA256[:]))
@@ -217,7 +217,7 @@ func TestFetchWaitsForTheLockHolder(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			o := newRobotsOrigin(t, "User-agent: *\nDisallow: /p\n")
-			holder, waiter := newReplica(t, rs.url(), nil), newReplica(t, rs.url(), nil)
+			holder, waiter := newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil)
 			ctx := context.Background()
 			id := "http://" + o.authority()
 			if ok, _ := holder.rdb.SetNX(ctx, holder.key("lock", id), "someone", time.Minute).Result(); !ok {

@@ -23,8 +23,8 @@ func near(got, want time.Duration) bool {
 func TestSchedulerSharedSpacing(t *testing.T) {
 	rs := startRedis(t)
 	local := func() politeness.Scheduler { return politeness.NewLocalScheduler(politeness.LocalOptions{}) }
-	a := newReplica(t, rs.url(), nil).Scheduler(local(), SchedulerOptions{})
-	b := newReplica(t, rs.url(), nil).Scheduler(local(), SchedulerOptions{})
+	a := newReplica(t, rs.URL(), nil).Scheduler(local(), SchedulerOptions{})
+	b := newReplica(t, rs.URL(), nil).Scheduler(local(), SchedulerOptions{})
 	key := politeness.Key{Token: "Bot", Authority: "http://spacing.example:80"}
 	ctx := context.Background()
 	tests := []struct {
@@ -63,8 +63,8 @@ func TestSchedulerSharedBackoff(t *testing.T) {
 	rs := startRedis(t)
 	local := politeness.NewLocalScheduler(politeness.LocalOptions{})
 	o := SchedulerOptions{DefaultBackoff: 100 * time.Millisecond, MaxBackoff: 350 * time.Millisecond}
-	a := newReplica(t, rs.url(), nil).Scheduler(local, o)
-	b := newReplica(t, rs.url(), nil).Scheduler(local, o)
+	a := newReplica(t, rs.URL(), nil).Scheduler(local, o)
+	b := newReplica(t, rs.URL(), nil).Scheduler(local, o)
 	key := politeness.Key{Token: "Bot", Authority: "http://backoff.example:80"}
 	ctx := context.Background()
 	steps := []struct {
@@ -111,7 +111,7 @@ func TestSchedulerConcurrentStarts(t *testing.T) {
 	var starts []time.Time
 	var wg sync.WaitGroup
 	for range 3 {
-		r := newReplica(t, rs.url(), nil)
+		r := newReplica(t, rs.URL(), nil)
 		l := politeness.New(politeness.Options{CrawlDelay: true,
 			Scheduler: r.Scheduler(politeness.NewLocalScheduler(politeness.LocalOptions{}), SchedulerOptions{})})
 		for range 2 {
@@ -150,9 +150,9 @@ func sortTimes(ts []time.Time) {
 // scheduler spaces the replica's own requests.
 func TestSchedulerFallsBackWhenDown(t *testing.T) {
 	rs := startRedis(t)
-	r := newReplica(t, rs.url(), nil)
+	r := newReplica(t, rs.URL(), nil)
 	sc := r.Scheduler(politeness.NewLocalScheduler(politeness.LocalOptions{}), SchedulerOptions{})
-	rs.kill()
+	rs.Kill()
 	key := politeness.Key{Token: "Bot", Authority: "http://down.example:80"}
 	ctx := context.Background()
 	first, err1 := sc.Reserve(ctx, key, time.Second, time.Minute)
@@ -170,8 +170,8 @@ func TestSchedulerFallsBackWhenDown(t *testing.T) {
 
 func TestGateSharedLeases(t *testing.T) {
 	rs := startRedis(t)
-	ga := newReplica(t, rs.url(), nil).Gate(2, politeness.NewLocalGate(2))
-	gb := newReplica(t, rs.url(), nil).Gate(2, politeness.NewLocalGate(2))
+	ga := newReplica(t, rs.URL(), nil).Gate(2, politeness.NewLocalGate(2))
+	gb := newReplica(t, rs.URL(), nil).Gate(2, politeness.NewLocalGate(2))
 	ctx := context.Background()
 	rel1, err1 := ga.Acquire(ctx, "http://g.example:80", false)
 	rel2, err2 := gb.Acquire(ctx, "http://g.example:80", false)
