@@ -31,6 +31,11 @@ type auditLine struct {
 	RobotsStatus        *int
 	RobotsSHA256        string
 	RobotsFetchedAt     string
+	// RobotsReason is robots.txt's reason when politeness replaced the
+	// line's reason (a request that waited: reason crawl-delay, backoff
+	// or host-concurrency); parseLine moves it into Reason, which is what
+	// is re-decided.
+	RobotsReason string
 
 	in interner // interns the values read (see parseLine)
 }

@@ -63,6 +63,9 @@ func parseLine(b []byte, l *auditLine, in interner) error {
 	if skipWS(b, i) != len(b) {
 		return errNotObject
 	}
+	if l.RobotsReason != "" {
+		l.Reason = l.RobotsReason // the robots.txt decision behind a politeness wait
+	}
 	return nil
 }
 
@@ -125,6 +128,8 @@ func (l *auditLine) value(key string, b []byte, i int) (int, error) {
 		s = &l.RobotsSHA256
 	case "robots_fetched_at":
 		s = &l.RobotsFetchedAt
+	case "robots_reason":
+		s = &l.RobotsReason
 	case "url_truncated":
 		flag = &l.URLTruncated
 	case "candidates_truncated":

@@ -21,6 +21,10 @@ func TestParseLine(t *testing.T) {
 		{"escapes", `{"url":"http://a/\u0041\"b\\","rule":"Disallow: /\t","method":"GET"}`, `GET http://a/A"b\   [] - false "Disallow: /\t" 0  - - -`, nil},
 		{"skipped values of every kind", `{"x":{"a":[1,{"b":"}]"}],"c":null},"y":[],"z":{},"w":-1.5e3,"v":true,"decision":"allow" , "reason" : "no-matching-rule" }`,
 			` - allow no-matching-rule [] - false "" 0  - - -`, nil},
+		// A request politeness held: its reason is the wait's cause, and
+		// robots_reason the robots.txt decision that is re-decided.
+		{"politeness wait", `{"decision":"allow","reason":"crawl-delay","robots_reason":"no-matching-rule"}`,
+			` - allow no-matching-rule [] - false "" 0  - - -`, nil},
 		{"nulls", `{"decision":null,"candidates":null,"rule_line":null,"star_fallback":null,"robots_status":null}`, ` -   [] - false "" 0  - - -`, nil},
 		{"last key wins", `{"decision":"allow","decision":"deny"}`, ` - deny  [] - false "" 0  - - -`, nil},
 		{"empty object", `{}`, ` -   [] - false "" 0  - - -`, nil},

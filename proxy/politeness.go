@@ -33,6 +33,10 @@ const (
 	// FieldRetryAfterMS is how long a request refused with 429 was told
 	// to wait (its Retry-After, before rounding up to seconds).
 	FieldRetryAfterMS = "retry_after_ms"
+	// FieldRobotsReason is robots.txt's reason for a request that
+	// politeness held (its reason is then crawl-delay, backoff or
+	// host-concurrency): what audit verify re-decides.
+	FieldRobotsReason = "robots_reason"
 )
 
 // admit holds a request that is to be forwarded until politeness lets it
@@ -54,6 +58,11 @@ func (p *Proxy) admit(req *http.Request, st *state) *http.Response {
 	t := l.Admit(req.Context(), r)
 	st.ticket = t
 	if t.Refused == "" {
+		if t.Waited > 0 && t.WaitCause != "" {
+			// Issue 11: a request held for its turn is audited with the
+			// cause as its reason; robots_reason keeps robots.txt's.
+			st.robotsReason, d.Reason = d.Reason, policy.Reason(t.WaitCause)
+		}
 		return nil
 	}
 	d.Allowed, d.ReportOnly, d.Reason, d.RetryAfter = false, false, policy.Reason(t.Refused), t.RetryAfter
@@ -91,6 +100,9 @@ func politeFields(e *zerolog.Event, st *state) *zerolog.Event {
 	}
 	if t.Waited > 0 || t.Refused != "" {
 		e = e.Float64(FieldWaitedMS, ms(t.Waited))
+	}
+	if st.robotsReason != "" {
+		e = e.Str(FieldRobotsReason, string(st.robotsReason))
 	}
 	if t.WaitCause != "" {
 		e = e.Str(FieldWaitReason, string(t.WaitCause))

@@ -83,7 +83,8 @@ func TestCrawlDelayWait(t *testing.T) {
 	}
 	assertFields(t, lines[0], map[string]any{"decision": "allow", "crawl_delay_ms": 200.0, "waited_ms": nil})
 	for _, l := range lines[1:] {
-		assertFields(t, l, map[string]any{"decision": "allow", "reason": "no-matching-rule", "wait_reason": "crawl-delay"})
+		assertFields(t, l, map[string]any{"decision": "allow", "reason": "crawl-delay", "robots_reason": "no-matching-rule",
+			"wait_reason": "crawl-delay"})
 		if w, _ := l["waited_ms"].(float64); w < 100 {
 			t.Errorf("waited_ms: got %v, want about 200 (line %v)", l["waited_ms"], l)
 		}
