@@ -3,8 +3,6 @@ package audit
 import (
 	"errors"
 	"fmt"
-	"mime"
-	"net/http"
 	"time"
 	"unicode/utf8"
 
@@ -213,7 +211,7 @@ func (d *decider) compile(sha string, rec *FetchRecord) (*robots.Robots, Kind, s
 	var o robots.Options
 	switch {
 	case rec != nil:
-		o = robots.Options{MaxBytes: rec.ParseLimit, Charset: charsetOf(rec.Header)}
+		o = robots.Options{MaxBytes: rec.ParseLimit, Charset: policy.DeclaredCharset(rec.Header)}
 	case !utf8.Valid(b.body) || len(b.body) > minLimit:
 		return nil, KindUnverifiable, fmt.Sprintf("no fetch record with body %.16s…, and how this body parses depends on the charset and parse limit of the fetch", sha), nil
 	}
@@ -224,14 +222,4 @@ func (d *decider) compile(sha string, rec *FetchRecord) (*robots.Robots, Kind, s
 		d.compiled[key] = r
 	}
 	return r, "", "", nil
-}
-
-// charsetOf returns the Content-Type charset the proxy parsed a body
-// with (see policy's declaredCharset).
-func charsetOf(h http.Header) string {
-	_, params, err := mime.ParseMediaType(h.Get("Content-Type"))
-	if err != nil {
-		return ""
-	}
-	return params["charset"]
 }

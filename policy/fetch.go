@@ -204,7 +204,7 @@ func (f *Fetcher) classify(a Access, resp *http.Response) Access {
 			return a.fail(Unreachable, fmt.Errorf("read robots.txt %s: %w", a.FinalURL, err))
 		}
 		opts := f.opts.Parse
-		opts.Charset = declaredCharset(resp.Header)
+		opts.Charset = DeclaredCharset(resp.Header)
 		a.Result, a.Robots = Successful, opts.Parse(body)
 		a.Raw, a.SHA256 = body, sha256.Sum256(body)
 	case s == http.StatusTooManyRequests && f.opts.TooManyRequestsUnreachable:
@@ -222,10 +222,11 @@ func (a Access) fail(r AccessResult, err error) Access {
 	return a
 }
 
-// declaredCharset returns the charset parameter of the response's
-// Content-Type, "" when there is none; robots.Options.Charset uses it to
-// bridge bodies that are not UTF-8 (RFC 9309 2.2.2).
-func declaredCharset(h http.Header) string {
+// DeclaredCharset returns the charset parameter of a response's
+// Content-Type, "" when there is none or it does not parse;
+// robots.Options.Charset uses it to bridge bodies that are not UTF-8
+// (RFC 9309 2.2.2). audit verify re-parses archived bodies with it.
+func DeclaredCharset(h http.Header) string {
 	_, params, err := mime.ParseMediaType(h.Get("Content-Type"))
 	if err != nil {
 		return ""

@@ -14,6 +14,6 @@ import (
 // (a fleet's shared store) into the same rules. It never fails: lines that
 // cannot be parsed are skipped (RFC 9309 2.3.1.5).
 func ParseBody(body []byte, header http.Header, parse robots.Options) *robots.Robots {
-	parse.Charset = declaredCharset(header)
+	parse.Charset = DeclaredCharset(header)
 	return parse.Parse(body)
 }
