@@ -11,10 +11,15 @@ import (
 // SetPolicy replaces it. The zero value reads Options.Policy.
 type livePolicy struct {
 	p atomic.Pointer[policy.Policy]
-	// decl is the usage purposes declared per user, client range and
-	// token: Options.Usage.Declarations until SetUsageDeclarations.
-	decl atomic.Pointer[usage.Declarations]
+	// decl holds the usage purposes declared per user, client range and
+	// token once SetUsageDeclarations was called (its d may be nil: none
+	// declared); before, Options.Usage.Declarations.
+	decl atomic.Pointer[declarations]
 }
+
+// declarations boxes a possibly nil *usage.Declarations, so that a
+// reload can set "none declared".
+type declarations struct{ d *usage.Declarations }
 
 // SetPolicy makes pol decide every request that starts deciding from now
 // on (a configuration reload, issue 12). Requests already deciding finish
@@ -31,17 +36,15 @@ func (p *Proxy) SetPolicy(pol *policy.Policy) {
 // SetUsageDeclarations replaces the purposes declared per user, client
 // range and product token (identity.users[].purposes and friends) for
 // requests decided from now on, as SetPolicy does for the policy. A nil d
-// is ignored.
+// declares none (config.UsageDeclarations returns nil then).
 func (p *Proxy) SetUsageDeclarations(d *usage.Declarations) {
-	if d != nil {
-		p.live.decl.Store(d)
-	}
+	p.live.decl.Store(&declarations{d})
 }
 
 // declarations returns the usage declarations in force now.
 func (p *Proxy) declarations() *usage.Declarations {
-	if d := p.live.decl.Load(); d != nil {
-		return d
+	if b := p.live.decl.Load(); b != nil {
+		return b.d
 	}
 	return p.opts.Usage.Declarations
 }
