@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -275,4 +276,27 @@ func TestBatchesRunnableWriters(t *testing.T) {
 		t.Errorf("got %.2f lines per write (%d lines, %d writes) from %d goroutines on one CPU, want at least 4",
 			perWrite, s.Lines-1, s.Writes-1, G)
 	}
+}
+
+// BenchmarkWriterChainParallel: concurrent callers writing chained lines
+// of a realistic size to a file, as the proxy's requests do.
+func BenchmarkWriterChainParallel(b *testing.B) {
+	f, err := os.Create(filepath.Join(b.TempDir(), "audit.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := NewWriter(f, Options{Chain: true})
+	line := []byte(`{"pad":"` + strings.Repeat("v", 690) + `"}` + "\n") // about 700 octets
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	b.SetParallelism(16)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := w.Write(line); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	w.Close()
 }
