@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -44,71 +43,104 @@ type Options struct {
 
 // batch is the set of lines that share one write.
 type batch struct {
-	done chan struct{}
-	err  error
+	written bool // set, under Writer.mu, once the write has returned
+	err     error
 }
 
 // Writer is a group-commit audit line writer in front of out. It is safe
 // for concurrent use. Each Write must be one whole line ending in "\n" (a
 // zerolog event is).
+//
+// There is one write to out at a time, made by one of the callers (the
+// leader) rather than by a goroutine of the Writer's own, so that a lone
+// line costs no hand-off between goroutines: a caller that finds no write
+// in progress writes its line at once. Lines whose callers arrive while a
+// write is in progress queue up, and one of those callers writes them all
+// together once it returns. Nothing is allocated per line, and one small
+// batch record per write.
 type Writer struct {
 	out  io.Writer
 	opts Options
 
 	mu      sync.Mutex
-	space   *sync.Cond // signalled when pending is taken
+	cond    *sync.Cond // broadcast when a write ends (and pending is taken)
 	pending []byte
 	spare   []byte
-	cur     *batch
+	cur     *batch // the batch pending belongs to
 	prev    [sha256.Size]byte
+	writing bool // a leader is writing
 	closed  bool
-
-	wake    chan struct{}
-	stopped chan struct{}
 
 	lines, writes atomic.Uint64
 }
 
-// NewWriter starts a Writer over out. Close stops it.
+// NewWriter returns a Writer over out. Close writes what is queued and
+// closes out.
 func NewWriter(out io.Writer, o Options) *Writer {
 	if o.MaxPending <= 0 {
 		o.MaxPending = DefaultMaxPending
 	}
-	w := &Writer{out: out, opts: o, cur: &batch{done: make(chan struct{})}, prev: o.Prev,
-		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
-	w.space = sync.NewCond(&w.mu)
-	go w.loop()
+	w := &Writer{out: out, opts: o, cur: &batch{}, prev: o.Prev}
+	w.cond = sync.NewCond(&w.mu)
 	return w
 }
 
 // Write queues one line and returns once it is written (with the lines of
 // concurrent callers, in one write to the underlying writer). The error is
-// that write's.
+// that write's. A caller whose line would take the queue past MaxPending
+// octets waits for the queue to be taken first (back-pressure); no line
+// is dropped.
 func (w *Writer) Write(line []byte) (int, error) {
 	if len(line) == 0 || line[len(line)-1] != '\n' {
 		return 0, fmt.Errorf("audit: a write must be one whole line ending in a newline (%d octets)", len(line))
 	}
 	w.mu.Lock()
 	for !w.closed && len(w.pending) > 0 && len(w.pending)+len(line) > w.opts.MaxPending {
-		w.space.Wait()
+		w.cond.Wait()
 	}
 	if w.closed {
 		w.mu.Unlock()
 		return 0, ErrClosed
 	}
 	w.pending = w.appendLine(w.pending, line)
-	b := w.cur
 	w.lines.Add(1)
-	select { // under mu: Close closes wake under mu too
-	case w.wake <- struct{}{}:
-	default:
+	b := w.cur
+	for !b.written {
+		if !w.writing {
+			// Batches are written in order, so an unwritten batch with no
+			// write in progress is the current one: lead it.
+			w.lead(b)
+			break
+		}
+		w.cond.Wait()
 	}
 	w.mu.Unlock()
-	<-b.done
 	if b.err != nil {
 		return 0, b.err
 	}
 	return len(line), nil
+}
+
+// lead writes b, the batch pending belongs to. Called with w.mu held; it
+// unlocks w.mu during the write. When it returns, the callers of lines
+// queued meanwhile are woken, and one of them leads the next write.
+func (w *Writer) lead(b *batch) {
+	w.writing = true
+	buf := w.pending
+	w.pending, w.spare = w.spare[:0], nil
+	w.cur = &batch{}
+	w.mu.Unlock()
+
+	_, err := w.out.Write(buf)
+	w.writes.Add(1)
+
+	w.mu.Lock()
+	b.err, b.written = err, true
+	if cap(buf) <= 4*w.opts.MaxPending {
+		w.spare = buf[:0]
+	}
+	w.writing = false
+	w.cond.Broadcast()
 }
 
 // appendLine appends line to dst, with "prev" added when chaining, and
@@ -140,47 +172,8 @@ func AppendPrev(dst, line []byte, prev [sha256.Size]byte) []byte {
 	return append(dst, "\"}\n"...)
 }
 
-// loop is the single writer: it takes whatever has queued and writes it in
-// one call. Before taking a batch it yields once: goroutines that are
-// runnable (handlers about to log, under load) add their lines to it first,
-// where the scheduler would otherwise run the writer at once, for one line
-// per write. An idle process has nothing else to run, so a lone line is
-// written at once.
-func (w *Writer) loop() {
-	defer close(w.stopped)
-	for range w.wake {
-		for {
-			runtime.Gosched()
-			w.mu.Lock()
-			buf, b := w.pending, w.cur
-			if len(buf) == 0 {
-				closed := w.closed
-				w.mu.Unlock()
-				if closed {
-					return
-				}
-				break
-			}
-			w.pending, w.spare = w.spare[:0], nil
-			w.cur = &batch{done: make(chan struct{})}
-			w.space.Broadcast()
-			w.mu.Unlock()
-
-			_, b.err = w.out.Write(buf)
-			w.writes.Add(1)
-			close(b.done)
-
-			w.mu.Lock()
-			if cap(buf) <= 4*w.opts.MaxPending {
-				w.spare = buf[:0]
-			}
-			w.mu.Unlock()
-		}
-	}
-}
-
-// Close writes what is queued, stops the writer and closes out if it is an
-// io.Closer. Writes after Close fail with ErrClosed.
+// Close waits for the lines queued to be written, then closes out if it
+// is an io.Closer. Writes after Close fail with ErrClosed.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	if w.closed {
@@ -188,10 +181,11 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
-	w.space.Broadcast()
-	close(w.wake)
+	w.cond.Broadcast()
+	for w.writing || len(w.pending) > 0 {
+		w.cond.Wait()
+	}
 	w.mu.Unlock()
-	<-w.stopped
 	if c, ok := w.out.(io.Closer); ok {
 		return c.Close()
 	}
