@@ -41,6 +41,10 @@ const (
 	FieldIntercepted     = "intercepted"
 	FieldUser            = "user"
 	FieldError           = "error"
+	// FieldTime is when the request finished: Options.Now, in RFC 3339
+	// with seconds (zerolog's TimeFieldFormat, which robotsproxy leaves
+	// at its default).
+	FieldTime = "time"
 )
 
 // audit writes the request's canonical log line and counts it in metrics,
@@ -115,9 +119,11 @@ func (p *Proxy) audit(r *http.Request, st *state, status int, bytes int64) {
 	if st.cutOff != "" {
 		e = e.Str(FieldCutOff, st.cutOff)
 	}
+	now := p.opts.Now()
 	e.Int(FieldStatus, status).
 		Int64(FieldBytes, bytes).
-		Float64(FieldDurationMS, float64(p.opts.Now().Sub(st.start).Microseconds())/1000).
+		Float64(FieldDurationMS, float64(now.Sub(st.start).Microseconds())/1000).
+		Time(FieldTime, now).
 		Send()
 }
 
@@ -144,9 +150,10 @@ func requestURL(r *http.Request, intercepted bool) string {
 }
 
 // NewAuditLogger returns the zerolog logger audit lines are written with:
-// JSON with a "time" field in RFC 3339 (seconds), no level.
+// JSON, no level. The proxy adds each line's "time" (FieldTime) itself,
+// from its Options.Now, read once per line for the time and the duration.
 func NewAuditLogger(w io.Writer) zerolog.Logger {
-	return zerolog.New(w).With().Timestamp().Logger()
+	return zerolog.New(w)
 }
 
 // auditBody wraps a response body from inside an intercepted tunnel: it

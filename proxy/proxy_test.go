@@ -353,3 +353,20 @@ func connectPorts(origins ...*origin) func(*policy.Options) {
 		}
 	}
 }
+
+// TestAuditTimeFromClock: an audit line's time and duration come from
+// Options.Now (read once at the end for both), not from zerolog's global
+// clock.
+func TestAuditTimeFromClock(t *testing.T) {
+	o := newOrigin(t, serveRobots("User-agent: *\nDisallow: /x\n"))
+	at := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	h := newHarness(t, harnessOptions{proxy: func(po *proxy.Options) { po.Now = func() time.Time { return at } }})
+	for _, path := range []string{"/page", "/x"} {
+		h.do(t, "GET", o.URL+path, "ExampleBot/1.0", "")
+	}
+	for _, l := range h.audit.waitLines(t, 2) {
+		if l["time"] != "2001-02-03T04:05:06Z" || l["duration_ms"] != 0.0 {
+			t.Errorf("audit line %v: want time 2001-02-03T04:05:06Z and duration_ms 0 from the proxy's clock", l)
+		}
+	}
+}

@@ -134,6 +134,7 @@ func (p *Proxy) AuditRefusal(r Refusal) {
 	e.Int(FieldStatus, r.Status).
 		Int64(FieldBytes, r.Bytes).
 		Float64(FieldDurationMS, float64(now.Sub(r.Start).Microseconds())/1000).
+		Time(FieldTime, now).
 		Send()
 }
 
