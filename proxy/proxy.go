@@ -147,6 +147,21 @@ type state struct {
 	// robotsReason is robots.txt's reason when politeness held the
 	// request and its reason became the wait's cause.
 	robotsReason policy.Reason
+	// client is the client's address once clientParsed (see clientAddr).
+	client       netip.Addr
+	clientParsed bool
+}
+
+// clientAddr returns the client's address (the zero Addr when
+// req.RemoteAddr is not an address and port), parsed once per request.
+func (st *state) clientAddr(req *http.Request) netip.Addr {
+	if !st.clientParsed {
+		if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
+			st.client = ap.Addr()
+		}
+		st.clientParsed = true
+	}
+	return st.client
 }
 
 // decide records d as the request's decision and returns it.
@@ -223,11 +238,7 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 // authenticate resolves the request's pinned identity into st, or records
 // and returns the denial (407) when proxy authentication fails.
 func (p *Proxy) authenticate(req *http.Request, st *state) *policy.Decision {
-	var client netip.Addr
-	if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
-		client = ap.Addr()
-	}
-	pin, d := p.policy().Authenticate(req.Context(), req.Header.Get("Proxy-Authorization"), client)
+	pin, d := p.policy().Authenticate(req.Context(), req.Header.Get("Proxy-Authorization"), st.clientAddr(req))
 	st.pin = pin
 	if d == nil {
 		return nil

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"net/http"
-	"net/netip"
 	"slices"
 
 	"github.com/rs/zerolog"
@@ -55,7 +54,7 @@ type UsageOptions struct {
 func (p *Proxy) checkUsage(req *http.Request, st *state) {
 	d := &st.decision
 	var prefs usage.Preferences
-	if d.Robots != nil {
+	if d.Robots != nil && (d.Robots.HasContentUsage() || d.Robots.HasContentSignal()) {
 		path := d.ResolvedPath
 		if path == "" {
 			path = requestPath(req)
@@ -67,11 +66,7 @@ func (p *Proxy) checkUsage(req *http.Request, st *state) {
 		}
 		prefs = usage.FromRobots(u, d.Robots.Extras(cands...))
 	}
-	var client netip.Addr
-	if ap, err := netip.ParseAddrPort(req.RemoteAddr); err == nil {
-		client = ap.Addr()
-	}
-	purposes := p.declarations().Purposes(d.Identity.User, client, d.Identity.Token)
+	purposes := p.declarations().Purposes(d.Identity.User, st.clientAddr(req), d.Identity.Token)
 	if len(prefs) == 0 && len(purposes) == 0 {
 		return
 	}

@@ -220,6 +220,11 @@ func (u UsagePrefs) Rules() []UsageRule {
 // preferences can skip the path match Usage makes.
 func (r *Robots) HasContentUsage() bool { return r.extras&xUsage != 0 }
 
+// HasContentSignal reports whether the file has any Content-Signal record
+// (in a group or before the first). Extras reads them; a file without
+// them, and without Content-Usage rules, states no usage preference.
+func (r *Robots) HasContentSignal() bool { return r.extras&xSignal != 0 }
+
 // Usage returns the usage preferences (attach-05 3.1) that apply to path
 // for a crawler identified by the given product tokens. path is normalised
 // as for Test, and the groups are those Test uses. When the path may be

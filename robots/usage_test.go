@@ -269,3 +269,25 @@ func TestUsageManyTies(t *testing.T) {
 		t.Errorf("got %+v with %d rules, want n line 8 with 7 rules", got, len(u.Rules()))
 	}
 }
+
+// TestHasUsageRecords: HasContentUsage and HasContentSignal say whether a
+// file has any record of each kind, in a group or before the first.
+func TestHasUsageRecords(t *testing.T) {
+	tests := []struct {
+		body          string
+		usage, signal bool
+	}{
+		{"User-agent: *\nDisallow: /x\nCrawl-delay: 2\n", false, false},
+		{"User-agent: *\nContent-Usage: train-ai=n\n", true, false},
+		{"User-agent: *\nContent-Signal: search=yes, ai-train=no\n", false, true},
+		{"Content-Signal: ai-train=no\nUser-agent: *\nContent-Usage: /a train-ai=n\n", true, true},
+		{"", false, false},
+	}
+	for _, tt := range tests {
+		r := robots.Parse([]byte(tt.body))
+		if r.HasContentUsage() != tt.usage || r.HasContentSignal() != tt.signal {
+			t.Errorf("%q: HasContentUsage %v, HasContentSignal %v; want %v, %v",
+				tt.body, r.HasContentUsage(), r.HasContentSignal(), tt.usage, tt.signal)
+		}
+	}
+}
