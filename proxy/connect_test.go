@@ -99,3 +99,23 @@ func mustAtoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// TestConnectRefusalLineBeforeAnswer: a refused CONNECT's audit line is
+// written before the client can read the answer (goproxy writes it on the
+// hijacked connection, before the handler returns).
+func TestConnectRefusalLineBeforeAnswer(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	for i := range 30 {
+		resp, _ := rawConnect(t, h, "127.0.0.1") // no port: 400 bad-request
+		if resp.StatusCode != 400 {
+			t.Fatalf("CONNECT: got %d, want 400", resp.StatusCode)
+		}
+		lines := h.audit.lines(t)
+		if len(lines) != i+1 {
+			t.Fatalf("after %d answers the audit log has %d lines", i+1, len(lines))
+		}
+		if l := lines[i]; l["status"] != 400.0 || l["bytes"] == 0.0 {
+			t.Errorf("audit line %v: want status 400 and the answer's body size", l)
+		}
+	}
+}

@@ -147,6 +147,10 @@ type state struct {
 	// robotsReason is robots.txt's reason when politeness held the
 	// request and its reason became the wait's cause.
 	robotsReason policy.Reason
+	// flight is the ServeHTTP call this state belongs to (nil for a
+	// request inside an intercepted tunnel): a line written before the
+	// handler returns goes through its once.
+	flight *flight
 	// client is the client's address once clientParsed (see clientAddr).
 	client       netip.Addr
 	clientParsed bool
@@ -291,9 +295,19 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 }
 
 // rejectConnect answers a CONNECT with the denial (403, or 407).
+//
+// goproxy writes the answer on the hijacked connection after this returns,
+// before ServeHTTP gets control back, so the audit line is written here
+// first: no client sees an answer whose line is not yet written.
 func (p *Proxy) rejectConnect(ctx *goproxy.ProxyCtx, st *state, d *policy.Decision) *goproxy.ConnectAction {
 	ctx.Resp = rejectResponse(ctx.Req, d, p.opts.AuthRealm)
 	st.status = ctx.Resp.StatusCode
+	audit := func() { p.audit(ctx.Req, st, st.status, ctx.Resp.ContentLength) }
+	if st.flight != nil {
+		st.flight.once(audit) // Abandon may be writing this request's line
+	} else {
+		audit()
+	}
 	return &goproxy.ConnectAction{Action: goproxy.ConnectReject}
 }
 
