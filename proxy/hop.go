@@ -8,13 +8,18 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// hopHeaders are the hop-by-hop fields a proxy removes in both directions
-// (RFC 9110 7.6.1; RFC 9112 7.4 for TE; Proxy-* are for this proxy only;
-// Trailer is kept when the message carries trailers, see Go's
-// httputil.ReverseProxy, whose list this follows).
-var hopHeaders = []string{
-	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
-	"Te", "Transfer-Encoding", "Upgrade",
+// isHopHeader reports whether k (a canonical field name) is one of the
+// hop-by-hop fields a proxy removes in both directions (RFC 9110 7.6.1;
+// RFC 9112 7.4 for TE; Proxy-* are for this proxy only; Trailer is kept
+// when the message carries trailers, see Go's httputil.ReverseProxy, whose
+// list this follows).
+func isHopHeader(k string) bool {
+	switch k {
+	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+		"Te", "Transfer-Encoding", "Upgrade":
+		return true
+	}
+	return false
 }
 
 // removeHopHeaders removes from h every field named in its Connection
@@ -22,6 +27,9 @@ var hopHeaders = []string{
 // upgrade, e.g. a WebSocket handshake: RFC 9110 7.8) Connection: Upgrade
 // and Upgrade are kept, since they are the handshake itself.
 func removeHopHeaders(h http.Header, upgrade bool) {
+	if !hasHopHeader(h) {
+		return // the common case: one pass over a few keys, nothing to delete
+	}
 	for _, v := range h["Connection"] {
 		for _, name := range strings.Split(v, ",") {
 			name = textproto.TrimString(name)
@@ -32,11 +40,10 @@ func removeHopHeaders(h http.Header, upgrade bool) {
 		}
 	}
 	trailers := httpguts.HeaderValuesContainsToken(h["Te"], "trailers")
-	for _, name := range hopHeaders {
-		if upgrade && (name == "Connection" || name == "Upgrade") {
-			continue
+	for k := range h {
+		if isHopHeader(k) && !(upgrade && (k == "Connection" || k == "Upgrade")) {
+			delete(h, k)
 		}
-		delete(h, name) // canonical already: no need for Del's canonicalisation
 	}
 	if upgrade {
 		h.Set("Connection", "Upgrade")
@@ -44,6 +51,18 @@ func removeHopHeaders(h http.Header, upgrade bool) {
 	if trailers {
 		h.Set("Te", "trailers") // RFC 9110 10.1.4: asks for trailers end to end
 	}
+}
+
+// hasHopHeader reports whether h has any hop-by-hop field (isHopHeader). Without one there
+// is nothing to remove: fields named in Connection go only when
+// Connection is there.
+func hasHopHeader(h http.Header) bool {
+	for k := range h {
+		if isHopHeader(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // isUpgrade reports whether h asks for (or a 101 response grants) a
@@ -57,7 +76,9 @@ func isUpgrade(h http.Header) bool {
 // (Go's transport would add "Go-http-client/1.1"; an empty value makes it
 // send none).
 func prepareOutbound(r *http.Request) {
-	removeHopHeaders(r.Header, isUpgrade(r.Header))
+	if hasHopHeader(r.Header) {
+		removeHopHeaders(r.Header, isUpgrade(r.Header))
+	}
 	if _, ok := r.Header["User-Agent"]; !ok {
 		r.Header["User-Agent"] = []string{""}
 	}
@@ -66,5 +87,8 @@ func prepareOutbound(r *http.Request) {
 // prepareInbound readies an origin's response for the client: hop-by-hop
 // fields go, except the handshake fields of a 101 Switching Protocols.
 func prepareInbound(resp *http.Response) {
+	if !hasHopHeader(resp.Header) {
+		return
+	}
 	removeHopHeaders(resp.Header, resp.StatusCode == http.StatusSwitchingProtocols && isUpgrade(resp.Header))
 }
