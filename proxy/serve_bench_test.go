@@ -1,0 +1,79 @@
+package proxy_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/elazarl/goproxy"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/robotsproxy/robotsproxy/audit"
+	"github.com/robotsproxy/robotsproxy/netguard"
+	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/proxy"
+)
+
+// memRT answers every request with a 100-octet page from memory.
+type memRT struct{ body []byte }
+
+func (m memRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	h := http.Header{"Content-Type": {"text/html"}, "Content-Length": {strconv.Itoa(len(m.body))}}
+	return &http.Response{StatusCode: 200, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h,
+		Body: io.NopCloser(bytes.NewReader(m.body)), ContentLength: int64(len(m.body)), Request: r}, nil
+}
+
+// BenchmarkServeHTTP measures the proxy's handler alone: no sockets, the
+// origin answered from memory, one goroutine.
+func BenchmarkServeHTTP(b *testing.B) {
+	for _, kind := range []string{"bare", "robotsproxy", "robotsproxy-discard", "robotsproxy-nochain"} {
+		b.Run("proxy="+kind, func(b *testing.B) {
+			o := benchOrigin(b, false)
+			tr := proxy.NewTransport(&netguard.Guard{AllowPrivate: true}, proxy.TransportOptions{})
+			tr.RegisterProtocol("http", memRT{body: bytes.Repeat([]byte("x"), 100)})
+			var h http.Handler
+			if kind == "bare" {
+				gp := goproxy.NewProxyHttpServer()
+				gp.Tr = tr
+				gp.KeepAcceptEncoding = true
+				h = gp
+			} else {
+				fetcher := policy.NewFetcher(policy.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})
+				cache := policy.NewCache(fetcher.Fetch, policy.CacheOptions{})
+				metrics := proxy.NewMetrics(prometheus.NewRegistry(), cache.Len)
+				pol := policy.New(policy.Options{Identifier: policy.NewIdentifier(policy.DefaultBrowserTokens(), nil), Cache: cache})
+				var log io.Writer = io.Discard
+				if kind != "robotsproxy-discard" {
+					f, prev, err := audit.OpenFile(audit.FileOptions{Path: filepath.Join(b.TempDir(), "audit.log")})
+					if err != nil {
+						b.Fatal(err)
+					}
+					w := audit.NewWriter(f, audit.Options{Chain: kind == "robotsproxy", Prev: prev})
+					b.Cleanup(func() { w.Close() })
+					log = w
+				}
+				u, _ := url.Parse(o.URL)
+				scheme, auth, _ := policy.Authority(u.Scheme, u.Host)
+				cache.Get(context.Background(), scheme, auth)
+				h = proxy.New(proxy.Options{Policy: pol, Transport: tr, Audit: proxy.NewAuditLogger(log), Metrics: metrics})
+			}
+			target := o.URL + "/size/100"
+			b.ReportAllocs()
+			for b.Loop() {
+				r := httptest.NewRequest("GET", target, nil)
+				r.Header.Set("User-Agent", benchUA)
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code != 200 {
+					b.Fatalf("status %d", w.Code)
+				}
+			}
+		})
+	}
+}
