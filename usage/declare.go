@@ -65,5 +65,24 @@ func (d *Declarations) Purposes(user string, client netip.Addr, token string) []
 			break
 		}
 	}
-	return d.tokens[strings.ToLower(token)]
+	return d.byToken(token)
+}
+
+// byToken looks token up in the lower-case product token map, lowering it
+// in ASCII (product tokens are ASCII, RFC 9309 2.2.1) on the stack when it
+// has at most 64 octets, so that the lookup allocates nothing.
+func (d *Declarations) byToken(token string) []string {
+	if len(token) > 64 {
+		return d.tokens[strings.ToLower(token)]
+	}
+	var buf [64]byte
+	b := buf[:len(token)]
+	for i := 0; i < len(token); i++ {
+		c := token[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return d.tokens[string(b)] // no conversion: the compiler looks the octets up
 }

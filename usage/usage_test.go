@@ -4,6 +4,7 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -149,5 +150,22 @@ func TestSignalKey(t *testing.T) {
 		if got := usage.SignalKey(purpose); got != want {
 			t.Errorf("SignalKey(%q): got %q, want %q", purpose, got, want)
 		}
+	}
+}
+
+// TestPurposesAllocatesNothing: looking up a product token with capitals
+// (as crawlers send them) allocates nothing on the request path.
+func TestPurposesAllocatesNothing(t *testing.T) {
+	d := usage.NewDeclarations(nil, nil, map[string][]string{"GPTBot": {usage.TrainAI}})
+	for _, token := range []string{"GPTBot", "gptbot", "GPTBOT"} {
+		if got := d.Purposes("", netip.Addr{}, token); !slices.Equal(got, []string{usage.TrainAI}) {
+			t.Errorf("Purposes(%q): got %v", token, got)
+		}
+	}
+	if got := d.Purposes("", netip.Addr{}, strings.Repeat("A", 65)); got != nil {
+		t.Errorf("a long unknown token: got %v", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { d.Purposes("", netip.Addr{}, "GPTBot") }); n != 0 {
+		t.Errorf("Purposes allocates %v times per call, want 0", n)
 	}
 }
