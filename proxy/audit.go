@@ -157,11 +157,17 @@ func NewAuditLogger(w io.Writer) zerolog.Logger {
 }
 
 // auditBody wraps a response body from inside an intercepted tunnel: it
-// counts the octets goproxy copies to the client and writes the audit line
-// when goproxy closes it.
+// counts the octets goproxy copies to the client and writes the audit
+// line before the client can have the whole answer. goproxy writes the
+// response to the tunnel itself and closes the body only after the last
+// octet is sent, so the line is written when the last octets are read:
+// on the Read that reaches the body's length, or on the Read that ends it
+// (EOF or an error; a chunked body's last chunk goes out only after it).
+// Close writes it if neither happened.
 type auditBody struct {
 	io.ReadCloser
 	n      int64
+	length int64 // the response's ContentLength, -1 when unknown
 	status int
 	// The audit line's writer and arguments (no closure: one allocation
 	// less per request).
@@ -174,11 +180,19 @@ type auditBody struct {
 func (b *auditBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.n += int64(n)
+	if err != nil || b.length >= 0 && b.n >= b.length {
+		b.finish() // before goproxy sends these octets
+	}
 	return n, err
 }
 
 func (b *auditBody) Close() error {
 	err := b.ReadCloser.Close()
-	b.once.Do(func() { b.p.audit(b.req, b.st, b.status, b.n) })
+	b.finish()
 	return err
+}
+
+// finish writes the request's audit line, once.
+func (b *auditBody) finish() {
+	b.once.Do(func() { b.p.audit(b.req, b.st, b.status, b.n) })
 }

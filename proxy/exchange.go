@@ -35,6 +35,7 @@ func (p *Proxy) begin(w http.ResponseWriter, r *http.Request, start time.Time) *
 		userAgent: r.Header.Get("User-Agent"), start: start}, req: r}
 	x.w.ResponseWriter = w
 	x.st.start, x.st.target, x.st.w, x.st.flight = start, x.flight.url, &x.w, &x.flight
+	x.w.x, x.w.p = x, p
 	p.flights.mu.Lock()
 	if p.flights.set == nil {
 		p.flights.set = make(map[*http.Request]*exchange)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,9 +27,15 @@ import (
 type syncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
+	// delay is how long (ns) each Write takes before its line appears: a
+	// slow disk, so that a line written late is seen late.
+	delay atomic.Int64
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
+	if d := b.delay.Load(); d > 0 {
+		time.Sleep(time.Duration(d))
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
@@ -180,6 +187,17 @@ func (o *origin) handler(robots http.HandlerFunc) http.Handler {
 		o.hits[r.URL.Path]++
 		o.mu.Unlock()
 		w.Header().Set("X-Origin", "yes")
+		if strings.HasPrefix(r.URL.Path, "/big/") { // 256 KiB with a Content-Length
+			w.Header().Set("Content-Length", strconv.Itoa(256<<10))
+			_, _ = w.Write(bytes.Repeat([]byte("x"), 256<<10))
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, "/chunked/") { // the same body, sent chunked
+			_, _ = w.Write([]byte("origin:"))
+			http.NewResponseController(w).Flush()
+			_, _ = w.Write([]byte(r.Method + ":" + r.URL.Path))
+			return
+		}
 		_, _ = w.Write([]byte("origin:" + r.Method + ":" + r.URL.Path))
 	})
 }

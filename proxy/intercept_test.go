@@ -182,3 +182,38 @@ func countIntercepted(lines []map[string]any) int {
 	}
 	return n
 }
+
+// TestInterceptLineBeforeAnswer: inside an intercepted tunnel the line of
+// an allowed request is written before the last octet of its answer
+// reaches the client (goproxy writes the response itself and closes the
+// body after), for bodies with a length and chunked ones, and it counts
+// the body's octets.
+func TestInterceptLineBeforeAnswer(t *testing.T) {
+	o := newTLSOrigin(t, serveRobots("User-agent: *\nAllow: /\n"))
+	h, _, _ := interceptHarness(t, originTLS(o), o, nil)
+	h.audit.delay.Store(int64(2 * time.Millisecond)) // a late line is seen late
+	want := 0
+	for i := range 40 {
+		path := "/page" // "origin:GET:/page", with a Content-Length
+		if i%2 == 1 {
+			path = "/chunked/page" // the origin's handler flushes: chunked
+		}
+		resp, body := h.do(t, "GET", o.URL+path, "ExampleBot/1.0", "")
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: got %d, want 200", path, resp.StatusCode)
+		}
+		want++
+		var inner []map[string]any // the tunnel's own CONNECT line is not one
+		for _, l := range h.audit.lines(t) {
+			if l["intercepted"] == true {
+				inner = append(inner, l)
+			}
+		}
+		if len(inner) != want {
+			t.Fatalf("after %d answers inside the tunnel the audit log has %d lines of them", want, len(inner))
+		}
+		if l := inner[want-1]; l["bytes"] != float64(len(body)) || l["url"] != o.URL+path {
+			t.Errorf("%s: audit line %v: want this request's, with bytes %d", path, l, len(body))
+		}
+	}
+}

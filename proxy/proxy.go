@@ -347,7 +347,7 @@ func forwarded(st *state) bool {
 // origin (TLS verified against the system roots by the transport). An error
 // becomes a 502 (or 403) response instead of a dropped connection, and the
 // response body is wrapped so the audit line is written, with the byte
-// count, when goproxy closes it.
+// count, before goproxy sends the body's last octets (see auditBody).
 func (p *Proxy) roundTripInner(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
 	st, _ := ctx.UserData.(*state)
 	if st == nil {
@@ -358,7 +358,7 @@ func (p *Proxy) roundTripInner(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 		return upstreamErrorResponse(req, err, st), nil
 	}
 	if resp.Body != nil && resp.Body != http.NoBody {
-		resp.Body = &auditBody{ReadCloser: resp.Body, p: p, req: req, st: st}
+		resp.Body = &auditBody{ReadCloser: resp.Body, length: resp.ContentLength, p: p, req: req, st: st}
 	}
 	return resp, nil
 }

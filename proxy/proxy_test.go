@@ -370,3 +370,26 @@ func TestAuditTimeFromClock(t *testing.T) {
 		}
 	}
 }
+
+// TestLineBeforeAnswer: the line of a plain-HTTP request is written
+// before the last octet of its answer reaches the client, whether the
+// body is small (sent when the handler returns), large with a length
+// (sent while it is copied) or chunked.
+func TestLineBeforeAnswer(t *testing.T) {
+	o := newOrigin(t, serveRobots("User-agent: *\nAllow: /\n"))
+	h := newHarness(t, harnessOptions{})
+	h.audit.delay.Store(int64(2 * time.Millisecond)) // a late line is seen late
+	for i, path := range []string{"/page", "/big/x", "/chunked/page", "/big/y", "/page"} {
+		resp, body := h.do(t, "GET", o.URL+path, "ExampleBot/1.0", "")
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: got %d, want 200", path, resp.StatusCode)
+		}
+		lines := h.audit.lines(t)
+		if len(lines) != i+1 {
+			t.Fatalf("%s: after %d answers the audit log has %d lines", path, i+1, len(lines))
+		}
+		if l := lines[i]; l["url"] != o.URL+path || l["bytes"] != float64(len(body)) {
+			t.Errorf("%s: audit line %v: want this request's, with bytes %d", path, l, len(body))
+		}
+	}
+}

@@ -5,11 +5,17 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 )
 
 // countingWriter records the status and body size written to the client.
 // It passes Hijack and Flush through, which goproxy needs for CONNECT and
 // streamed responses.
+//
+// A body with a declared length can reach the client before the handler
+// returns (net/http writes large copies straight to the connection), so
+// when the exchange is set the request's audit line is written on the
+// read of the body's last octets, before they are sent (see lastRead).
 type countingWriter struct {
 	http.ResponseWriter
 	status int
@@ -18,6 +24,13 @@ type countingWriter struct {
 	// Proxy.reject): what goproxy writes after, for the placeholder it was
 	// given, is dropped.
 	done bool
+	// length is the declared Content-Length, valid when hasLength.
+	length    int64
+	hasLength bool
+	// x and p write the exchange's audit line early; nil: never early.
+	x    *exchange
+	p    *Proxy
+	last lastRead // ReadFrom's source, here so that it is not allocated
 }
 
 func (w *countingWriter) WriteHeader(code int) {
@@ -26,8 +39,33 @@ func (w *countingWriter) WriteHeader(code int) {
 	}
 	if w.status == 0 {
 		w.status = code
+		if cl := w.Header()["Content-Length"]; len(cl) == 1 {
+			n, err := strconv.ParseInt(cl[0], 10, 64)
+			w.length, w.hasLength = n, err == nil && n >= 0
+		}
 	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// lastRead is the body ReadFrom copies, as read by the connection: on the
+// read that brings it to w's declared length, or that ends it, the
+// request's audit line is written before those octets are returned (and
+// then sent), so that no client has the whole answer before its line.
+type lastRead struct {
+	r    io.Reader
+	w    *countingWriter
+	n    int64 // octets read so far
+	left int64 // octets the body has left to send
+}
+
+func (l *lastRead) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	if err != nil || l.n >= l.left {
+		w, sent := l.w, l.w.bytes+l.n
+		w.x.once(func() { w.p.audit(w.x.req, &w.x.st, w.status, sent) })
+	}
+	return n, err
 }
 
 func (w *countingWriter) Write(b []byte) (int, error) {
@@ -50,6 +88,10 @@ func (w *countingWriter) ReadFrom(r io.Reader) (int64, error) {
 	}
 	if w.status == 0 {
 		w.status = http.StatusOK
+	}
+	if w.x != nil && w.hasLength {
+		w.last = lastRead{r: r, w: w, left: w.length - w.bytes}
+		r = &w.last
 	}
 	var n int64
 	var err error
