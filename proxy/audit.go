@@ -161,9 +161,10 @@ func NewAuditLogger(w io.Writer) zerolog.Logger {
 // line before the client can have the whole answer. goproxy writes the
 // response to the tunnel itself and closes the body only after the last
 // octet is sent, so the line is written when the last octets are read:
-// on the Read that reaches the body's length, or on the Read that ends it
-// (EOF or an error; a chunked body's last chunk goes out only after it).
-// Close writes it if neither happened.
+// on the Read that reaches the body's length, or on the Read that ends a
+// body without one (EOF: a chunked body's last chunk goes out after it).
+// Close writes it otherwise (a body that failed or was not read to its
+// end).
 type auditBody struct {
 	io.ReadCloser
 	n      int64
@@ -180,7 +181,7 @@ type auditBody struct {
 func (b *auditBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.n += int64(n)
-	if err != nil || b.length >= 0 && b.n >= b.length {
+	if err == io.EOF || b.length >= 0 && b.n >= b.length {
 		b.finish() // before goproxy sends these octets
 	}
 	return n, err

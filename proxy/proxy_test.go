@@ -1,7 +1,9 @@
 package proxy_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -391,5 +393,42 @@ func TestLineBeforeAnswer(t *testing.T) {
 		if l := lines[i]; l["url"] != o.URL+path || l["bytes"] != float64(len(body)) {
 			t.Errorf("%s: audit line %v: want this request's, with bytes %d", path, l, len(body))
 		}
+	}
+}
+
+// TestShortBodyLine: a body that ends before its declared length is no
+// whole answer; its one line is written when the handler returns, with
+// the octets sent.
+func TestShortBodyLine(t *testing.T) {
+	o := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			_, _ = io.WriteString(w, "User-agent: *\nAllow: /\n")
+			return
+		}
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close()
+		_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 262144\r\n\r\n")
+		_, _ = buf.Write(bytes.Repeat([]byte("x"), 100<<10)) // then the origin hangs up
+		_ = buf.Flush()
+	}))
+	t.Cleanup(o.Close)
+	h := newHarness(t, harnessOptions{})
+	req, _ := http.NewRequest("GET", o.URL+"/short", nil)
+	req.Header.Set("User-Agent", "ExampleBot/1.0")
+	if resp, err := h.client.Do(req); err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	lines := h.audit.waitLines(t, 1)
+	time.Sleep(50 * time.Millisecond) // a second line would come now
+	if lines = h.audit.lines(t); len(lines) != 1 {
+		t.Fatalf("got %d audit lines, want 1: %v", len(lines), lines)
+	}
+	if b, _ := lines[0]["bytes"].(float64); b <= 0 || b >= 262144 {
+		t.Errorf("audit line %v: want the octets sent, fewer than declared", lines[0])
 	}
 }

@@ -48,9 +48,11 @@ func (w *countingWriter) WriteHeader(code int) {
 }
 
 // lastRead is the body ReadFrom copies, as read by the connection: on the
-// read that brings it to w's declared length, or that ends it, the
-// request's audit line is written before those octets are returned (and
-// then sent), so that no client has the whole answer before its line.
+// read that brings it to w's declared length, the request's audit line is
+// written before those octets are returned (and then sent), so that no
+// client has the whole answer before its line. A body that ends short or
+// fails is no whole answer: ServeHTTP writes its line as before, with
+// cut_off when the proxy cut it off.
 type lastRead struct {
 	r    io.Reader
 	w    *countingWriter
@@ -61,7 +63,7 @@ type lastRead struct {
 func (l *lastRead) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.n += int64(n)
-	if err != nil || l.n >= l.left {
+	if l.n >= l.left {
 		w, sent := l.w, l.w.bytes+l.n
 		w.x.once(func() { w.p.audit(w.x.req, &w.x.st, w.status, sent) })
 	}
