@@ -55,7 +55,6 @@ func (p *Proxy) audit(r *http.Request, st *state, status int, bytes int64) {
 		return
 	}
 	st.audited = true
-	st.ticket.Release() // issue 11: the request is no longer in flight
 	decision, reason, enforced := "none", "not-proxied", true
 	if st.decided {
 		d := &st.decision
@@ -190,6 +189,7 @@ func (b *auditBody) Read(p []byte) (int, error) {
 func (b *auditBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.finish()
+	b.st.ticket.Release() // issue 11: the request is no longer in flight
 	return err
 }
 

@@ -45,8 +45,13 @@ func (p *Proxy) begin(w http.ResponseWriter, r *http.Request, start time.Time) *
 	return x
 }
 
-// end unregisters a request whose handler returns (after its audit line).
+// end unregisters a request whose handler returns (after its audit line,
+// written by the handler or by Abandon) and gives back its politeness slot
+// if ServeHTTP has not (a handler cut short by Abandon). Slots are
+// released outside the flight's lock, not with the line: a shared gate's
+// release is a Redis call.
 func (p *Proxy) end(r *http.Request, x *exchange) {
+	x.st.ticket.Release()
 	p.flights.mu.Lock()
 	delete(p.flights.set, x.req)
 	p.flights.mu.Unlock()

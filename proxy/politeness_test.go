@@ -176,3 +176,32 @@ func TestConcurrencyCapAcrossTokens(t *testing.T) {
 		t.Errorf("after the first finished: status %d, want 200", resp.StatusCode)
 	}
 }
+
+// TestConcurrencySlotBackAfterAbandon: a request whose line Abandon wrote
+// (shutdown gave up on it) still gives its in-flight slot back when its
+// handler returns; the slot is not tied to the handler writing the line.
+func TestConcurrencySlotBackAfterAbandon(t *testing.T) {
+	o := newPoliteOrigin(t, "User-agent: *\nAllow: /\n")
+	release := make(chan struct{})
+	o.next = func(http.ResponseWriter) int { <-release; return 200 }
+	h := politeHarness(t, politeness.Options{MaxConcurrentPerHost: 1, Reject: true})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.do(t, "GET", o.URL+"/slow", "Bot/1.0", "")
+	}()
+	for o.count() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if n := h.proxy.Abandon(); n != 1 {
+		t.Fatalf("Abandon: %d requests, want 1", n)
+	}
+	close(release) // and every later request passes at once
+	<-done
+	for h.proxy.InFlight() > 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if resp, _ := h.do(t, "GET", o.URL+"/again", "Bot/1.0", ""); resp.StatusCode != 200 {
+		t.Errorf("after the abandoned request ended: status %d, want 200 (its slot was never given back)", resp.StatusCode)
+	}
+}

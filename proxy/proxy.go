@@ -192,6 +192,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status = x.st.status
 	}
 	x.st.cutOff = cutOff(r, body)
+	x.st.ticket.Release() // issue 11: no longer in flight; not under the flight's lock
 	x.once(func() { p.audit(r, &x.st, status, x.w.bytes) })
 }
 
@@ -331,6 +332,7 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 			ab.status = resp.StatusCode // written when the body is closed
 		} else {
 			p.audit(ctx.Req, st, resp.StatusCode, resp.ContentLength)
+			st.ticket.Release() // issue 11: the request is no longer in flight
 		}
 	}
 	return resp
