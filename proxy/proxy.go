@@ -318,14 +318,17 @@ func (p *Proxy) rejectConnect(ctx *goproxy.ProxyCtx, st *state, d *policy.Decisi
 func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
 	p.observeOrigin(resp, ctx) // issue 11: back-off, Content-Usage
 	st, _ := ctx.UserData.(*state)
+	if resp != nil && forwarded(st) && st.parent == nil {
+		// The origin's response (inside a tunnel roundTripInner cleaned
+		// it): RFC 9110 7.6.1, towards the client too. Our own answers
+		// below keep their Connection: close.
+		prepareInbound(resp)
+	}
 	if resp == nil && ctx.Error != nil {
 		if st == nil {
 			st = p.stateOf(ctx.Req)
 		}
 		resp = upstreamErrorResponse(ctx.Req, ctx.Error, st)
-	}
-	if resp != nil && forwarded(st) {
-		prepareInbound(resp) // RFC 9110 7.6.1, towards the client too
 	}
 	if st != nil && st.parent != nil && resp != nil {
 		if ab, ok := resp.Body.(*auditBody); ok {
@@ -359,6 +362,7 @@ func (p *Proxy) roundTripInner(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 	if err != nil {
 		return upstreamErrorResponse(req, err, st), nil
 	}
+	prepareInbound(resp) // RFC 9110 7.6.1: the origin's, towards the client
 	if resp.Body != nil && resp.Body != http.NoBody {
 		resp.Body = &auditBody{ReadCloser: resp.Body, length: resp.ContentLength, p: p, req: req, st: st}
 	}

@@ -228,6 +228,7 @@ func TestShutdownCutsOff(t *testing.T) {
 		status int
 		body   string
 		err    error
+		close  bool // Connection: close, which cutOffResponse sets
 	}
 	done := make(chan result, 1)
 	go func() {
@@ -238,7 +239,7 @@ func TestShutdownCutsOff(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		done <- result{status: resp.StatusCode, body: string(b)}
+		done <- result{status: resp.StatusCode, body: string(b), close: resp.Close}
 	}()
 	<-arrived
 	if n := tp.p.InFlight(); n != 1 {
@@ -253,6 +254,9 @@ func TestShutdownCutsOff(t *testing.T) {
 	}
 	if r.err != nil || r.status != http.StatusServiceUnavailable || !strings.Contains(r.body, "shutting down") {
 		t.Errorf("cut-off request: got status %d body %q error %v, want 503 saying the proxy is shutting down", r.status, r.body, r.err)
+	}
+	if !r.close {
+		t.Errorf("cut-off request: the 503 lost its Connection: close (stripped as if it were the origin's)")
 	}
 	line := tp.audit.waitLines(t, 1)[0]
 	assertFields(t, line, map[string]any{"decision": "allow", "reason": "rule", "cut_off": "shutdown", "status": float64(503)})
