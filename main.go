@@ -138,7 +138,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// A reload needs the file: a missing one is an error then, even the
 	// default ./config.yaml. Flags keep winning over the file.
 	load := func() (config.Config, error) {
-		cfg, err := config.LoadFile(*f.config)
+		cfg, err := config.DecodeFile(*f.config)
 		if err != nil {
 			return cfg, err
 		}
@@ -171,8 +171,10 @@ func newServeFlags(stderr io.Writer) *serveFlags {
 	}
 }
 
-// apply sets the keys given as flags in cfg, read from the file, and
-// validates the result; at start and at every reload.
+// apply sets the keys given as flags in cfg, decoded from the file, and
+// validates the result once, so that a flag can complete or correct the
+// file (-allow-open-proxy, -listen, -ca-cert); at start and at every
+// reload.
 func (f *serveFlags) apply(cfg config.Config) (config.Config, error) {
 	if *f.listen != "" {
 		cfg.Listen = *f.listen
@@ -193,7 +195,7 @@ func (f *serveFlags) apply(cfg config.Config) (config.Config, error) {
 		cfg.MITM.CACert, cfg.MITM.CAKey = *f.caCert, *f.caKey
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, fmt.Errorf("flags: %w", err)
+		return cfg, fmt.Errorf("config %s with the flags: %w", *f.config, err)
 	}
 	return cfg, nil
 }
@@ -201,7 +203,7 @@ func (f *serveFlags) apply(cfg config.Config) (config.Config, error) {
 // loadConfig reads the configuration. A missing default ./config.yaml means
 // the built-in defaults; a missing file named with -config is an error.
 func loadConfig(path string, explicit bool, logger zerolog.Logger) (config.Config, error) {
-	cfg, err := config.LoadFile(path)
+	cfg, err := config.DecodeFile(path) // validated with the flags applied
 	if err != nil && !explicit && errors.Is(err, fs.ErrNotExist) {
 		logger.Info().Str("config", path).Msg("no configuration file; using the built-in defaults")
 		return config.Default(), nil

@@ -522,3 +522,30 @@ func TestRunHelpNewCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestRunServeFlagsCompleteTheFile: flags are applied before the
+// configuration is validated, so a flag can make a file valid:
+// -allow-open-proxy for a file listening beyond loopback with nobody
+// pinned, or -listen moving that file's listener to loopback.
+func TestRunServeFlagsCompleteTheFile(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "open.yaml")
+	if err := os.WriteFile(cfg, []byte("listen: 0.0.0.0:0\nadmin_listen: \"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // listen, then stop at once
+	for _, args := range [][]string{
+		{"serve", "-config", cfg, "-allow-open-proxy"},
+		{"serve", "-config", cfg, "-listen", "127.0.0.1:0"},
+	} {
+		var stderr bytes.Buffer
+		if code := exitCode(run(ctx, args, nil, io.Discard, &stderr), io.Discard); code != 0 {
+			t.Errorf("run(%q): exit code %d, want 0; stderr:\n%s", args, code, stderr.String())
+		}
+	}
+	var printed bytes.Buffer // and without either flag the file is refused
+	if code := exitCode(run(ctx, []string{"serve", "-config", cfg}, nil, io.Discard, io.Discard), &printed); code != 2 ||
+		!strings.Contains(printed.String(), "allow_open_proxy") || !strings.Contains(printed.String(), "open.yaml") {
+		t.Errorf("serve with the open file alone: exit %d, %q; want 2 naming the file and allow_open_proxy", code, printed.String())
+	}
+}

@@ -21,12 +21,22 @@ import (
 
 // LoadFile reads and validates the configuration file at path.
 func LoadFile(path string) (Config, error) {
+	return fileWith(path, Load)
+}
+
+// DecodeFile is LoadFile without validation, for a caller that completes
+// the configuration (command-line flags) and then calls Validate.
+func DecodeFile(path string) (Config, error) {
+	return fileWith(path, Decode)
+}
+
+func fileWith(path string, read func(io.Reader) (Config, error)) (Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
 	defer f.Close()
-	cfg, err := Load(f)
+	cfg, err := read(f)
 	if err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -36,6 +46,19 @@ func LoadFile(path string) (Config, error) {
 // Load decodes YAML from r over Default() and validates the result. Unknown
 // keys, wrong types and invalid values are errors naming the key.
 func Load(r io.Reader) (Config, error) {
+	cfg, err := Decode(r)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// Decode decodes YAML from r over Default(), without validating the
+// values: unknown keys and wrong types are errors naming the key.
+func Decode(r io.Reader) (Config, error) {
 	raw, err := io.ReadAll(r)
 	if err != nil {
 		return Config{}, fmt.Errorf("read: %w", err)
@@ -45,9 +68,6 @@ func Load(r io.Reader) (Config, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
 		return Config{}, nameKeys(raw, err)
-	}
-	if err := cfg.Validate(); err != nil {
-		return Config{}, err
 	}
 	return cfg, nil
 }
