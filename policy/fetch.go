@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pquerna/cachecontrol/cacheobject"
 
@@ -68,7 +69,9 @@ type Access struct {
 	SHA256 [sha256.Size]byte
 	// Header holds the response's Content-Type, Cache-Control,
 	// Last-Modified and ETag fields (those present), nil when no response
-	// came. The Content-Type charset is what the body was parsed with.
+	// came: the first value of each, cut to MaxKeptHeaderValue octets, so
+	// a hostile origin cannot grow the audit archive or a fleet's shared
+	// record. The Content-Type charset is what the body was parsed with.
 	Header http.Header
 	// Raw is the body SHA256 was computed over, for the robots.txt archive
 	// only; nil when no body was read. Whoever archives it clears it
@@ -80,22 +83,44 @@ type Access struct {
 // HasBody reports whether a body was read (Raw and SHA256 are set).
 func (a *Access) HasBody() bool { return a.SHA256 != [sha256.Size]byte{} }
 
+// MaxResponseHeaderBytes bounds the header of a robots.txt response, in
+// octets (the Fetcher's http.Transport MaxResponseHeaderBytes; Go's
+// default is 10 MiB). A response whose header is larger is a fetch error:
+// the file is Unreachable, a complete disallow (RFC 9309 2.3.1.4).
+const MaxResponseHeaderBytes = 64 << 10
+
+// MaxKeptHeaderValue bounds each value kept in Access.Header, in octets.
+const MaxKeptHeaderValue = 1 << 10
+
 // archivedHeaders are the response fields kept in Access.Header.
 var archivedHeaders = []string{"Content-Type", "Cache-Control", "Last-Modified", "Etag"}
 
-// headerSubset returns the fields of h named in archivedHeaders, nil when
-// none is present.
+// headerSubset returns the first value of each field of h named in
+// archivedHeaders, cut to MaxKeptHeaderValue octets, nil when none is
+// present. Every reader of Access.Header uses Get, the first value.
 func headerSubset(h http.Header) http.Header {
 	var out http.Header
 	for _, k := range archivedHeaders {
-		if v, ok := h[k]; ok {
+		if v := h[k]; len(v) > 0 {
 			if out == nil {
 				out = make(http.Header, len(archivedHeaders))
 			}
-			out[k] = append([]string(nil), v...)
+			out[k] = []string{cut(v[0], MaxKeptHeaderValue)}
 		}
 	}
 	return out
+}
+
+// cut returns s cut to at most n octets, backed off to the start of a
+// UTF-8 sequence so that a multi-octet character is not split.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // FetcherOptions configure a Fetcher. Zero durations mean the defaults.
@@ -140,8 +165,9 @@ func NewFetcher(o FetcherOptions) *Fetcher {
 		// robots.txt is fetched about once a day per authority: an idle
 		// connection per authority would only pile up sockets (10,000 new
 		// authorities held 11,035 fds), so none is kept.
-		DisableKeepAlives: true,
-		TLSClientConfig:   o.TLS,
+		DisableKeepAlives:      true,
+		TLSClientConfig:        o.TLS,
+		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
 	}
 	client := &http.Client{
 		Transport: tr,
@@ -203,9 +229,9 @@ func (f *Fetcher) classify(a Access, resp *http.Response) Access {
 		if err != nil {
 			return a.fail(Unreachable, fmt.Errorf("read robots.txt %s: %w", a.FinalURL, err))
 		}
-		opts := f.opts.Parse
-		opts.Charset = DeclaredCharset(resp.Header)
-		a.Result, a.Robots = Successful, opts.Parse(body)
+		// Parsed with the kept header, as audit verify and a fleet
+		// replica re-parse a.Raw, so all three compile the same rules.
+		a.Result, a.Robots = Successful, ParseBody(body, a.Header, f.opts.Parse)
 		a.Raw, a.SHA256 = body, sha256.Sum256(body)
 	case s == http.StatusTooManyRequests && f.opts.TooManyRequestsUnreachable:
 		a.Result = Unreachable

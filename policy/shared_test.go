@@ -13,6 +13,8 @@ import (
 // Raw and Header (as a fleet replica compiles a shared body) decides every
 // path as the fetcher's own compilation does: the declared charset bridges
 // the lines that are not UTF-8, and the parse limit cuts the same line.
+// A charset declared past the kept part of a long Content-Type is ignored
+// by both alike.
 func TestParseBodyCompilesLikeTheFetcher(t *testing.T) {
 	long := "User-agent: *\n" + strings.Repeat("Disallow: /filler\n", 30000) + "Disallow: /past-the-limit\n"
 	cases := []struct {
@@ -24,6 +26,8 @@ func TestParseBodyCompilesLikeTheFetcher(t *testing.T) {
 		{"no charset: windows-1252", "text/plain", "User-agent: *\nDisallow: /gr\xf6\xdfe\n",
 			[]string{"/gr%C3%B6%C3%9Fe", "/gr%F6%DFe", "/other"}},
 		{"past the parse limit", "text/plain", long, []string{"/filler", "/past-the-limit", "/other"}},
+		{"charset past the kept Content-Type", "text/plain; x=" + strings.Repeat("p", policy.MaxKeptHeaderValue) + "; charset=windows-1251",
+			"User-agent: *\nDisallow: /\xef\xf0\xe8\n", []string{"/%D0%BF%D1%80%D0%B8", "/%C3%AF%C3%B0%C3%A8", "/%EF%F0%E8", "/other"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
