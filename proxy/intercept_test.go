@@ -217,3 +217,32 @@ func TestInterceptLineBeforeAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestInterceptTargetLimit: a request inside an intercepted tunnel whose
+// target is over client.max_request_target_bytes gets 414, as outside
+// one, and never reaches the origin (goproxy reads those requests itself,
+// past the server's limit).
+func TestInterceptTargetLimit(t *testing.T) {
+	o := newTLSOrigin(t, serveRobots("User-agent: *\nAllow: /\n"))
+	h, _, _ := interceptHarness(t, originTLS(o), o, nil)
+	long := "/x?" + strings.Repeat("a", proxy.DefaultMaxRequestTargetBytes)
+	resp, _ := h.do(t, "GET", o.URL+long, "ExampleBot/1.0", "")
+	if resp.StatusCode != http.StatusRequestURITooLong || resp.Header.Get(proxy.HeaderReason) != "uri-too-long" {
+		t.Errorf("long target in a tunnel: got %d %q, want 414 uri-too-long", resp.StatusCode, resp.Header.Get(proxy.HeaderReason))
+	}
+	if n := o.hitCount("/x"); n != 0 {
+		t.Errorf("the origin got the long target %d times, want 0", n)
+	}
+	var line map[string]any
+	for _, l := range h.audit.waitLines(t, 1) {
+		if l["intercepted"] == true {
+			line = l
+		}
+	}
+	if line["reason"] != "uri-too-long" || line["status"] != 414.0 || line["url_truncated"] != true {
+		t.Errorf("audit line %v: want reason uri-too-long, status 414, the url cut", line)
+	}
+	if resp, _ := h.do(t, "GET", o.URL+"/short", "ExampleBot/1.0", ""); resp.StatusCode != 200 {
+		t.Errorf("a short target after it: got %d, want 200", resp.StatusCode)
+	}
+}

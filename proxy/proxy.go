@@ -207,6 +207,17 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 		return req, p.reject(req, st, &st.decision)
 	}
 	ctx.UserData = st
+	if st.parent != nil && len(req.RequestURI) > p.opts.MaxRequestTargetBytes {
+		// goproxy reads the requests inside a tunnel itself: the server's
+		// limit (refuseTarget) never saw this one. 414, before any work on
+		// the target.
+		p.opts.Metrics.CountClientRefusal(CauseURITooLong)
+		d := st.decide(policy.Decision{Reason: policy.ReasonURITooLong,
+			Identity: p.policy().IdentityOf(policy.Request{UserAgent: req.Header.Get("User-Agent"), Pin: st.pin}),
+			Err: fmt.Errorf("the request target is %d octets, longer than the limit of %d (client.max_request_target_bytes)",
+				len(req.RequestURI), p.opts.MaxRequestTargetBytes)})
+		return req, p.reject(req, st, d)
+	}
 	host := req.URL.Host
 	if host == "" {
 		host = req.Host

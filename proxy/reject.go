@@ -41,6 +41,8 @@ func rejectResponse(req *http.Request, d *policy.Decision, realm string) *http.R
 		h.Set("Proxy-Authenticate", fmt.Sprintf("Basic realm=%q, charset=\"UTF-8\"", realm))
 	case d.Reason == policy.ReasonBadRequest:
 		status = http.StatusBadRequest // an ambiguous or unenforceable target
+	case d.Reason == policy.ReasonURITooLong:
+		status = http.StatusRequestURITooLong // inside a tunnel (onRequest); outside, refuseTarget
 	case d.TooManyRequests(): // throttled authentication, politeness (issue 11)
 		status = http.StatusTooManyRequests
 		h.Set("Retry-After", strconv.FormatInt(d.RetryAfterSeconds(), 10))
@@ -85,7 +87,8 @@ func denialText(d *policy.Decision) string {
 		return fmt.Sprintf("robotsproxy: too many failed proxy authentication attempts; retry in %d seconds\n", d.RetryAfterSeconds())
 	case policy.ReasonUsage, policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency:
 		return politeDenialText(d)
-	case policy.ReasonHostDenied, policy.ReasonConnectPort, policy.ReasonConnectRefused, policy.ReasonBadRequest:
+	case policy.ReasonHostDenied, policy.ReasonConnectPort, policy.ReasonConnectRefused, policy.ReasonBadRequest,
+		policy.ReasonURITooLong:
 		return fmt.Sprintf("robotsproxy: request refused (%s): %v\n", d.Reason, d.Err)
 	}
 	return fmt.Sprintf("robotsproxy: request denied (%s)\n", d.Reason)
