@@ -47,6 +47,8 @@ const (
 	slotSuccessful, slotUnavailable, slotUnreachable       = 0, 1, 2
 )
 
+// classify reads robots.txt's reason (robotsTxtReason), not a politeness
+// wait's cause.
 func classify(r *record) class {
 	switch {
 	case string(r.decision) == "allow":
@@ -55,9 +57,9 @@ func classify(r *record) class {
 		return classNotDecided
 	case !r.enforced:
 		return classWouldDeny
-	case string(r.reason) == "rule":
+	case string(r.robotsTxtReason()) == "rule":
 		return classDeniedRule
-	case string(r.reason) == "unreachable":
+	case string(r.robotsTxtReason()) == "unreachable":
 		return classDeniedUnreachable
 	}
 	return classOtherRefusal
@@ -186,7 +188,7 @@ func (a *aggregator) violationKey(r *record, host []byte) []byte {
 	k = append(append(k, 0), r.robotsURL...)
 	k = strconv.AppendInt(append(k, 0), r.ruleLine, 10)
 	k = append(append(k, 0), r.sha...)
-	k = append(append(k, 0), r.reason...)
+	k = append(append(k, 0), r.robotsTxtReason()...)
 	k = append(append(k, 0), r.rule...)
 	a.keyBuf = k
 	return k

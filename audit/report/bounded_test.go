@@ -115,3 +115,48 @@ func TestBoundedStructures(t *testing.T) {
 		}
 	}
 }
+
+// hugeSHALog streams one line per host, each with a robots_sha256 of
+// size octets (a hostile log: a real one has 64 hex digits).
+func hugeSHALog(hosts, size int) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		sha := strings.Repeat("f", size)
+		for i := range hosts {
+			l := fmt.Sprintf(`{"time":"2026-11-22T10:00:00Z","url":"https://h%d.example/","decision":"allow","reason":"no-matching-rule","robots_sha256":"%d%s"}`+"\n", i, i, sha)
+			if _, err := io.WriteString(pw, l); err != nil {
+				return
+			}
+		}
+		pw.Close()
+	}()
+	return pr
+}
+
+// A host keeps at most maxKeyLen octets of its last robots_sha256,
+// whatever the log holds: 200 hosts with 512 KiB values keep 400 KiB, not
+// 100 MiB.
+func TestBoundedHostSHA(t *testing.T) {
+	const hosts, size = 200, 512 << 10
+	a := newAggregator(Bounds{}, filter{})
+	in := &Input{}
+	if err := a.readSource(&source{name: "-"}, hugeSHALog(hosts, size), in); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.hostT.entries) != hosts || in.Skipped != 0 {
+		t.Fatalf("got %d hosts, %d lines skipped; want %d, 0", len(a.hostT.entries), in.Skipped, hosts)
+	}
+	held := 0
+	for _, e := range a.hostT.entries {
+		if len(e.p.lastSHA) > maxKeyLen {
+			t.Fatalf("host %s: got a robots_sha256 of %d octets, want at most %d", e.key, len(e.p.lastSHA), maxKeyLen)
+		}
+		held += len(e.p.lastSHA)
+	}
+	if held > hosts*maxKeyLen {
+		t.Errorf("got %d octets of robots_sha256 held, want at most %d", held, hosts*maxKeyLen)
+	}
+	if n, _ := a.hostT.entries[0].p.versions.count(); n != 1 {
+		t.Errorf("got %d robots.txt versions for one host, want 1", n)
+	}
+}

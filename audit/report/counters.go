@@ -11,12 +11,15 @@ const maxSmallKeys = 64
 const otherKey = "(other)"
 
 // small counts requests by a short string key, enforced and report-only
-// apart (col 0 and 1).
+// apart (col 0 and 1). Keys are cut at maxKeyLen octets.
 type small struct {
 	m map[string]*[2]uint64
 }
 
 func (s *small) add(key []byte, col int) {
+	if len(key) > maxKeyLen {
+		key = key[:maxKeyLen]
+	}
 	if s.m == nil {
 		s.m = make(map[string]*[2]uint64)
 	}

@@ -33,8 +33,6 @@ func newDistinct(exactCap int, p uint8) distinct {
 
 func (d *distinct) addBytes(b []byte) { d.addHash(hash64(b)) }
 
-func (d *distinct) addString(s string) { d.addHash(hashString(s)) }
-
 func (d *distinct) addHash(h uint64) {
 	if d.p == 0 { // the zero value: a small counter
 		d.exactCap, d.p = smallExactCap, smallHLLBits
@@ -128,15 +126,6 @@ func hash64(b []byte) uint64 {
 	h := uint64(14695981039346656037)
 	for _, c := range b {
 		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return fmix64(h)
-}
-
-func hashString(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
 		h *= 1099511628211
 	}
 	return fmix64(h)

@@ -16,7 +16,11 @@
 //     hosts, token source.
 //   - Violations: report-mode denials, one row per (token, host,
 //     robots.txt URL, rule, rule line, robots_sha256, reason) with a count
-//     and the first and last time seen.
+//     and the first and last time seen. The reason is robots.txt's:
+//     robots_reason when the line has it (a request that waited for
+//     politeness is logged with the wait's cause as its reason), as audit
+//     verify reads it; the Tokens columns split by it too, while the
+//     Summary counts reasons as logged.
 //   - Hosts: requests, denials, access results, unreachable spells and
 //     their duration, robots.txt versions.
 //   - Rules (deciding rules) and denied URLs, the most frequent first.

@@ -72,6 +72,7 @@ func TestBadInput(t *testing.T) {
 		{"gzip header damaged", "\x1f\x8bnot really gzip", 0, 0, "unreadable gzip stream"},
 		{"gzip stream damaged", string(corrupt), 0, 0, "unreadable gzip stream"},
 		{"blank lines ignored, CRLF accepted", "\n" + strings.ReplaceAll(two, "\n", "\r\n") + "\n\n", 2, 0, ""},
+		{"CRLF blank lines ignored", "\r\n" + strings.ReplaceAll(two, "\n", "\r\n") + "\r\n\r\n", 2, 0, ""},
 		{"last line without newline", strings.TrimSuffix(two, "\n"), 2, 0, ""},
 		{"last line cut", two + `{"time":"2026-11-22T10:02:00Z","deci`, 2, 1, ""},
 		{"line too long", two + `{"x":"` + strings.Repeat("a", maxLine) + "\"}\n" + two, 4, 1, ""},

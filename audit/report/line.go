@@ -12,21 +12,33 @@ import (
 // alias the line's buffer (or a fresh allocation when a string had escapes)
 // and are valid until the next line is read.
 type record struct {
-	ts          int64 // Unix seconds
-	url         []byte
-	decision    []byte
-	reason      []byte
-	token       []byte
-	tokenSource []byte
-	robotsURL   []byte
-	rule        []byte
-	ruleLine    int64
-	access      []byte
-	sha         []byte
-	enforced    bool // absent means true (lines written before report mode)
-	hasDecision bool
-	hasTime     bool
-	cut         bool // some FIELD_truncated was true
+	ts           int64 // Unix seconds
+	url          []byte
+	decision     []byte
+	reason       []byte
+	robotsReason []byte // robots_reason: robots.txt's, when reason is a politeness wait's cause
+	token        []byte
+	tokenSource  []byte
+	robotsURL    []byte
+	rule         []byte
+	ruleLine     int64
+	access       []byte
+	sha          []byte
+	enforced     bool // absent means true (lines written before report mode)
+	hasDecision  bool
+	hasTime      bool
+	cut          bool // some FIELD_truncated was true
+}
+
+// robotsTxtReason is robots.txt's reason for the decision: robots_reason
+// when the line has it (a request that waited for politeness is logged
+// with the wait's cause, crawl-delay, backoff or host-concurrency, as its
+// reason), else reason.
+func (r *record) robotsTxtReason() []byte {
+	if len(r.robotsReason) > 0 {
+		return r.robotsReason
+	}
+	return r.reason
 }
 
 // Line errors: why a line was skipped.
@@ -130,6 +142,8 @@ func parseValue(b []byte, i int, key []byte, r *record) (int, error) {
 		dst = &r.decision
 	case "reason":
 		dst = &r.reason
+	case "robots_reason":
+		dst = &r.robotsReason
 	case "product_token":
 		dst = &r.token
 	case "token_source":

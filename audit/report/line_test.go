@@ -42,6 +42,10 @@ func TestParseRecordCases(t *testing.T) {
 		check      func(r *record) bool
 	}{
 		{"older format: no enforced means enforced", `{"time":"2026-11-22T20:10:50Z","decision":"deny"}`, nil, func(r *record) bool { return r.enforced }},
+		{"robots_reason", `{"time":"2026-11-22T20:10:50Z","decision":"deny","reason":"backoff","robots_reason":"rule"}`, nil, func(r *record) bool {
+			return string(r.reason) == "backoff" && string(r.robotsTxtReason()) == "rule"
+		}},
+		{"no robots_reason: reason is robots.txt's", `{"time":"2026-11-22T20:10:50Z","decision":"deny","reason":"rule"}`, nil, func(r *record) bool { return string(r.robotsTxtReason()) == "rule" }},
 		{"enforced true", `{"time":"2026-11-22T20:10:50Z","decision":"deny","enforced":true}`, nil, func(r *record) bool { return r.enforced }},
 		{"escapes", `{"time":"2026-11-22T20:10:50Z","decision":"deny","rule":"Disallow: /a\"b\\c\u00e9"}`, nil, func(r *record) bool { return string(r.rule) == "Disallow: /a\"b\\cé" }},
 		{"escaped key", `{"time":"2026-11-22T20:10:50Z","\u0064ecision":"allow"}`, nil, func(r *record) bool { return string(r.decision) == "allow" }},
@@ -63,6 +67,7 @@ func TestParseRecordCases(t *testing.T) {
 		{"bad time", `{"time":"yesterday","decision":"allow"}`, errBadTime, nil},
 		{"impossible date", `{"time":"2026-02-30T00:00:00Z","decision":"allow"}`, errBadTime, nil},
 		{"decision not a string", `{"time":"2026-11-22T20:10:50Z","decision":1}`, errBadField, nil},
+		{"robots_reason not a string", `{"time":"2026-11-22T20:10:50Z","decision":"deny","robots_reason":1}`, errBadField, nil},
 		{"enforced not a bool", `{"time":"2026-11-22T20:10:50Z","decision":"deny","enforced":"no"}`, errBadField, nil},
 		{"rule_line not an integer", `{"time":"2026-11-22T20:10:50Z","decision":"deny","rule_line":1.5}`, errBadField, nil},
 	} {
@@ -125,7 +130,7 @@ func FuzzParseRecord(f *testing.F) {
 		}
 		got := refView{ts: r.ts, url: string(r.url), decision: string(r.decision), reason: string(r.reason), token: string(r.token),
 			source: string(r.tokenSource), robotsURL: string(r.robotsURL), rule: string(r.rule), access: string(r.access),
-			sha: string(r.sha), ruleLine: r.ruleLine, enforced: r.enforced}
+			sha: string(r.sha), robotsReason: string(r.robotsReason), ruleLine: r.ruleLine, enforced: r.enforced}
 		if got != want {
 			t.Fatalf("%s:\ngot  %+v\nwant %+v", line, got, want)
 		}

@@ -156,13 +156,14 @@ func (a *aggregator) readSource(s *source, stdin io.Reader, in *Input) error {
 	)
 	for {
 		line, err := readLine(lr, &long)
+		line = bytes.TrimSuffix(line, []byte("\r")) // CRLF: a blank line stays blank
 		if len(line) > 0 || errors.Is(err, errTooLong) {
 			n++
 			in.Lines++
 			a.lines++
 			perr := err
-			if perr == nil || !errors.Is(perr, errTooLong) {
-				perr = parseRecord(bytes.TrimRight(line, "\r"), &rec)
+			if !errors.Is(perr, errTooLong) {
+				perr = parseRecord(line, &rec)
 			}
 			if perr != nil {
 				in.Skipped++

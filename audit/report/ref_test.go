@@ -7,10 +7,11 @@ import (
 
 // refView is what parseRecord reads, as encoding/json reads it.
 type refView struct {
-	ts                                                                 int64
-	url, decision, reason, token, source, robotsURL, rule, access, sha string
-	ruleLine                                                           int64
-	enforced                                                           bool
+	ts                                              int64
+	url, decision, reason, token, source, robotsURL string
+	rule, access, sha, robotsReason                 string
+	ruleLine                                        int64
+	enforced                                        bool
 }
 
 // refRecord decodes the report's fields from a JSON object with
@@ -19,7 +20,8 @@ type refView struct {
 func refRecord(obj map[string]json.RawMessage) (refView, error) {
 	v := refView{enforced: true}
 	strs := map[string]*string{"url": &v.url, "decision": &v.decision, "reason": &v.reason, "product_token": &v.token,
-		"token_source": &v.source, "robots_url": &v.robotsURL, "rule": &v.rule, "access_result": &v.access, "robots_sha256": &v.sha}
+		"token_source": &v.source, "robots_url": &v.robotsURL, "rule": &v.rule, "access_result": &v.access, "robots_sha256": &v.sha,
+		"robots_reason": &v.robotsReason}
 	for k, dst := range strs {
 		if raw, ok := obj[k]; ok {
 			if err := json.Unmarshal(raw, dst); err != nil {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -204,5 +205,31 @@ func TestTopLimitsRows(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "(4 more URLs not shown)") {
 		t.Errorf("text: want \"(4 more URLs not shown)\" in\n%s", b.String())
+	}
+}
+
+// A report-mode denial that waited for politeness is logged with the wait's
+// cause as its reason and robots.txt's in robots_reason: it is the same
+// violation as one that did not wait. An enforced denial counts by
+// robots.txt's reason too; the summary counts the reasons as logged.
+func TestViolationsRobotsReason(t *testing.T) {
+	const l = `{"time":"2026-11-22T10:0%d:00Z","url":"https://b.example/p","decision":"deny","reason":%q,%s"product_token":"gptbot","robots_url":"https://b.example/robots.txt","rule":"Disallow: /p","rule_line":2,"access_result":"successful","enforced":false,"robots_sha256":"bbb1"}` + "\n"
+	log := fmt.Sprintf(l, 1, "rule", "") + fmt.Sprintf(l, 2, "crawl-delay", `"waited_ms":900,"robots_reason":"rule","wait_reason":"crawl-delay",`) +
+		strings.Replace(fmt.Sprintf(l, 3, "backoff", `"robots_reason":"rule",`), `"enforced":false`, `"enforced":true`, 1)
+	rep, err := Collect([]string{writeFile(t, t.TempDir(), "audit.log", log)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ViolationRow{{Token: "gptbot", Host: "b.example", RobotsURL: "https://b.example/robots.txt", Rule: "Disallow: /p", RuleLine: 2, RobotsSHA256: "bbb1", Reason: "rule",
+		Count: 2, FirstSeen: at("2026-11-22T10:01:00Z"), LastSeen: at("2026-11-22T10:02:00Z")}}
+	if !reflect.DeepEqual(rep.Violations.Rows, want) {
+		t.Errorf("violations:\ngot  %+v\nwant %+v", rep.Violations.Rows, want)
+	}
+	if tok := rep.Tokens.Rows[0]; tok.WouldDeny != 2 || tok.DeniedByRule != 1 || tok.OtherRefusals != 0 {
+		t.Errorf("token: got %+v, want 2 would deny, 1 denied by rule", tok)
+	}
+	wantReasons := []Count{{"backoff", 1, 1, 0}, {"crawl-delay", 1, 0, 1}, {"rule", 1, 0, 1}}
+	if !reflect.DeepEqual(rep.Summary.Reasons, wantReasons) {
+		t.Errorf("reasons: got %+v, want the logged ones %+v", rep.Summary.Reasons, wantReasons)
 	}
 }

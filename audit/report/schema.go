@@ -114,7 +114,8 @@ type Section[T any] struct {
 
 // TokenRow is one crawler. Requests = Allowed + DeniedByRule + WouldDeny +
 // DeniedUnreachable + OtherRefusals + NotDecided (exactly, for rows with
-// Error 0).
+// Error 0). The reason the columns read is robots.txt's: robots_reason
+// when the line has it, else reason.
 type TokenRow struct {
 	Token             string `json:"token"`
 	Requests          uint64 `json:"requests"`
@@ -136,7 +137,9 @@ type TokenRow struct {
 }
 
 // ViolationRow is one broken rule in report mode. Rule is empty when the
-// denial had no rule (Reason then says why, e.g. "unreachable").
+// denial had no rule (Reason then says why, e.g. "unreachable"). Reason is
+// robots.txt's: the line's robots_reason when it has one (a request that
+// waited for politeness), else its reason.
 type ViolationRow struct {
 	Token        string    `json:"token"`
 	Host         string    `json:"host"`

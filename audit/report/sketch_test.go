@@ -86,8 +86,8 @@ func TestDistinct(t *testing.T) {
 			d := c.d
 			for i := range c.n {
 				s := fmt.Sprintf("host%d.example", i)
-				d.addString(s)
-				d.addString(s) // duplicates do not count
+				d.addBytes([]byte(s))
+				d.addBytes([]byte(s)) // duplicates do not count
 			}
 			got, exact := d.count()
 			if exact != c.exact || math.Abs(float64(got)-float64(c.n)) > c.tolerate*float64(c.n) {

@@ -35,7 +35,7 @@ type hostStats struct {
 	denied, wouldDeny uint64
 	access            [4]uint64 // by accessSlot
 	versions          distinct
-	lastSHA           string
+	lastSHA           string // cut at maxKeyLen
 	spells            uint64
 	unreachableSecs   int64
 	inSpell           bool
@@ -52,8 +52,12 @@ func (h *hostStats) add(r *record, c class) {
 	}
 	if len(r.sha) > 0 {
 		h.versions.addBytes(r.sha)
-		if string(r.sha) != h.lastSHA {
-			h.lastSHA = string(r.sha)
+		sha := r.sha
+		if len(sha) > maxKeyLen { // a hostile value: a real one has 64 hex digits
+			sha = sha[:maxKeyLen]
+		}
+		if string(sha) != h.lastSHA {
+			h.lastSHA = string(sha)
 		}
 	}
 	if len(r.access) == 0 {

@@ -2,10 +2,11 @@ package loggen
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/audit"
 )
 
 var tlds = []string{"com", "org", "net", "de", "io"}
@@ -107,8 +108,8 @@ func (g *gen) decide(ts int64, h int, path string, connect bool) (decision, reas
 	return "allow", "no-matching-rule", -1, "successful", 200
 }
 
-// finish adds enforced (when not empty), the robots.txt version and the chain, and closes
-// the line.
+// finish adds enforced (when not empty) and the robots.txt version, closes
+// the line, and adds the chain's "prev" with audit.AppendPrev.
 func (g *gen) finish(b []byte, ts int64, h int, enforced string) []byte {
 	if enforced != "" {
 		b = append(b, `,"enforced":`+enforced...)
@@ -118,18 +119,14 @@ func (g *gen) finish(b []byte, ts int64, h int, enforced string) []byte {
 	b = appendFakeSHA(b, uint64(h)<<20^uint64(version))
 	b = append(b, `","robots_fetched_at":"`...)
 	b = time.Unix(ts-int64(h%3600), 0).UTC().AppendFormat(b, time.RFC3339)
-	b = append(b, '"')
-	if g.c.Chain {
-		b = append(b, `,"prev":"`...)
-		b = hex.AppendEncode(b, g.prev[:])
-		b = append(b, '"')
-	}
-	b = append(b, "}\n"...)
-	if g.c.Chain {
-		g.prev = sha256.Sum256(b)
-	}
+	b = append(b, "\"}\n"...)
 	g.buf = b
-	return b
+	if !g.c.Chain {
+		return b
+	}
+	g.chained = audit.AppendPrev(g.chained[:0], b, g.prev)
+	g.prev = sha256.Sum256(g.chained)
+	return g.chained
 }
 
 // appendFakeSHA appends 64 hex digits derived from x: it looks like a

@@ -27,7 +27,7 @@ type Config struct {
 	Step time.Duration
 	Seed uint64 // default 1
 	// Chain adds "prev", the hex SHA-256 of the previous line including
-	// its newline (64 zeros for the first), as audit.AppendPrev does.
+	// its newline (64 zeros for the first), added by audit.AppendPrev.
 	Chain bool
 }
 
@@ -173,6 +173,7 @@ type gen struct {
 	total    int
 	t        time.Time
 	buf      []byte
+	chained  []byte // buf with "prev" (Config.Chain)
 	prev     [sha256.Size]byte
 	down     []int64 // per host: Unix second until which it is unreachable
 }
