@@ -162,7 +162,7 @@ func (a *Archive) index() error {
 		if err != nil || e.IsDir() {
 			return err
 		}
-		_, _, sha, ok := parseRecordName(e.Name())
+		sha, ok := parseRecordName(e.Name())
 		info, ierr := e.Info()
 		if !ok || ierr != nil {
 			return nil // not ours
@@ -195,17 +195,24 @@ func (a *Archive) index() error {
 
 // Record archives one fetch: its body (when one was read and is not
 // archived yet) and its fetch record, then prunes to MaxBytes. The body is
-// written first, so a record never names a missing body.
+// written first, so a record never names a missing body. A fetch already
+// recorded (same URL, FetchedAt and body: a shared result handed out
+// again) is not written twice. The body is compressed only when it is not
+// archived yet, outside the lock.
 func (a *Archive) Record(acc policy.Access) error {
 	rec := newFetchRecord(acc, a.opts.ParseLimit)
+	name := RecordName(rec.URL, rec.FetchedAt, rec.SHA256)
+	recorded, needBody := a.lookup(name, rec.SHA256)
+	if recorded {
+		return nil
+	}
 	recJSON, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("robots.txt archive: %w", err)
 	}
 	recJSON = append(recJSON, '\n')
-	name := RecordName(rec.URL, rec.FetchedAt, rec.SHA256)
 	var gz []byte
-	if rec.SHA256 != "" {
+	if needBody {
 		if gz, err = gzipBytes(acc.Raw); err != nil {
 			return fmt.Errorf("robots.txt archive: %w", err)
 		}
@@ -213,8 +220,16 @@ func (a *Archive) Record(acc policy.Access) error {
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if _, found := a.find(name); found { // recorded meanwhile
+		return nil
+	}
 	if rec.SHA256 != "" {
 		if _, ok := a.bodies[rec.SHA256]; !ok {
+			if gz == nil { // pruned meanwhile
+				if gz, err = gzipBytes(acc.Raw); err != nil {
+					return fmt.Errorf("robots.txt archive: %w", err)
+				}
+			}
 			if err := a.writeFile(bodyName(rec.SHA256), gz); err != nil {
 				return err
 			}
@@ -233,6 +248,18 @@ func (a *Archive) Record(acc policy.Access) error {
 	return nil
 }
 
+// lookup reports whether the record name is indexed already, and whether
+// the body sha ("" for none) is still to be archived.
+func (a *Archive) lookup(name, sha string) (recorded, needBody bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, recorded = a.find(name); recorded {
+		return true, false
+	}
+	_, archived := a.bodies[sha]
+	return false, sha != "" && !archived
+}
+
 // newFetchRecord converts an Access into its record.
 func newFetchRecord(acc policy.Access, parseLimit int) FetchRecord {
 	rec := FetchRecord{URL: acc.URL, FinalURL: acc.FinalURL, Status: acc.Status, Result: string(acc.Result),
@@ -247,9 +274,14 @@ func newFetchRecord(acc policy.Access, parseLimit int) FetchRecord {
 	return rec
 }
 
+// find returns where the record name is, or would be, in the index.
+func (a *Archive) find(name string) (int, bool) {
+	return slices.BinarySearchFunc(a.records, name, func(x archived, n string) int { return strings.Compare(x.name, n) })
+}
+
 // insert adds a record to the index in name order.
 func (a *Archive) insert(r archived) {
-	i, _ := slices.BinarySearchFunc(a.records, r.name, func(x archived, n string) int { return strings.Compare(x.name, n) })
+	i, _ := a.find(r.name)
 	a.records = slices.Insert(a.records, i, r)
 	a.total += r.size
 	if r.sha != noBody {
@@ -258,16 +290,19 @@ func (a *Archive) insert(r archived) {
 }
 
 // prune removes the oldest records, and bodies left without a record,
-// until the archive fits MaxBytes, keeping the newest record. Called with
-// a.mu held.
+// until the archive fits MaxBytes, keeping the newest record; the index
+// drops the removed records at once. Called with a.mu held.
 func (a *Archive) prune() {
-	for a.opts.MaxBytes > 0 && a.total > a.opts.MaxBytes && len(a.records) > 1 {
-		r := a.records[0]
+	if a.opts.MaxBytes <= 0 {
+		return
+	}
+	cut := 0
+	for ; a.total > a.opts.MaxBytes && cut < len(a.records)-1; cut++ {
+		r := a.records[cut]
 		if err := os.Remove(a.path(r.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			a.opts.Log.Error().Err(err).Str("record", r.name).Msg("robots.txt archive: cannot prune a record")
-			return
+			break
 		}
-		a.records = slices.Delete(a.records, 0, 1)
 		a.total -= r.size
 		bodyGone := false
 		if r.sha != noBody {
@@ -281,6 +316,7 @@ func (a *Archive) prune() {
 			Int64("archive_bytes", a.total).Int64("max_bytes", a.opts.MaxBytes).
 			Msg("robots.txt archive: pruned the oldest fetch record")
 	}
+	a.records = slices.Delete(a.records, 0, cut)
 }
 
 // removeBody deletes a body file and reports whether it did. why, when
@@ -341,15 +377,15 @@ func RecordName(url string, t time.Time, sha string) string {
 	return recordsDir + "/" + t.Format(recDay) + "/" + t.Format(recTime) + "-" + hex.EncodeToString(u[:8]) + "-" + orNone(sha) + ".json"
 }
 
-// parseRecordName splits a record file name into its time, URL hash and
-// body SHA-256 (hex or "none").
-func parseRecordName(name string) (tm, urlHash, sha string, ok bool) {
+// parseRecordName returns the body SHA-256 (hex or "none") a record file
+// name carries; ok is false when name is not a record's.
+func parseRecordName(name string) (sha string, ok bool) {
 	base, ok := strings.CutSuffix(name, ".json")
 	parts := strings.Split(base, "-")
 	if !ok || len(parts) != 3 || len(parts[1]) != 16 || parts[2] != noBody && !isSHAHex(parts[2]) {
-		return "", "", "", false
+		return "", false
 	}
-	return parts[0], parts[1], parts[2], true
+	return parts[2], true
 }
 
 // bodyName returns the slash-separated path of a body under the archive.
@@ -363,17 +399,7 @@ func orNone(sha string) string {
 }
 
 // isSHAHex reports whether s is 64 lower-case hex digits.
-func isSHAHex(s string) bool {
-	if len(s) != 2*sha256.Size {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+func isSHAHex(s string) bool { return len(s) == 2*sha256.Size && isHexDigits(s) }
 
 func gzipBytes(b []byte) ([]byte, error) {
 	var buf bytes.Buffer

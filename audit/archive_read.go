@@ -59,16 +59,30 @@ func ReadBody(dir, sha string) ([]byte, error) {
 	return body, nil
 }
 
+// maxRecord bounds a record file read back from the archive, in octets:
+// the archive writes records of a few KiB (the proxy keeps at most 64 KiB
+// of a response's header), so a larger file was not written by it.
+const maxRecord = 1 << 20
+
 // ReadRecord reads one record file (a name from RecordName or
-// FindRecords, slash-separated under dir).
+// FindRecords, slash-separated under dir). The error wraps ErrNotArchived
+// when there is none; a file over 1 MiB (maxRecord) is an error.
 func ReadRecord(dir, name string) (FetchRecord, error) {
 	var rec FetchRecord
-	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(name)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return rec, fmt.Errorf("record %s: %w", name, ErrNotArchived)
 	}
 	if err != nil {
 		return rec, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
+	switch {
+	case err != nil:
+		return rec, fmt.Errorf("record %s: %w", name, err)
+	case len(b) > maxRecord:
+		return rec, fmt.Errorf("record %s: larger than %d octets: not a fetch record the archive wrote", name, maxRecord)
 	}
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return rec, fmt.Errorf("record %s: %w", name, err)
@@ -80,34 +94,65 @@ func ReadRecord(dir, name string) (FetchRecord, error) {
 // whatever their body. When t has no fraction of a second (an audit line
 // written with seconds only), every fetch of url in that second matches.
 func FindRecords(dir, url string, t time.Time) ([]string, error) {
-	t = t.UTC()
-	day := recordsDir + "/" + t.Format(recDay)
-	u := sha256.Sum256([]byte(url))
-	prefix, suffix := t.Format(recTime)+"-"+hex.EncodeToString(u[:8])+"-", ""
-	if t.Nanosecond() == 0 {
-		prefix, suffix = t.Format("150405."), "Z-"+hex.EncodeToString(u[:8])+"-"
+	day, q := findQuery(url, t)
+	names, err := listDay(os.ReadDir, dir, day)
+	if err != nil {
+		return nil, err
 	}
-	entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(day)))
+	return q.match(day, names), nil
+}
+
+// recordQuery selects the records of one fetch within a day's folder.
+type recordQuery struct {
+	prefix string // the name starts with it
+	infix  string // and, when not "", contains it
+}
+
+// findQuery returns the day folder (slash-separated, under the archive)
+// of the records of url at t and the query that selects them in it.
+func findQuery(url string, t time.Time) (string, recordQuery) {
+	t = t.UTC()
+	u := sha256.Sum256([]byte(url))
+	q := recordQuery{prefix: t.Format(recTime) + "-" + hex.EncodeToString(u[:8]) + "-"}
+	if t.Nanosecond() == 0 {
+		q = recordQuery{prefix: t.Format("150405."), infix: "Z-" + hex.EncodeToString(u[:8]) + "-"}
+	}
+	return recordsDir + "/" + t.Format(recDay), q
+}
+
+// listDay returns the file names in the day folder day under dir, sorted
+// (as os.ReadDir returns them), none when there is no such folder.
+// readDir is os.ReadDir, or a function that sorts the same way.
+func listDay(readDir func(string) ([]os.DirEntry, error), dir, day string) ([]string, error) {
+	entries, err := readDir(filepath.Join(dir, filepath.FromSlash(day)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names, nil
+}
+
+// match returns day/NAME for each record name in names (sorted) that q
+// selects, found by binary search.
+func (q recordQuery) match(day string, names []string) []string {
 	var out []string
-	for _, e := range entries {
-		n := e.Name()
-		if !strings.HasPrefix(n, prefix) {
+	i, _ := slices.BinarySearch(names, q.prefix)
+	for ; i < len(names) && strings.HasPrefix(names[i], q.prefix); i++ {
+		n := names[i]
+		if q.infix != "" && !strings.Contains(n, q.infix) {
 			continue
 		}
-		if suffix != "" && !strings.Contains(n, suffix) {
-			continue
-		}
-		if _, _, _, ok := parseRecordName(n); ok {
+		if _, ok := parseRecordName(n); ok {
 			out = append(out, day+"/"+n)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // RecordsOf returns the names of every record whose body has the hex
@@ -119,7 +164,7 @@ func RecordsOf(dir, sha string) ([]string, error) {
 		if err != nil || e.IsDir() {
 			return err
 		}
-		if _, _, s, ok := parseRecordName(e.Name()); ok && s == sha {
+		if s, ok := parseRecordName(e.Name()); ok && s == sha {
 			rel, _ := filepath.Rel(dir, p)
 			out = append(out, filepath.ToSlash(rel))
 		}
@@ -158,6 +203,7 @@ func ExpandSHA(dir, prefix string) (string, error) {
 	return "", fmt.Errorf("%s is the start of %d archived bodies: give more digits", prefix, len(found))
 }
 
+// isHexDigits reports whether s is lower-case hex digits only.
 func isHexDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {

@@ -6,9 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -267,5 +269,95 @@ func swapBody(t *testing.T, dir, sha, other string) {
 	zw.Close()
 	if err := os.WriteFile(filepath.Join(dir, "bodies", sha[:2], sha+".gz"), buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestArchiveRecordsAFetchOnce: the same fetch recorded again (a shared
+// result handed out with its original FetchedAt) is not written or
+// counted again; the index agrees with a reopened archive.
+func TestArchiveRecordsAFetchOnce(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		acc    policy.Access
+		bodies int
+	}{
+		{"body", fetched("http://a.example/robots.txt", "User-agent: *\nDisallow: /x\n", t0), 1},
+		{"no body", policy.Access{Result: policy.Unavailable, URL: "http://b.example/robots.txt", Status: 404, FetchedAt: t0}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			a := openArchive(t, dir, 0, &bytes.Buffer{})
+			for range 3 {
+				if err := a.Record(tt.acc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			records, bodies, size := a.Stats()
+			if records != 1 || bodies != tt.bodies {
+				t.Errorf("Stats: got %d records, %d bodies, want 1, %d", records, bodies, tt.bodies)
+			}
+			r, b, s := openArchive(t, dir, 0, &bytes.Buffer{}).Stats()
+			if r != records || b != bodies || s != size {
+				t.Errorf("Stats: got %d records, %d bodies, %d octets; reopened %d, %d, %d: want the same", records, bodies, size, r, b, s)
+			}
+			if got := files(t, dir); len(got) != 1+tt.bodies {
+				t.Errorf("got files %v, want one record and %d bodies", got, tt.bodies)
+			}
+		})
+	}
+}
+
+// TestArchiveCompressesNewBodiesOnly: recording a fetch of a body the
+// archive holds (an unchanged robots.txt fetched again) does not compress
+// it again: it allocates a small part of what compressing takes.
+func TestArchiveCompressesNewBodiesOnly(t *testing.T) {
+	a := openArchive(t, t.TempDir(), 0, &bytes.Buffer{})
+	var body strings.Builder
+	for i := range 4000 {
+		fmt.Fprintf(&body, "Disallow: /p%d/\n", i)
+	}
+	const n = 10
+	acc := fetched("http://a.example/robots.txt", body.String(), t0)
+	allocated := func(from, count int) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := range count {
+			acc.FetchedAt = t0.Add(time.Duration(from+i) * time.Second)
+			if err := a.Record(acc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		return (after.TotalAlloc - before.TotalAlloc) / uint64(count)
+	}
+	first := allocated(0, 1) // the first fetch is compressed
+	got := allocated(1, n)
+	t.Logf("octets allocated per Record: %d with a new body, %d with an archived one", first, got)
+	if got > 64<<10 {
+		t.Errorf("recording a fetch of an archived %d-octet body allocated %d octets, want at most 64 KiB (no compression)", body.Len(), got)
+	}
+	if r, b, _ := a.Stats(); r != n+1 || b != 1 {
+		t.Errorf("Stats: got %d records, %d bodies, want %d, 1", r, b, n+1)
+	}
+}
+
+// TestReadRecordBounded: a record file over 1 MiB is not read whole.
+func TestReadRecordBounded(t *testing.T) {
+	dir := t.TempDir()
+	a := openArchive(t, dir, 0, &bytes.Buffer{})
+	acc := policy.Access{Result: policy.Unavailable, URL: "http://a.example/robots.txt", Status: 404, FetchedAt: t0}
+	if err := a.Record(acc); err != nil {
+		t.Fatal(err)
+	}
+	name := audit.RecordName(acc.URL, acc.FetchedAt, "")
+	if rec, err := audit.ReadRecord(dir, name); err != nil || rec.Status != 404 {
+		t.Fatalf("ReadRecord: got %+v, %v, want the record", rec, err)
+	}
+	big := `{"url":"http://a.example/robots.txt","status":404,"error":"` + strings.Repeat("x", 1<<20) + `"}`
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := audit.ReadRecord(dir, name); err == nil || !strings.Contains(err.Error(), "larger than 1048576 octets") {
+		t.Errorf("ReadRecord of a %d-octet record: got %v, want an error: larger than 1048576 octets", len(big), err)
 	}
 }

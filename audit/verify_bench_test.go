@@ -94,3 +94,20 @@ func BenchmarkVerify(b *testing.B) {
 	}
 	b.ReportMetric(float64(lines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
 }
+
+// BenchmarkVerifyManyHosts verifies a log naming 2,000 robots.txt files
+// fetched on one day: the day's folder of the archive is listed once, not
+// once per fetch.
+func BenchmarkVerifyManyHosts(b *testing.B) {
+	const hosts, lines = 2000, 20_000
+	archive, log, octets := benchLog(b, hosts, lines)
+	b.SetBytes(octets)
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := audit.Verify([]string{log}, audit.VerifyOptions{Archive: archive})
+		if err != nil || !res.OK(false) || res.Verified != lines {
+			b.Fatalf("Verify: got %+v, %v, want %d lines verified", res, err, lines)
+		}
+	}
+	b.ReportMetric(float64(lines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+}

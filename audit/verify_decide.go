@@ -3,6 +3,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 	"unicode/utf8"
 
@@ -11,19 +12,28 @@ import (
 )
 
 // decider re-decides decision lines from the archive. It caches what it
-// reads: the fetch records of each (robots_url, robots_fetched_at), each
-// body, and each body compiled with the options of its fetch, so that a
-// log of many lines per robots.txt costs one parse per file.
+// reads: the listing of each day folder of the archive, the fetch records
+// of each (robots_url, robots_fetched_at), what is known of each body, and
+// each body compiled with the options of its fetch, so that a log of many
+// lines per robots.txt costs one parse per file. A body's octets are not
+// kept once compiled. Each cache is bounded (see cacheBounds).
 type decider struct {
 	dir      string
-	fetches  map[string][]FetchRecord // robots_url NUL robots_fetched_at
-	bodies   map[string]bodyEntry     // hex SHA-256
+	readDir  func(string) ([]os.DirEntry, error) // os.ReadDir
+	now      func() time.Time                    // time.Now
+	days     map[string]dayListing               // "records/DAY"
+	fetches  map[string][]FetchRecord            // robots_url NUL robots_fetched_at
+	bodies   map[string]bodyEntry                // hex SHA-256
 	compiled map[compiledKey]*robots.Robots
+	octets   int // parsed into compiled (Robots.Size)
+	max      cacheBounds
 }
 
+// bodyEntry is what the decider keeps of one archived body: not its
+// octets, which are read, compiled and dropped.
 type bodyEntry struct {
-	body []byte
-	err  error // wraps ErrNotArchived or ErrAltered
+	plain bool  // UTF-8 and at most minLimit octets: parses the same under any options
+	err   error // wraps ErrNotArchived or ErrAltered
 }
 
 // compiledKey names a body parsed with the options of one fetch.
@@ -38,7 +48,8 @@ type compiledKey struct {
 const minLimit = 500 << 10
 
 func newDecider(dir string) *decider {
-	return &decider{dir: dir, fetches: map[string][]FetchRecord{}, bodies: map[string]bodyEntry{},
+	return &decider{dir: dir, readDir: os.ReadDir, now: time.Now, max: defaultBounds(),
+		days: map[string]dayListing{}, fetches: map[string][]FetchRecord{}, bodies: map[string]bodyEntry{},
 		compiled: map[compiledKey]*robots.Robots{}}
 }
 
@@ -87,7 +98,7 @@ func (d *decider) records(l *auditLine) (recs []FetchRecord, msg string, err err
 	if err != nil {
 		return nil, fmt.Sprintf("robots_fetched_at %q is not RFC 3339", l.RobotsFetchedAt), nil
 	}
-	names, err := FindRecords(d.dir, l.RobotsURL, t)
+	names, err := d.findRecords(l.RobotsURL, t)
 	if err != nil {
 		return nil, "", err
 	}
@@ -100,7 +111,7 @@ func (d *decider) records(l *auditLine) (recs []FetchRecord, msg string, err err
 			recs = append(recs, rec)
 		}
 	}
-	d.fetches[key] = recs
+	putBounded(d.fetches, d.max.fetches, key, recs)
 	return recs, "", nil
 }
 
@@ -195,31 +206,56 @@ func (d *decider) checkBody(l *auditLine, recs []FetchRecord) (Kind, string, err
 // how it parses (UTF-8, at most 500 KiB); otherwise the line is
 // unverifiable. A nil result comes with the problem.
 func (d *decider) compile(sha string, rec *FetchRecord) (*robots.Robots, Kind, string, error) {
-	b, ok := d.bodies[sha]
-	if !ok {
-		b.body, b.err = ReadBody(d.dir, sha)
-		d.bodies[sha] = b
+	var body []byte
+	b, read := d.bodies[sha]
+	if !read {
+		body, b = d.readBody(sha)
 	}
-	switch {
-	case errors.Is(b.err, ErrNotArchived):
-		return nil, KindUnverifiable, fmt.Sprintf("no archived body %s (pruned, or fetched while the archive was off)", sha), nil
-	case errors.Is(b.err, ErrAltered):
-		return nil, KindAltered, b.err.Error(), nil
-	case b.err != nil:
-		return nil, "", "", b.err
+	if b.err != nil {
+		return bodyProblem(sha, b.err)
 	}
 	var o robots.Options
 	switch {
 	case rec != nil:
 		o = robots.Options{MaxBytes: rec.ParseLimit, Charset: policy.DeclaredCharset(rec.Header)}
-	case !utf8.Valid(b.body) || len(b.body) > minLimit:
+	case !b.plain:
 		return nil, KindUnverifiable, fmt.Sprintf("no fetch record with body %.16s…, and how this body parses depends on the charset and parse limit of the fetch", sha), nil
 	}
 	key := compiledKey{sha: sha, charset: o.Charset, limit: o.Limit()}
-	r, ok := d.compiled[key]
-	if !ok {
-		r = o.Parse(b.body)
-		d.compiled[key] = r
+	if r, ok := d.compiled[key]; ok {
+		return r, "", "", nil
 	}
+	if read { // read before, and dropped: read it again
+		if body, b = d.readBody(sha); b.err != nil {
+			return bodyProblem(sha, b.err)
+		}
+	}
+	r := o.Parse(body)
+	if len(d.compiled) >= d.max.compiled || d.octets+r.Size > d.max.octets {
+		clear(d.compiled)
+		d.octets = 0
+	}
+	d.compiled[key], d.octets = r, d.octets+r.Size
 	return r, "", "", nil
+}
+
+// readBody reads the body sha from the archive and caches what is known
+// of it, not its octets.
+func (d *decider) readBody(sha string) ([]byte, bodyEntry) {
+	body, err := ReadBody(d.dir, sha)
+	b := bodyEntry{err: err, plain: err == nil && len(body) <= minLimit && utf8.Valid(body)}
+	putBounded(d.bodies, d.max.bodies, sha, b)
+	return body, b
+}
+
+// bodyProblem turns a ReadBody error into the line's problem, or the I/O
+// error.
+func bodyProblem(sha string, err error) (*robots.Robots, Kind, string, error) {
+	switch {
+	case errors.Is(err, ErrNotArchived):
+		return nil, KindUnverifiable, fmt.Sprintf("no archived body %s (pruned, or fetched while the archive was off)", sha), nil
+	case errors.Is(err, ErrAltered):
+		return nil, KindAltered, err.Error(), nil
+	}
+	return nil, "", "", err
 }

@@ -25,12 +25,20 @@ const maxDepth = 64
 
 // interner returns one string for each distinct value: most fields of a
 // log repeat (decision, reason, robots_url, robots_sha256, ...), so
-// reading them allocates only the first time. Bounded by maxInterned.
+// reading them allocates only the first time. Bounded by maxInterned
+// values of at most maxInternedLen octets each; a longer value (a long
+// url, once per line anyway) is not kept.
 type interner map[string]string
 
-const maxInterned = 1 << 14
+const (
+	maxInterned    = 1 << 14
+	maxInternedLen = 4 << 10
+)
 
 func (in interner) get(b []byte) string {
+	if len(b) > maxInternedLen {
+		return string(b)
+	}
 	if s, ok := in[string(b)]; ok {
 		return s
 	}

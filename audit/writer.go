@@ -36,8 +36,8 @@ type Options struct {
 	// reordering lines breaks the chain where it happened.
 	Chain bool
 	// Prev is the SHA-256 of the line before the first one written (the
-	// last line already in the log; see Tail). Zero starts a new chain
-	// (prev of the first line is then 64 zeros).
+	// last line already in the log, as OpenFile returns it). Zero starts a
+	// new chain (prev of the first line is then 64 zeros).
 	Prev [sha256.Size]byte
 }
 
