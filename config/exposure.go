@@ -9,7 +9,7 @@ import (
 
 // validateExposure refuses an open proxy: a proxy listener beyond loopback
 // with no identity.users and no identity.client_ranges, or an admin
-// listener (/metrics names every host crawled) beyond loopback, unless
+// listener (/metrics and /readyz show the proxy's traffic and state) beyond loopback, unless
 // allow_open_proxy says the operator means it.
 func (c *Config) validateExposure() error {
 	if c.AllowOpenProxy {

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"context"
 	"errors"
+	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/config"
@@ -19,6 +22,10 @@ func sharedStore(cfg config.Config, reg prometheus.Registerer, logger zerolog.Lo
 	if cfg.Shared.RedisURL == "" {
 		return nil, nil
 	}
+	// go-redis's own messages (a dial that fails while the store is down)
+	// become operational log lines, JSON like every other; go-redis keeps
+	// one logger per process.
+	redis.SetLogger(redisLog{logger.With().Str("component", "redis").Logger()})
 	return fleet.New(fleet.Options{
 		URL:              cfg.Shared.RedisURL,
 		KeyPrefix:        cfg.Shared.KeyPrefix,
@@ -53,4 +60,12 @@ func sharedPoliteness(shared *fleet.Store, cfg config.Config, o politeness.Optio
 // joins their errors.
 func closeBoth(first, second func() error) func() error {
 	return func() error { return errors.Join(first(), second()) }
+}
+
+// redisLog is go-redis's logger (redis.SetLogger), writing to a zerolog
+// logger at level warn.
+type redisLog struct{ l zerolog.Logger }
+
+func (r redisLog) Printf(_ context.Context, format string, v ...any) {
+	r.l.Warn().Msg(fmt.Sprintf(format, v...))
 }

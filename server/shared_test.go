@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -8,6 +9,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/config"
 )
@@ -72,4 +78,39 @@ func countMessages(t *testing.T, log *syncBuffer, prefix string) int {
 		}
 	}
 	return n
+}
+
+// TestRedisMessagesAreJSON: once a shared store is configured, go-redis's
+// own messages (dials failing while the store is down) are operational log
+// lines in JSON, not plain lines on stderr.
+func TestRedisMessagesAreJSON(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var log syncBuffer
+	cfg := config.Default()
+	cfg.Shared.RedisURL = "redis://" + addr
+	store, err := sharedStore(cfg, prometheus.NewRegistry(), zerolog.New(&log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	c := redis.NewClient(&redis.Options{Addr: addr}) // any client of the process
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for ctx.Err() == nil && countMessages(t, &log, "redis: ") == 0 {
+		c.Ping(ctx)
+	}
+	for _, l := range log.lines(t) { // lines fails on any line that is not JSON
+		if m, _ := l["message"].(string); strings.HasPrefix(m, "redis: ") && l["component"] != "redis" {
+			t.Errorf("go-redis line %v: want component redis", l)
+		}
+	}
+	if countMessages(t, &log, "redis: ") == 0 {
+		t.Errorf("no go-redis message reached the log: %q", log.buf.String())
+	}
 }
