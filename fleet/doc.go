@@ -20,7 +20,8 @@
 // Every key starts with the configured prefix and the format version
 // ("robotsproxy:v1:"). Values are bounded: a body is at most the parse
 // limit plus one octet (what the fetcher reads), a record at most
-// maxRecordBytes.
+// maxRecordBytes; a replica reads a value up to one octet past its bound
+// (GETRANGE), so an oversize one is unreadable without being read whole.
 //
 //	PREFIX v1:robots:SCHEME://AUTHORITY   record (JSON), TTL = the cache TTL
 //	PREFIX v1:body:SHA256                  body octets, once per SHA-256
@@ -32,7 +33,11 @@
 //
 // Scheduler implements politeness.Scheduler with one Lua script per call,
 // on the store's clock (Redis TIME), never read-modify-write from the
-// replica; Gate implements politeness.Gate with expiring leases.
+// replica; Gate implements politeness.Gate with expiring leases. A
+// politeness field that is not an integer in range (times in [0, now +
+// 1 day], the streak in [0, 20]) makes the script answer an error, so
+// the call uses the replica's local state; a reply outside the range of
+// time.Duration is an error, so the request is refused.
 //
 // # When the store is unreachable
 //

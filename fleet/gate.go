@@ -63,20 +63,11 @@ func (s *Store) Gate(n int, fallback politeness.Gate) politeness.Gate {
 func (g *Gate) Acquire(ctx context.Context, authority string, wait bool) (func(), error) {
 	key, id := g.s.key("gate", authority), newToken()
 	for {
-		if !g.s.h.usable() {
-			g.s.m.fallbacks.WithLabelValues(fallbackPoliteness).Inc()
+		v, ok := g.s.run(ctx, acquireScript, key, g.n, id, leaseTTL.Milliseconds())
+		if !ok {
 			return g.fallback.Acquire(ctx, authority, wait)
 		}
-		cctx, cancel := g.s.ctx(ctx)
-		got, err := acquireScript.Run(cctx, g.s.rdb, []string{key}, g.n, id, leaseTTL.Milliseconds()).Int()
-		cancel()
-		if err != nil {
-			g.s.h.failed(opPoliteness, err)
-			g.s.m.fallbacks.WithLabelValues(fallbackPoliteness).Inc()
-			return g.fallback.Acquire(ctx, authority, wait)
-		}
-		g.s.h.ok()
-		if got == 1 {
+		if got, _ := v.(int64); got == 1 {
 			return g.hold(key, id), nil
 		}
 		if !wait {

@@ -18,13 +18,32 @@ import "github.com/redis/go-redis/v9"
 // microseconds.
 
 // paceLib is the prelude of every politeness script: it reads the clock
-// and the key's record.
+// and the key's record. A field that is present but not an integer in
+// range (f, s and p in [0, now + 1 day], k in [0, 20]; what the scripts
+// write stays within them while politeness.max_wait and
+// politeness.max_crawl_delay are under a day) makes the script answer an
+// error: the replica uses its local state for the call, as for any error
+// reply, and never reads the value as "no constraint". Nothing is
+// written then; the key expires with its TTL.
 const paceLib = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local r = redis.call('HMGET', KEYS[1], 'f', 's', 'p', 'k')
 local exists = r[1] or r[2] or r[3] or r[4]
-local f, s, p, k = tonumber(r[1]) or 0, tonumber(r[2]) or 0, tonumber(r[3]) or 0, tonumber(r[4]) or 0
+local names, highs = {'f', 's', 'p', 'k'}, {now + 86400000000, now + 86400000000, now + 86400000000, 20}
+for i = 1, 4 do
+  if r[i] then
+    local n = tonumber(r[i])
+    if not (n and n >= 0 and n <= highs[i] and n == math.floor(n)) then
+      return redis.error_reply('ERR robotsproxy politeness state ' .. KEYS[1] .. ': field ' .. names[i] ..
+        ' is not an integer in [0, ' .. string.format('%.0f', highs[i]) .. ']: ' .. string.format('%q', string.sub(r[i], 1, 40)))
+    end
+    r[i] = n
+  else
+    r[i] = 0
+  end
+end
+local f, s, p, k = r[1], r[2], r[3], r[4]
 local function save(maxBackoff)
   redis.call('HSET', KEYS[1], 'f', f, 's', s, 'p', p, 'k', k)
   local e = math.max(f, s, p)

@@ -105,51 +105,70 @@ func (s *Store) local(ctx context.Context, scheme, authority string, origin poli
 // lookup reads the shared result at key. ok is false for a miss, and for
 // a value that cannot be read or checked (counted as a read error) or
 // that would be used past MaxTTL in total; err is set when the store
-// failed (it is then marked down).
+// failed (it is then marked down). Values are read up to one octet past
+// their bound (GETRANGE), so that an oversize one is unreadable without
+// being read whole.
 func (s *Store) lookup(ctx context.Context, key string) (a policy.Access, ok bool, err error) {
 	cctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var get *redis.StringCmd
 	var pttl *redis.DurationCmd
 	_, err = s.rdb.Pipelined(cctx, func(p redis.Pipeliner) error {
-		get, pttl = p.Get(cctx, key), p.PTTL(cctx, key)
+		get, pttl = p.GetRange(cctx, key, 0, maxRecordBytes), p.PTTL(cctx, key)
 		return nil
 	})
-	if errors.Is(err, redis.Nil) {
-		s.h.ok()
-		return a, false, nil
-	}
 	if err != nil {
 		s.h.failed(opRead, err)
 		return a, false, err
 	}
 	s.h.ok()
-	raw, _ := get.Bytes()
+	raw, remaining := []byte(get.Val()), pttl.Val()
+	if len(raw) == 0 && remaining == -2 {
+		return a, false, nil // no such key (GETRANGE answers "")
+	}
 	r, err := decodeRecord(raw, s.o.Parse.Limit())
 	if err != nil {
 		s.unreadable(key, err)
 		return a, false, nil
 	}
-	remaining := pttl.Val()
 	if remaining <= 0 || !s.fresh(r, remaining) {
 		return a, false, nil
 	}
-	var body []byte
-	if r.SHA256 != "" {
-		body, err = s.rdb.Get(cctx, s.key("body", r.SHA256)).Bytes()
-		switch {
-		case errors.Is(err, redis.Nil):
-			return a, false, nil // evicted: fetch again
-		case err != nil:
-			s.h.failed(opRead, err)
-			return a, false, err
-		}
+	body, found, err := s.body(cctx, r)
+	if err != nil || !found {
+		return a, false, err // err: the store failed; !found: evicted, fetch again
 	}
 	if a, err = r.access(body, remaining, s.o.Parse); err != nil {
 		s.unreadable(key, err)
 		return policy.Access{}, false, nil
 	}
 	return a, true, nil
+}
+
+// body reads the body r names, up to one octet past r.Size (at most the
+// parse limit plus one, checked by decodeRecord): a longer body comes
+// back longer than r.Size and does not match its record. found is false
+// when the body is missing (evicted); a record without a body has a nil
+// one.
+func (s *Store) body(ctx context.Context, r record) (body []byte, found bool, err error) {
+	if r.SHA256 == "" {
+		return nil, true, nil
+	}
+	key := s.key("body", r.SHA256)
+	var get *redis.StringCmd
+	var exists *redis.IntCmd
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get, exists = p.GetRange(ctx, key, 0, int64(r.Size)), p.Exists(ctx, key)
+		return nil
+	})
+	if err != nil {
+		s.h.failed(opRead, err)
+		return nil, false, err
+	}
+	if exists.Val() == 0 {
+		return nil, false, nil
+	}
+	return []byte(get.Val()), true, nil
 }
 
 // fresh reports whether a result with remaining lifetime left may be

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -179,6 +180,16 @@ func TestFetchUnreadableIsMiss(t *testing.T) {
 			raw = []byte(strings.Replace(string(raw), `"parse_limit":524288`, `"parse_limit":600000`, 1))
 			r.rdb.Set(context.Background(), recKey, raw, time.Minute)
 		}},
+		// Oversize values: the record stays valid JSON (trailing blanks),
+		// the body starts with the right octets. Neither may be read whole.
+		{"record of 4 MiB", func(t *testing.T, r *replica, recKey, _ string) {
+			raw, _ := r.rdb.Get(context.Background(), recKey).Bytes()
+			r.rdb.Set(context.Background(), recKey, append(raw, strings.Repeat(" ", oversize)...), time.Minute)
+		}},
+		{"body of 4 MiB", func(t *testing.T, r *replica, _, bodyKey string) {
+			raw, _ := r.rdb.Get(context.Background(), bodyKey).Bytes()
+			r.rdb.Set(context.Background(), bodyKey, append(raw, strings.Repeat("#", oversize)...), time.Minute)
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -189,6 +200,12 @@ func TestFetchUnreadableIsMiss(t *testing.T) {
 			recKey := writer.key("robots", "http://"+o.authority())
 			bodyKey := writer.key("body", hex.EncodeToString(first.SHA256[:]))
 			tc.damage(t, writer, recKey, bodyKey)
+			if _, ok, err := reader.lookup(context.Background(), recKey); ok || err != nil {
+				t.Errorf("lookup of the damaged value: got hit %v, error %v; want a miss", ok, err)
+			}
+			if n := allocated(func() { reader.lookup(context.Background(), recKey) }); n > oversize/4 {
+				t.Errorf("lookup allocated %d octets, want at most %d (values are read up to their bound only)", n, oversize/4)
+			}
 			got := reader.Fetch(context.Background(), "http", o.authority(), fetcher())
 			if n := o.fetches.Load(); n != 2 {
 				t.Errorf("origin fetches: got %d, want 2 (the damaged value is a miss)", n)
@@ -201,6 +218,19 @@ func TestFetchUnreadableIsMiss(t *testing.T) {
 			}
 		})
 	}
+}
+
+// oversize is the length of the oversize values of
+// TestFetchUnreadableIsMiss: far over every bound of a record or a body.
+const oversize = 4 << 20
+
+// allocated returns the octets the process allocated while f ran.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }
 
 func TestFetchWaitsForTheLockHolder(t *testing.T) {

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -54,33 +55,44 @@ func (sc *Scheduler) paceKey(k politeness.Key) string {
 	return sc.s.key("pace", k.Authority+" "+k.Token)
 }
 
-// run runs a politeness script for key; ok is false when the caller must
-// use the fallback (the store is down or failed).
-func (sc *Scheduler) run(ctx context.Context, script *redis.Script, key politeness.Key, args ...any) (any, bool) {
-	if !sc.s.h.usable() {
-		sc.s.m.fallbacks.WithLabelValues(fallbackPoliteness).Inc()
+// run runs a politeness script on the store key; ok is false when the
+// caller must use its local fallback (the store is down or failed; both
+// counted as a politeness fallback).
+func (s *Store) run(ctx context.Context, script *redis.Script, key string, args ...any) (any, bool) {
+	if !s.h.usable() {
+		s.m.fallbacks.WithLabelValues(fallbackPoliteness).Inc()
 		return nil, false
 	}
-	cctx, cancel := sc.s.ctx(ctx)
+	cctx, cancel := s.ctx(ctx)
 	defer cancel()
-	v, err := script.Run(cctx, sc.s.rdb, []string{sc.paceKey(key)}, args...).Result()
+	v, err := script.Run(cctx, s.rdb, []string{key}, args...).Result()
 	if err != nil {
-		sc.s.h.failed(opPoliteness, err)
-		sc.s.m.fallbacks.WithLabelValues(fallbackPoliteness).Inc()
+		s.h.failed(opPoliteness, err)
+		s.m.fallbacks.WithLabelValues(fallbackPoliteness).Inc()
 		return nil, false
 	}
-	sc.s.h.ok()
+	s.h.ok()
 	return v, true
+}
+
+// run runs a politeness script for key (see Store.run).
+func (sc *Scheduler) run(ctx context.Context, script *redis.Script, key politeness.Key, args ...any) (any, bool) {
+	return sc.s.run(ctx, script, sc.paceKey(key), args...)
 }
 
 // us returns d in microseconds.
 func us(d time.Duration) int64 { return d.Microseconds() }
 
-// dur converts a script's integer reply in microseconds.
+// dur converts a script's integer reply in microseconds. A reply that is
+// negative or larger than the largest time.Duration is an error (the
+// Limiter refuses the request), never a wrapped duration.
 func dur(v any) (time.Duration, error) {
 	n, ok := v.(int64)
 	if !ok {
 		return 0, fmt.Errorf("politeness script: want an integer, got %T", v)
+	}
+	if n < 0 || n > math.MaxInt64/int64(time.Microsecond) {
+		return 0, fmt.Errorf("politeness script: %d microseconds is out of range", n)
 	}
 	return time.Duration(n) * time.Microsecond, nil
 }
