@@ -133,6 +133,7 @@ type Ticket struct {
 	key       Key
 	longest   time.Duration
 	scheduled bool // the Scheduler was asked, so it hears the answer
+	held      bool // the request waited (slept or queued), even for 0s
 	release   func()
 }
 
@@ -245,8 +246,13 @@ func (l *Limiter) acquire(ctx context.Context, t *Ticket, deadline time.Time) bo
 // start records the request's start (Scheduler.Start), waiting out the
 // rest of the previous start's delay. again is true when the key is
 // paused: the request must reserve a slot again.
+//
+// A request that was never held reads no pause: Reserve has just granted
+// it a start at once, so its key was not paused then, and a pause that
+// began since is like one that begins just after the read, which lets the
+// request go ahead too. That saves a shared store's round trip.
 func (l *Limiter) start(ctx context.Context, t *Ticket, deadline time.Time) (started, again bool) {
-	if l.o.Backoff {
+	if l.o.Backoff && t.held {
 		if pause, err := l.o.Scheduler.Pause(ctx, t.key); err != nil {
 			return l.refuse(t, CauseBackoff, busyRetryAfter, fmt.Errorf("politeness: read the pause: %w", err)), false
 		} else if pause > 0 {
@@ -279,6 +285,7 @@ var errMaxWait = errors.New("waited politeness.max_wait")
 // wait runs f, which holds the request for cause, and adds the time it
 // took to t; when f fails the request is refused.
 func (l *Limiter) wait(ctx context.Context, t *Ticket, cause Cause, f func(context.Context) error) bool {
+	t.held = true
 	start := l.o.Now()
 	err := f(ctx)
 	d := l.o.Now().Sub(start)

@@ -3,6 +3,7 @@ package politeness_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -265,5 +266,101 @@ func TestLimiterSpacingRealTime(t *testing.T) {
 		if gap := sch.starts[i].Sub(sch.starts[i-1]); gap < delay {
 			t.Errorf("starts %d and %d: %v apart, want at least %v", i-1, i, gap, delay)
 		}
+	}
+}
+
+// callCounter is a LocalScheduler that counts the calls made to it, the
+// round trips a shared store would serve.
+type callCounter struct {
+	*politeness.LocalScheduler
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (c *callCounter) count(method string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls[method]++
+}
+
+func (c *callCounter) Reserve(ctx context.Context, k politeness.Key, delay, maxWait time.Duration) (politeness.Slot, error) {
+	c.count("Reserve")
+	return c.LocalScheduler.Reserve(ctx, k, delay, maxWait)
+}
+
+func (c *callCounter) Start(ctx context.Context, k politeness.Key, delay time.Duration) (time.Duration, error) {
+	c.count("Start")
+	return c.LocalScheduler.Start(ctx, k, delay)
+}
+
+func (c *callCounter) Pause(ctx context.Context, k politeness.Key) (time.Duration, error) {
+	c.count("Pause")
+	return c.LocalScheduler.Pause(ctx, k)
+}
+
+// reset forgets the calls counted.
+func (c *callCounter) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = map[string]int{}
+}
+
+// releasingGate is a LocalGate that runs release before a request queues
+// for a slot: the request waits, but not for long.
+type releasingGate struct {
+	*politeness.LocalGate
+	release func()
+}
+
+func (g *releasingGate) Acquire(ctx context.Context, authority string, wait bool) (func(), error) {
+	if wait {
+		g.release()
+	}
+	return g.LocalGate.Acquire(ctx, authority, wait)
+}
+
+// TestLimiterSchedulerCalls counts the Scheduler calls of the first or
+// the second of two requests at the same instant: a request that is not
+// held reads no pause (Reserve has just said there is none); one that
+// waited, for its slot or for the in-flight cap, reads it again.
+func TestLimiterSchedulerCalls(t *testing.T) {
+	tests := []struct {
+		name  string
+		o     politeness.Options
+		delay time.Duration
+		nth   int // the request counted, 1 or 2
+		want  map[string]int
+	}{
+		{"back-off only", politeness.Options{Backoff: true}, 0, 2, map[string]int{"Reserve": 1}},
+		{"crawl delay, no wait", politeness.Options{Backoff: true, CrawlDelay: true}, 20 * time.Millisecond, 1, map[string]int{"Reserve": 1, "Start": 1}},
+		{"crawl delay, after a wait", politeness.Options{Backoff: true, CrawlDelay: true}, 20 * time.Millisecond, 2, map[string]int{"Reserve": 1, "Pause": 1, "Start": 1}},
+		{"in-flight cap, no wait", politeness.Options{Backoff: true, MaxConcurrentPerHost: 1}, 0, 1, map[string]int{"Reserve": 1}},
+		{"in-flight cap, after a wait", politeness.Options{Backoff: true, MaxConcurrentPerHost: 1}, 0, 2, map[string]int{"Reserve": 1, "Pause": 1}},
+		{"crawl delay without back-off", politeness.Options{CrawlDelay: true}, 20 * time.Millisecond, 2, map[string]int{"Reserve": 1, "Start": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &callCounter{LocalScheduler: politeness.NewLocalScheduler(politeness.LocalOptions{}), calls: map[string]int{}}
+			tt.o.Scheduler = c
+			var first *politeness.Ticket
+			if tt.o.MaxConcurrentPerHost > 0 {
+				tt.o.Gate = &releasingGate{politeness.NewLocalGate(1), func() { first.Release() }}
+			}
+			l := politeness.New(tt.o) // on the real clock: the in-flight wait has a real deadline
+			req := politeness.Request{Key: keyA, Delay: tt.delay, HasDelay: true}
+			for i := 1; i <= tt.nth; i++ {
+				c.reset()
+				tk := l.Admit(context.Background(), req)
+				if tk.Refused != "" {
+					t.Fatalf("request %d refused: %+v", i, tk)
+				}
+				if first == nil {
+					first = tk
+				}
+			}
+			if got := fmt.Sprint(c.calls); got != fmt.Sprint(tt.want) {
+				t.Errorf("calls of request %d: got %v, want %v", tt.nth, got, tt.want)
+			}
+		})
 	}
 }

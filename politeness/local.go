@@ -1,6 +1,7 @@
 package politeness
 
 import (
+	"container/heap"
 	"context"
 	"sync"
 	"time"
@@ -13,9 +14,10 @@ const (
 	DefaultMaxEntries   = 100_000
 )
 
-// sweepEvery is how many new keys LocalScheduler adds between two sweeps
-// of idle keys, so that memory follows the active keys, not the peak.
-const sweepEvery = 4096
+// expireStep bounds the records a new key looks at for idle keys while
+// there is room for it: more than the one it adds, so that the idle keys
+// go, and no request pays for many at once.
+const expireStep = 8
 
 // maxStreak bounds the doubling exponent (2^20 times the default is past
 // any cap).
@@ -30,22 +32,25 @@ type LocalOptions struct {
 	DefaultBackoff time.Duration
 	// MaxBackoff caps every pause, Retry-After included. Default 10m.
 	MaxBackoff time.Duration
-	// MaxEntries bounds the keys held. A key is dropped once it is idle:
-	// its next start is free and its pause is over (a key with a back-off
-	// streak is kept MaxBackoff longer, to double the next pause). When
-	// every key is active, a new key gets ErrFull. Default 100000 (about
-	// 20 MB).
+	// MaxEntries bounds the keys held. A key is dropped once it is idle
+	// (by the next new key): its next start is free and its pause is over
+	// (a key with a back-off streak is kept MaxBackoff longer, to double
+	// the next pause). When every key is active, a new key gets ErrFull.
+	// Default 100000 (about 25 MB).
 	MaxEntries int
 }
 
 // LocalScheduler is a Scheduler that keeps its state in memory, for one
-// proxy. It starts no goroutine: idle keys are swept while adding keys.
+// proxy. It starts no goroutine: each new key first drops keys gone idle,
+// found in a queue ordered by when they may be, so that no request looks at
+// every key (a new key costs O(log n) amortized, n the keys held).
 type LocalScheduler struct {
 	o LocalOptions
 
-	mu    sync.Mutex
-	m     map[Key]*record
-	added int // new keys since the last sweep
+	mu     sync.Mutex
+	m      map[Key]*record
+	q      expiry // every record of m
+	looked int    // records looked at for idle keys, for the tests
 }
 
 // record is the state of one key.
@@ -54,6 +59,10 @@ type record struct {
 	started time.Time // no start before: last recorded start + its delay
 	pause   time.Time // no start before: end of the back-off pause
 	streak  int       // 429s without Retry-After since the last success
+
+	key   Key       // its key in m
+	at    time.Time // its place in q, never after end(r)
+	index int       // its index in q
 }
 
 // NewLocalScheduler returns an empty LocalScheduler.
@@ -109,6 +118,7 @@ func (s *LocalScheduler) Reserve(_ context.Context, key Key, delay, maxWait time
 		}
 	}
 	r.free = at.Add(max(delay, 0))
+	s.kept(r)
 	return Slot{Wait: wait, Granted: true, Cause: cause}, nil
 }
 
@@ -134,6 +144,7 @@ func (s *LocalScheduler) Start(_ context.Context, key Key, delay time.Duration) 
 	if r.started.After(r.free) {
 		r.free = r.started // slots granted from now on follow this start
 	}
+	s.kept(r)
 	return 0, nil
 }
 
@@ -170,6 +181,7 @@ func (s *LocalScheduler) Backoff(_ context.Context, key Key, b Backoff) (time.Du
 	if until := now.Add(pause); until.After(r.pause) {
 		r.pause = until
 	}
+	s.kept(r)
 	return max(0, r.pause.Sub(now)), nil
 }
 
@@ -179,38 +191,62 @@ func (s *LocalScheduler) Succeeded(_ context.Context, key Key) error {
 	defer s.mu.Unlock()
 	if r := s.m[key]; r != nil && !r.pause.After(s.o.Now()) {
 		r.pause, r.streak = time.Time{}, 0
+		s.kept(r) // without its streak, r may end earlier
 	}
 	return nil
 }
 
-// add inserts a new key, sweeping idle keys every sweepEvery additions and
-// whenever the map is full; s.mu is held.
+// add inserts a new key after dropping the idle ones; s.mu is held. The
+// caller sets the record, then calls kept.
 func (s *LocalScheduler) add(key Key, now time.Time) (*record, error) {
-	if s.added >= sweepEvery || len(s.m) >= s.o.MaxEntries {
-		s.sweep(now)
-	}
+	s.expire(now)
 	if len(s.m) >= s.o.MaxEntries {
 		return nil, ErrFull
 	}
-	s.added++
-	r := &record{}
+	r := &record{key: key, index: -1}
 	s.m[key] = r
 	return r, nil
 }
 
-// sweep drops idle keys; s.mu is held.
-func (s *LocalScheduler) sweep(now time.Time) {
-	s.added = 0
-	for k, r := range s.m {
-		if s.idle(r, now) {
-			delete(s.m, k)
+// expire drops keys idle at now: up to expireStep of them when there is
+// room, else until one is dropped; s.mu is held. It looks only at records
+// q puts before now: each is dropped, or put back at its end, which a
+// request moved on since it was queued (that request pays for the look).
+func (s *LocalScheduler) expire(now time.Time) {
+	for n := 0; len(s.q) > 0 && !s.q[0].at.After(now); n++ {
+		if n >= expireStep && len(s.m) < s.o.MaxEntries {
+			return
 		}
+		s.looked++
+		r := s.q[0]
+		if end := s.end(r); end.After(now) {
+			r.at = end
+			heap.Fix(&s.q, 0)
+			continue
+		}
+		heap.Pop(&s.q)
+		delete(s.m, r.key)
 	}
 }
 
-// idle reports whether dropping r changes no answer: its next slot and
-// start are free, its pause over, and a streak old enough to forget.
-func (s *LocalScheduler) idle(r *record, now time.Time) bool {
+// kept queues r after a change to it; s.mu is held. A change that moves
+// r's end later leaves r where it is (expire moves it when it comes up);
+// a new record, or one whose streak was cleared, is put at its end.
+func (s *LocalScheduler) kept(r *record) {
+	end := s.end(r)
+	switch {
+	case r.index < 0:
+		r.at = end
+		heap.Push(&s.q, r)
+	case end.Before(r.at):
+		r.at = end
+		heap.Fix(&s.q, r.index)
+	}
+}
+
+// end is the time from which dropping r changes no answer: its next slot
+// and start are free, its pause over, and a streak old enough to forget.
+func (s *LocalScheduler) end(r *record) time.Time {
 	end := r.free
 	for _, t := range [...]time.Time{r.started, r.pause} {
 		if t.After(end) {
@@ -220,5 +256,5 @@ func (s *LocalScheduler) idle(r *record, now time.Time) bool {
 	if r.streak > 0 {
 		end = end.Add(s.o.MaxBackoff)
 	}
-	return !end.After(now)
+	return end
 }

@@ -269,3 +269,54 @@ func TestLocalSchedulerStartFollowsLateStarts(t *testing.T) {
 		t.Errorf("Reserve after the starts: got wait %v, want 1s", got.Wait)
 	}
 }
+
+// TestLocalSchedulerFullAdmitsOnceIdle: on a full LocalScheduler, a new
+// key is refused while every key is active and admitted as soon as one is
+// idle, however the keys' ends moved after they were added.
+func TestLocalSchedulerFullAdmitsOnceIdle(t *testing.T) {
+	keyB := politeness.Key{Token: "Bot", Authority: "http://b.example:80"}
+	type step struct {
+		advance   time.Duration
+		succeeded bool  // keyA's request succeeded
+		wantErr   error // of a new key
+	}
+	tests := []struct {
+		name  string
+		setup func(ctx context.Context, sch *politeness.LocalScheduler) error
+		steps []step
+	}{
+		{"a key that started later stays until its new end", func(ctx context.Context, sch *politeness.LocalScheduler) error {
+			_, errA := sch.Reserve(ctx, keyA, time.Second, 0)
+			_, errB := sch.Reserve(ctx, keyB, 5*time.Second, 0)
+			_, errS := sch.Start(ctx, keyA, 3*time.Second) // A ends at 3s, not 1s
+			return errors.Join(errA, errB, errS)
+		}, []step{{time.Second, false, politeness.ErrFull}, {2*time.Second - 1, false, politeness.ErrFull}, {1, false, nil}}},
+		{"a success forgets a streak at once", func(ctx context.Context, sch *politeness.LocalScheduler) error {
+			_, errA := sch.Backoff(ctx, keyA, politeness.Backoff{}) // ends 5s + MaxBackoff
+			_, errB := sch.Reserve(ctx, keyB, 10*time.Second, 0)
+			return errors.Join(errA, errB)
+		}, []step{{politeness.DefaultBackoffPause, false, politeness.ErrFull}, {0, true, nil}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock()
+			sch := politeness.NewLocalScheduler(politeness.LocalOptions{Now: clk.Now, MaxEntries: 2, MaxBackoff: time.Minute})
+			ctx := context.Background()
+			if err := tt.setup(ctx, sch); err != nil {
+				t.Fatal(err)
+			}
+			for i, st := range tt.steps {
+				clk.Advance(st.advance)
+				if st.succeeded {
+					if err := sch.Succeeded(ctx, keyA); err != nil {
+						t.Fatal(err)
+					}
+				}
+				k := politeness.Key{Token: "Bot", Authority: fmt.Sprintf("http://new%d.example:80", i)}
+				if _, err := sch.Reserve(ctx, k, time.Hour, 0); !errors.Is(err, st.wantErr) {
+					t.Fatalf("step %d: new key after %v: got %v, want %v", i, st.advance, err, st.wantErr)
+				}
+			}
+		})
+	}
+}
