@@ -234,11 +234,25 @@ func (p *Pinner) authenticate(ctx context.Context, header string, client netip.A
 	if ok {
 		return pin, nil
 	}
-	v, err, _ := p.flights.Do(string(sum[:]), func() (any, error) {
-		return p.check(ctx, header, sum, client)
+	// The check is shared by every login with this header: it runs on a
+	// context of its own (bounded by authCheckTimeout), so that the first
+	// caller giving up fails only that caller.
+	ch := p.flights.DoChan(string(sum[:]), func() (any, error) {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), authCheckTimeout)
+		defer cancel()
+		return p.check(cctx, header, sum, client)
 	})
-	return v.(Pin), err
+	select {
+	case r := <-ch:
+		return r.Val.(Pin), r.Err
+	case <-ctx.Done():
+		return Pin{}, fmt.Errorf("%w: waiting for a password check: %w", ErrProxyAuthFailed, context.Cause(ctx))
+	}
 }
+
+// authCheckTimeout bounds one shared password check: the wait for a
+// bcrypt slot and the comparison.
+const authCheckTimeout = 30 * time.Second
 
 // check is authenticate for a header that is not remembered: the
 // throttle, then bcrypt, then the memo.

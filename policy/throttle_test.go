@@ -420,3 +420,33 @@ func TestRetryAfterSeconds(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedCheckOutlivesItsFirstCaller: logins with the same header share
+// one password check; the first of them giving up (its client went away)
+// does not fail the check for the others.
+func TestSharedCheckOutlivesItsFirstCaller(t *testing.T) {
+	clock := newFakeClock()
+	p := throttledPinner(t, clock, policy.ThrottleOptions{FailuresPerMinute: 6, Burst: 5, MaxConcurrentChecks: 1})
+	release := policy.HoldCheckSlots(p, 1) // the check waits for a slot
+	first, cancel := context.WithCancel(t.Context())
+	firstErr := make(chan error, 1)
+	go func() {
+		_, err := p.Pin(first, basic("alice", "alice-pw"), netip.MustParseAddr("192.0.2.1"))
+		firstErr <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // the first caller starts the shared check
+	secondErr := make(chan error, 1)
+	go func() {
+		_, err := p.Pin(t.Context(), basic("alice", "alice-pw"), netip.MustParseAddr("192.0.2.2"))
+		secondErr <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // and the second joins it
+	cancel()
+	if err := <-firstErr; err == nil {
+		t.Errorf("the caller that gave up: got no error")
+	}
+	release()
+	if err := <-secondErr; err != nil {
+		t.Errorf("the caller still waiting: %v; want authenticated (the first caller's cancellation failed the shared check)", err)
+	}
+}
