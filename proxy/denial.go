@@ -23,7 +23,9 @@ func (p *Proxy) reject(req *http.Request, st *state, d *policy.Decision) *http.R
 		status: d.Status, rule: d.Verdict.Rule}
 	r := p.denials.get(k)
 	if r == nil {
-		r = p.denials.put(k, renderResponse(rejectResponse(req, d, p.opts.AuthRealm)))
+		if r = renderResponse(rejectResponse(req, d, p.opts.AuthRealm)); len(r.body) <= maxRenderedBody {
+			p.denials.put(k, r)
+		}
 	}
 	r.write(st.w)
 	st.w.done = true
@@ -84,6 +86,12 @@ type denials struct {
 }
 
 const denialsMax = 1024
+
+// maxRenderedBody is the largest denial body kept rendered, in octets: a
+// long rule (up to a robots.txt line) or product token is rendered for its
+// request only, so the renderings hold at most about denialsMax × 2 KiB
+// of bodies (and as much again in their keys).
+const maxRenderedBody = 2 << 10
 
 func (ds *denials) get(k denialKey) *rendered {
 	ds.mu.RLock()
