@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -30,7 +31,8 @@ type composeService struct {
 }
 
 // TestCompose: deploy/compose.yaml runs 3 robotsproxy replicas with a
-// configuration the binary accepts, Valkey, and HAProxy in front of every
+// configuration the binary accepts, sharing the Valkey service's store
+// (shared.redis_url), Valkey, and HAProxy in front of every
 // replica (health-checked on /readyz) published on loopback only; every
 // file it mounts exists.
 func TestCompose(t *testing.T) {
@@ -46,7 +48,7 @@ func TestCompose(t *testing.T) {
 	for name, s := range c.Services {
 		if len(s.Entrypoint) > 1 && strings.HasSuffix(s.Entrypoint[0], "/robotsproxy") && s.Entrypoint[1] == "serve" {
 			proxies = append(proxies, name)
-			checkComposeProxy(t, name, s)
+			checkComposeProxy(t, name, s, c.Services)
 		}
 		checkMounts(t, name, s)
 		for _, p := range s.Ports {
@@ -79,9 +81,9 @@ func TestCompose(t *testing.T) {
 }
 
 // checkComposeProxy checks one replica: built from the repository, a
-// read-only root filesystem, and the compose configuration mounted where
-// -config points.
-func checkComposeProxy(t *testing.T, name string, s composeService) {
+// read-only root filesystem, the compose configuration mounted where
+// -config points, and its shared store a valkey service it depends on.
+func checkComposeProxy(t *testing.T, name string, s composeService, services map[string]composeService) {
 	t.Helper()
 	if !s.ReadOnly {
 		t.Errorf("%s: read_only: got false, want true", name)
@@ -112,6 +114,7 @@ func checkComposeProxy(t *testing.T, name string, s composeService) {
 		if cfg.Listen != ":8080" || cfg.AdminListen != ":9090" {
 			t.Errorf("%s: listen %q, admin_listen %q; want \":8080\", \":9090\" (haproxy.cfg and prometheus.yml use them)", name, cfg.Listen, cfg.AdminListen)
 		}
+		checkSharedStore(t, name, cfg.Shared.RedisURL, s, services)
 		return
 	}
 	t.Errorf("%s: no volume mounted at %s", name, target)
@@ -185,5 +188,22 @@ func checkPrometheusTargets(t *testing.T, proxies []string) {
 	}
 	if len(p.RuleFiles) == 0 {
 		t.Errorf("prometheus.yml: no rule_files")
+	}
+}
+
+// checkSharedStore: the replica's shared.redis_url names a valkey service
+// of the compose file, on Valkey's port, and the replica depends on it.
+func checkSharedStore(t *testing.T, name, redisURL string, s composeService, services map[string]composeService) {
+	t.Helper()
+	u, err := url.Parse(redisURL)
+	if err != nil || u.Scheme != "redis" {
+		t.Fatalf("%s: shared.redis_url %q: want redis://SERVICE:6379/DB (%v)", name, redisURL, err)
+	}
+	store, ok := services[u.Hostname()]
+	if !ok || !strings.Contains(store.Image, "valkey") || u.Port() != "6379" {
+		t.Errorf("%s: shared.redis_url %q: want a valkey service of compose.yaml on port 6379", name, redisURL)
+	}
+	if !slices.Contains(s.DependsOn, u.Hostname()) {
+		t.Errorf("%s: depends_on %q: want %s in it", name, s.DependsOn, u.Hostname())
 	}
 }

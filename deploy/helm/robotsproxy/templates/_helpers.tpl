@@ -40,9 +40,13 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- .Values.ca.existingSecret | default (printf "%s-ca" (include "robotsproxy.fullname" .)) -}}
 {{- end -}}
 
-{{/* config.yaml holds secrets: proxy users, or a Redis URL with credentials. */}}
+{{/*
+config.yaml holds secrets: proxy users (users or config.identity.users,
+bcrypt hashes), or a Redis URL with credentials.
+*/}}
 {{- define "robotsproxy.configInSecret" -}}
-{{- if or .Values.users (contains "@" .Values.shared.redisUrl) -}}true{{- end -}}
+{{- $identity := .Values.config.identity | default dict -}}
+{{- if or .Values.users (get $identity "users") (contains "@" .Values.shared.redisUrl) -}}true{{- end -}}
 {{- end -}}
 
 {{/*
