@@ -26,10 +26,10 @@ func isHopHeader(k string) bool {
 // header and the hop-by-hop fields. When upgrade is true (an HTTP/1.1
 // upgrade, e.g. a WebSocket handshake: RFC 9110 7.8) Connection: Upgrade
 // and Upgrade are kept, since they are the handshake itself.
+//
+// Its callers skip it when hasHopHeader says there is nothing to remove
+// (the common case: one pass over a few keys).
 func removeHopHeaders(h http.Header, upgrade bool) {
-	if !hasHopHeader(h) {
-		return // the common case: one pass over a few keys, nothing to delete
-	}
 	for _, v := range h["Connection"] {
 		for _, name := range strings.Split(v, ",") {
 			name = textproto.TrimString(name)

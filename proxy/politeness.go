@@ -123,7 +123,7 @@ func politeFields(e *zerolog.Event, st *state) *zerolog.Event {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // politeDenialText explains a refusal of issue 11: a usage preference, or
-// politeness.
+// politeness; "" when it cannot (denialText's general text applies).
 func politeDenialText(d *policy.Decision) string {
 	token := d.Identity.Token
 	switch d.Reason {
@@ -142,5 +142,5 @@ func politeDenialText(d *policy.Decision) string {
 	case policy.ReasonHostConcurrency:
 		return fmt.Sprintf("robotsproxy: too many requests in flight to this site; retry in %d seconds\n", d.RetryAfterSeconds())
 	}
-	return fmt.Sprintf("robotsproxy: request denied (%s)\n", d.Reason)
+	return "" // denialText's general text
 }

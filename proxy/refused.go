@@ -149,11 +149,8 @@ func (p *Proxy) refuseTarget(w http.ResponseWriter, r *http.Request, f *flight) 
 	body := fmt.Sprintf("robotsproxy: the request target is %d octets, longer than the limit of %d (client.max_request_target_bytes)\n",
 		len(r.RequestURI), limit)
 	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
+	setDenyFields(h, policy.ReasonURITooLong)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("Cache-Control", "no-store")
-	h.Set(HeaderDecision, "deny")
-	h.Set(HeaderReason, string(policy.ReasonURITooLong))
 	w.WriteHeader(http.StatusRequestURITooLong)
 	n, _ := io.WriteString(w, body)
 	f.once(func() {

@@ -47,10 +47,7 @@ func rejectResponse(req *http.Request, d *policy.Decision, realm string) *http.R
 		status = http.StatusTooManyRequests
 		h.Set("Retry-After", strconv.FormatInt(d.RetryAfterSeconds(), 10))
 	}
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set(HeaderDecision, "deny")
-	h.Set(HeaderReason, string(d.Reason))
+	setDenyFields(h, d.Reason)
 	h.Set(HeaderToken, headerValue(d.Identity.Token))
 	if d.RobotsURL != "" {
 		h.Set(HeaderRobotsURL, headerValue(d.RobotsURL))
@@ -86,7 +83,9 @@ func denialText(d *policy.Decision) string {
 	case policy.ReasonAuthThrottled:
 		return fmt.Sprintf("robotsproxy: too many failed proxy authentication attempts; retry in %d seconds\n", d.RetryAfterSeconds())
 	case policy.ReasonUsage, policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency:
-		return politeDenialText(d)
+		if text := politeDenialText(d); text != "" {
+			return text
+		}
 	case policy.ReasonHostDenied, policy.ReasonConnectPort, policy.ReasonConnectRefused, policy.ReasonBadRequest,
 		policy.ReasonURITooLong:
 		return fmt.Sprintf("robotsproxy: request refused (%s): %v\n", d.Reason, d.Err)
@@ -110,12 +109,21 @@ func upstreamErrorResponse(req *http.Request, err error, st *state) *http.Respon
 			st.decision.ReportOnly = false // the destination policy is always enforced
 			return rejectResponse(req, &st.decision, "")
 		}
-		return textResponse(req, http.StatusForbidden, h, "robotsproxy: the destination resolves to a refused (non-public) address\n")
+		return textResponse(req, http.StatusForbidden, h, denialText(&policy.Decision{Reason: policy.ReasonDestination}))
 	}
 	if st.decided && st.decision.Err == nil {
 		st.decision.Err = err // the audit line's "error"
 	}
 	return textResponse(req, http.StatusBadGateway, h, fmt.Sprintf("robotsproxy: upstream error: %v\n", err))
+}
+
+// setDenyFields sets the fields of every refusal's text answer: its type,
+// no caching, and robotsproxy's decision and reason.
+func setDenyFields(h http.Header, reason policy.Reason) {
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set(HeaderDecision, "deny")
+	h.Set(HeaderReason, string(reason))
 }
 
 // textResponse builds a complete response with a text body.

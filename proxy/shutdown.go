@@ -100,24 +100,30 @@ func cutOff(r *http.Request, body *idleBody) string {
 	return ""
 }
 
+// bodyOf returns the watched body of req, nil when it has none.
+func bodyOf(req *http.Request) *idleBody {
+	b, _ := req.Body.(*idleBody)
+	return b
+}
+
 // cutOffResponse answers a request whose round trip failed because the
 // proxy cut it off: 503 Service Unavailable when shutdown cancelled it, 408
 // Request Timeout when its body went idle. Nil otherwise.
 func cutOffResponse(req *http.Request) *http.Response {
+	b := bodyOf(req)
+	status, text := http.StatusRequestTimeout, ""
+	switch cutOff(req, b) {
+	case "":
+		return nil
+	case CutOffShutdown:
+		status, text = http.StatusServiceUnavailable, "robotsproxy: the proxy is shutting down; the request was cut off, retry later\n"
+	case CutOffBodySlow:
+		text = fmt.Sprintf("robotsproxy: the request body came slower than %d octets/s; the request was cut off\n", b.minRate)
+	case CutOffBodyIdle:
+		text = fmt.Sprintf("robotsproxy: no request body octet for %s; the request was cut off\n", b.timeout)
+	}
 	h := http.Header{}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Connection", "close")
-	if errors.Is(context.Cause(req.Context()), ErrShutdown) {
-		return textResponse(req, http.StatusServiceUnavailable, h,
-			"robotsproxy: the proxy is shutting down; the request was cut off, retry later\n")
-	}
-	if b, ok := req.Body.(*idleBody); ok && b.slow.Load() {
-		return textResponse(req, http.StatusRequestTimeout, h,
-			fmt.Sprintf("robotsproxy: the request body came slower than %d octets/s; the request was cut off\n", b.minRate))
-	}
-	if b, ok := req.Body.(*idleBody); ok && b.idle.Load() {
-		return textResponse(req, http.StatusRequestTimeout, h,
-			fmt.Sprintf("robotsproxy: no request body octet for %s; the request was cut off\n", b.timeout))
-	}
-	return nil
+	return textResponse(req, status, h, text)
 }
