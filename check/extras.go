@@ -142,11 +142,8 @@ func (f fileExtras) usageText(u robots.UsagePrefs, purpose string) string {
 	case !u.Verdict.Allowed:
 		s += ": none for a disallowed URL"
 	case p.Line != 0:
-		for _, rule := range u.Rules() {
-			if rule.Line == p.Line {
-				s += fmt.Sprintf(": line %d: %s", p.Line, rule.Text())
-				break
-			}
+		if rule, ok := u.RuleOf(p); ok {
+			s += fmt.Sprintf(": line %d: %s", p.Line, rule.Text())
 		}
 	}
 	if sig, ok := f.extras.ContentSignal(purpose); ok {

@@ -111,3 +111,23 @@ func TestRunUsageInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestRunUsageTextTies: among tied rules, the text is that of the rule that
+// decided (any "n", else the first "y"), not of the first rule.
+func TestRunUsageTextTies(t *testing.T) {
+	path := writeRobots(t, "User-agent: *\nContent-Usage: train-ai=y, search=y\nContent-Usage: search=n\nContent-Usage: train-ai=n # c\nContent-Usage: train-ai=y\n")
+	tests := []struct{ usage, want string }{
+		{"train-ai", "ALLOWED http://example.com/x\tgroup * (fallback): no matching rule\tusage train-ai=n: line 4: Content-Usage: train-ai=n"},
+		{"search", "ALLOWED http://example.com/x\tgroup * (fallback): no matching rule\tusage search=n: line 3: Content-Usage: search=n"},
+		{"other", "ALLOWED http://example.com/x\tgroup * (fallback): no matching rule\tusage other=unknown"},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		if _, err := check.Run(path, "Googlebot", []string{"http://example.com/x"}, check.Options{Usage: tt.usage, Stdout: &out}); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSuffix(out.String(), "\n"); got != tt.want {
+			t.Errorf("-usage %s:\ngot  %q\nwant %q", tt.usage, got, tt.want)
+		}
+	}
+}

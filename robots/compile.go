@@ -72,8 +72,10 @@ import "slices"
 //     the varint length and the lower-cased key, then the varint length
 //     and the value, and for a Content-Usage record (recContentUsage) the
 //     varint length and the normalised path pattern, empty when the rule
-//     has no path (see usage.go). recEnd ends the section. Group indexes
-//     never decrease from one record to the next.
+//     has no path, and an octet of the preferences its statement states
+//     for the vocabulary's labels (see usage.go, appendUsage). recEnd ends
+//     the section. Group indexes never decrease from one record to the
+//     next.
 //
 //  6. Zero octets if needed, so that 8 octets can be loaded from the start
 //     of any pattern or token.
@@ -457,8 +459,10 @@ type recView struct {
 	line  int
 	key   string // Record.Key
 	value string
-	// pattern is a Content-Usage rule's normalised path pattern.
+	// pattern is a Content-Usage rule's normalised path pattern, prefs
+	// its statement's preferences for the vocabulary (see vocabPrefs).
 	pattern string
+	prefs   byte
 }
 
 // next decodes the next record into v, or reports false at the end.
@@ -489,7 +493,8 @@ func (it *recIter) next(v *recView) bool {
 	if v.kind == recContentUsage {
 		l, i = uvarint(a, i)
 		v.pattern = a[i : i+l]
-		i += l
+		v.prefs = a[i+l]
+		i += l + 1
 	}
 	it.i = i
 	return true

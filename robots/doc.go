@@ -52,7 +52,8 @@
 //     rejecting the rest of the file: lines longer than
 //     [DefaultMaxLineBytes] are truncated (as Google's parser does), and a
 //     group keeps at most [DefaultMaxRulesPerGroup] rules; see [Options].
-//     Both are counted in [Robots.Limited].
+//     Both are counted in [Robots.Limited], as are the Content-Usage lines
+//     past [MaxContentUsageRules] in a file.
 //
 // # Other records that are read (2.2.4)
 //

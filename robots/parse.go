@@ -189,8 +189,9 @@ type parser struct {
 	// recs is the records section being built.
 	recs []byte
 	// rules counts the current group's rule lines (a bridged line may
-	// give two rules, see charset.go), usages its Content-Usage lines.
-	rules, usages int
+	// give two rules, see charset.go), usages its Content-Usage lines,
+	// fileUsages those of every group (see keepUsage).
+	rules, usages, fileUsages int
 	// rs are the current group's rules, their patterns back to back in
 	// pats and their edits in edits; emitProgram writes them to prog when
 	// the group ends.
@@ -317,17 +318,12 @@ func (p *parser) push(r prule) {
 
 // record handles a record that is not a rule, a user-agent or a sitemap
 // (RFC 9309 2.2.4); key is as written. None of them ends a group (2.2.4),
-// Content-Usage included (see usage.go). A group keeps at most
-// MaxRulesPerGroup Content-Usage lines, as it does rules; the others are
-// dropped and counted in Robots.Limited.
+// Content-Usage included (see usage.go). Content-Usage lines past the
+// limits of keepUsage are dropped and counted in Robots.Limited.
 func (p *parser) record(key, value string, n int) {
 	code := otherKeyCode(key)
-	if code == recContentUsage && p.cur >= 0 {
-		if p.usages >= p.opts.MaxRulesPerGroup {
-			p.r.Limited++
-			return
-		}
-		p.usages++
+	if code == recContentUsage && p.cur >= 0 && !p.keepUsage() {
+		return
 	}
 	p.r.extras |= extraFlag(code, p.cur >= 0)
 	p.recs = append(p.recs, code)
@@ -346,9 +342,7 @@ func (p *parser) record(key, value string, n int) {
 	p.recs = appendUvarint(p.recs, uint64(len(value)))
 	p.recs = append(p.recs, value...)
 	if code == recContentUsage {
-		pat := usagePattern(value)
-		p.recs = appendUvarint(p.recs, uint64(len(pat)))
-		p.recs = append(p.recs, pat...)
+		p.recs = appendUsage(p.recs, value)
 	}
 }
 

@@ -97,8 +97,9 @@ type Robots struct {
 	// Ignored counts lines that were neither empty, a comment, nor a
 	// parseable record, plus rules outside any group.
 	Ignored int
-	// Limited counts lines truncated by Options.MaxLineBytes and rules
-	// dropped by Options.MaxRulesPerGroup.
+	// Limited counts lines truncated by Options.MaxLineBytes, rules
+	// dropped by Options.MaxRulesPerGroup and Content-Usage lines dropped
+	// by it or by MaxContentUsageRules.
 	Limited int
 
 	// a is the arena (see compile.go).

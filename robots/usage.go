@@ -82,21 +82,81 @@ func (s Statement) Pref(label string) Pref {
 	if !s.valid {
 		return PrefUnknown
 	}
+	return statementPref(s.text, label)
+}
+
+// statementPref parses text as a statement of preference once and returns
+// its preference for label (see Statement.Pref): PrefUnknown when text is
+// not an RFC 9651 Dictionary.
+func statementPref(text, label string) Pref {
 	p := PrefUnknown
-	sfDict(s.text, func(m sfMember) {
-		if m.key != label {
-			return
-		}
-		switch {
-		case m.isToken && m.token == "y":
-			p = PrefAllow
-		case m.isToken && m.token == "n":
-			p = PrefDisallow
-		default:
-			p = PrefUnknown
+	ok := sfDict(text, func(m sfMember) {
+		if m.key == label {
+			p = memberPref(m)
 		}
 	})
+	if !ok {
+		return PrefUnknown
+	}
 	return p
+}
+
+// memberPref returns the preference a dictionary member states (vocab-07
+// 6.5): the Token "y" or "n", else unknown.
+func memberPref(m sfMember) Pref {
+	switch {
+	case m.isToken && m.token == "y":
+		return PrefAllow
+	case m.isToken && m.token == "n":
+		return PrefDisallow
+	}
+	return PrefUnknown
+}
+
+// vocabPrefs parses a statement of preference once and returns its
+// preferences for the labels of VocabLabels in one octet: bits 0-1 for
+// "train-ai", 2-3 for "search", each a Pref; 0 when it does not parse.
+// The parser stores it with each Content-Usage record (appendUsage), so
+// that Get reads those labels without parsing a statement per request.
+func vocabPrefs(statement string) byte {
+	var train, search Pref
+	ok := sfDict(statement, func(m sfMember) {
+		switch m.key {
+		case "train-ai":
+			train = memberPref(m)
+		case "search":
+			search = memberPref(m)
+		}
+	})
+	if !ok {
+		return 0
+	}
+	return byte(train) | byte(search)<<2
+}
+
+// recordPref returns the preference the Content-Usage record v states for
+// label: from the octet of vocabPrefs for the vocabulary's labels, else by
+// parsing its statement once.
+func recordPref(v *recView, label string) Pref {
+	switch label {
+	case "train-ai":
+		return Pref(v.prefs & 3)
+	case "search":
+		return Pref(v.prefs >> 2 & 3)
+	}
+	_, st := splitUsage(v.value)
+	return statementPref(st, label)
+}
+
+// appendUsage appends to a record of the records section (see compile.go,
+// 5.) what follows the value of a Content-Usage rule: the normalised path
+// pattern and the octet of vocabPrefs.
+func appendUsage(recs []byte, value string) []byte {
+	pat := usagePattern(value)
+	_, st := splitUsage(value)
+	recs = appendUvarint(recs, uint64(len(pat)))
+	recs = append(recs, pat...)
+	return append(recs, vocabPrefs(st))
 }
 
 // splitUsage splits the value of a Content-Usage rule into its path as
@@ -121,6 +181,33 @@ func usagePattern(value string) string {
 		return ""
 	}
 	return normalizePattern(path)
+}
+
+// MaxContentUsageRules is how many Content-Usage lines in groups a file
+// keeps: the first 1024 in file order. Later ones are dropped and counted
+// in Robots.Limited, as are those past Options.MaxRulesPerGroup in one
+// group. It is a limit of this parser, not one of the Content-Usage rule
+// of draft-ietf-aipref-attach-05 section 3, and guards each request as
+// MaxRulesPerGroup guards the parser (RFC 9309 section 3): the rules with
+// equally long matching paths all apply (attach-05 3.1), and a file within
+// the parse limit could otherwise hold some 19,000 that tie, all read for
+// every request. The limit is per file, not per group, because the groups
+// that name one product token merge (RFC 9309 2.2.1) and their rules tie
+// as one group's.
+const MaxContentUsageRules = 1024
+
+// keepUsage counts one more Content-Usage line of the current group and
+// reports whether the parser keeps it: no more than MaxRulesPerGroup in a
+// group and MaxContentUsageRules in the file. A line it drops is counted in
+// Robots.Limited.
+func (p *parser) keepUsage() bool {
+	if p.usages >= p.opts.MaxRulesPerGroup || p.fileUsages >= MaxContentUsageRules {
+		p.r.Limited++
+		return false
+	}
+	p.usages++
+	p.fileUsages++
+	return true
 }
 
 // UsageRule is a Content-Usage rule (attach-05 3).
@@ -158,6 +245,10 @@ type UsagePref struct {
 	// Pref (the first in file order among those that did), 0 when Pref
 	// is unknown.
 	Line int
+
+	// ref is 1 + the index in UsagePrefs.refs of that rule, 0 when Pref
+	// is unknown (see UsagePrefs.RuleOf).
+	ref int
 }
 
 // UsagePrefs are the usage preferences that apply to one path for one
@@ -176,19 +267,48 @@ type UsagePrefs struct {
 // Get returns the preference for a usage category label (vocab-07 6.1).
 // Several rules with equally long matching paths combine as vocab-07 5.1
 // says: any PrefDisallow wins, then any PrefAllow, else PrefUnknown. It
-// does not allocate.
+// does not allocate. For the labels of VocabLabels it parses no statement
+// (Parse did, once per rule); for another it parses each rule's statement
+// once.
 func (u UsagePrefs) Get(label string) UsagePref {
 	out := UsagePref{Label: label}
 	var v recView
 	for i := 0; i < u.refs.n; i++ {
 		u.refs.view(u.a, i, &v)
-		_, st := splitUsage(v.value)
-		p := ParseStatement(st).Pref(label)
+		p := recordPref(&v, label)
 		if p == PrefDisallow && out.Pref != PrefDisallow || p == PrefAllow && out.Pref == PrefUnknown {
-			out.Pref, out.Line = p, v.line
+			out.Pref, out.Line, out.ref = p, v.line, i+1
+		}
+		if out.Pref == PrefDisallow {
+			break // nothing overrides it, and the first line is kept
 		}
 	}
 	return out
+}
+
+// RuleOf returns the Content-Usage rule that stated p, a preference Get
+// returned for u, without building the others as Rules does: the rule on
+// line p.Line, read directly. It reports false when p is unknown, and when
+// p did not come from u and u has no such rule where Get left it (the rule
+// must be on line p.Line and state p.Pref for p.Label). It does not
+// allocate.
+func (u UsagePrefs) RuleOf(p UsagePref) (UsageRule, bool) {
+	if p.ref < 1 || p.ref > u.refs.n || p.Pref == PrefUnknown {
+		return UsageRule{}, false
+	}
+	var v recView
+	u.refs.view(u.a, p.ref-1, &v)
+	rule := usageRule(&v)
+	if rule.Line != p.Line || rule.Statement.Pref(p.Label) != p.Pref {
+		return UsageRule{}, false
+	}
+	return rule, true
+}
+
+// usageRule builds the rule of a Content-Usage record.
+func usageRule(v *recView) UsageRule {
+	path, st := splitUsage(v.value)
+	return UsageRule{Line: v.line, Path: path, Pattern: v.pattern, Statement: ParseStatement(st), Value: v.value}
 }
 
 // ParseUsageRule parses the value of a Content-Usage rule (attach-05 3.2)
@@ -207,9 +327,7 @@ func (u UsagePrefs) Rules() []UsageRule {
 	var v recView
 	for i := 0; i < u.refs.n; i++ {
 		u.refs.view(u.a, i, &v)
-		path, st := splitUsage(v.value)
-		rule := UsageRule{Line: v.line, Path: path, Pattern: v.pattern, Statement: ParseStatement(st), Value: v.value}
-		out = append(out, rule)
+		out = append(out, usageRule(&v))
 	}
 	return out
 }

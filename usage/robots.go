@@ -25,17 +25,13 @@ var vocabLabels = [...]string{TrainAI, Search}
 // purposes. It allocates only when something is stated.
 func FromRobots(u robots.UsagePrefs, e robots.GroupExtras) Preferences {
 	var out Preferences
-	var rules []robots.UsageRule // read only when a rule states something
 	for _, label := range vocabLabels {
 		p := u.Get(label)
 		if p.Pref == robots.PrefUnknown {
 			continue
 		}
-		if rules == nil {
-			rules = u.Rules()
-		}
 		out = append(out, Statement{Purpose: label, Value: value(p.Pref), Source: SourceContentUsage,
-			Line: p.Line, Text: ruleText(rules, p.Line)})
+			Line: p.Line, Text: ruleText(u, p)})
 	}
 	for _, k := range signalKeys {
 		s, ok := e.ContentSignal(k.key)
@@ -48,13 +44,11 @@ func FromRobots(u robots.UsagePrefs, e robots.GroupExtras) Preferences {
 	return out
 }
 
-// ruleText returns the text of the rule on line, "Content-Usage" when it
-// is not among rules.
-func ruleText(rules []robots.UsageRule, line int) string {
-	for _, r := range rules {
-		if r.Line == line {
-			return r.Text()
-		}
+// ruleText returns the text of the rule that stated p (UsagePrefs.RuleOf:
+// that rule alone is read), "Content-Usage" when there is none.
+func ruleText(u robots.UsagePrefs, p robots.UsagePref) string {
+	if r, ok := u.RuleOf(p); ok {
+		return r.Text()
 	}
 	return "Content-Usage"
 }
