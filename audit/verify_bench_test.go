@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/audit"
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -50,10 +51,10 @@ func benchLog(b *testing.B, hosts, n int) (archive, log string, octets int64) {
 		b.Fatal(err)
 	}
 	w := audit.NewWriter(f, audit.Options{Chain: true})
-	uas := []policy.Identity{
-		{Token: "ExampleBot", Candidates: []string{"ExampleBot"}, Source: policy.SourceUserAgent},
-		{Token: "OtherBot", Candidates: []string{"OtherBot", "Helper"}, Source: policy.SourceUserAgent},
-		{Token: "*", Source: policy.SourceDefault},
+	uas := []identity.Identity{
+		{Token: "ExampleBot", Candidates: []string{"ExampleBot"}, Source: identity.SourceUserAgent},
+		{Token: "OtherBot", Candidates: []string{"OtherBot", "Helper"}, Source: identity.SourceUserAgent},
+		{Token: "*", Source: identity.SourceDefault},
 	}
 	for i := range n {
 		h := i % hosts

@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/audit"
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
@@ -91,7 +92,7 @@ func newFixture(t *testing.T) fixture {
 		fetched[a.URL] = a
 		return a
 	}, policy.CacheOptions{})
-	pol := policy.New(policy.Options{Identifier: policy.NewIdentifier(policy.DefaultBrowserTokens(), nil), Cache: cache})
+	pol := policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: cache})
 
 	// The first pass goes to what becomes the rotated file, the second
 	// (cache hits) to the current one, written after a restart.

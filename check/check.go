@@ -12,7 +12,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -80,7 +80,7 @@ func Run(path, userAgent string, urls []string, o Options) (bool, error) {
 	}
 	c := checker{
 		robots: robots.Parse(body),
-		id:     policy.NewIdentifier(policy.DefaultBrowserTokens(), nil).Identify(userAgent),
+		id:     identity.NewIdentifier(identity.DefaultBrowserTokens(), nil).Identify(userAgent),
 		out:    bufio.NewWriter(o.Stdout),
 		json:   o.JSON,
 		usage:  o.Usage,
@@ -104,7 +104,7 @@ func Run(path, userAgent string, urls []string, o Options) (bool, error) {
 
 type checker struct {
 	robots *robots.Robots
-	id     policy.Identity
+	id     identity.Identity
 	out    *bufio.Writer
 	json   bool
 	usage  string

@@ -8,6 +8,7 @@ package config
 import (
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -177,7 +178,7 @@ type Identity struct {
 	// most specific range wins. Default none.
 	ClientRanges []ClientRangeRule `yaml:"client_ranges"`
 	// BrowserTokens are User-Agent product names that never identify a
-	// crawler. Default policy.DefaultBrowserTokens().
+	// crawler. Default identity.DefaultBrowserTokens().
 	BrowserTokens []string `yaml:"browser_tokens"`
 	// Overrides map User-Agent regular expressions to product tokens, first
 	// match wins. Default none.
@@ -319,7 +320,7 @@ func Default() Config {
 		Identity: Identity{
 			Users:         []UserRule{},
 			ClientRanges:  []ClientRangeRule{},
-			BrowserTokens: policy.DefaultBrowserTokens(),
+			BrowserTokens: identity.DefaultBrowserTokens(),
 			Overrides:     []OverrideRule{},
 			AuthThrottle:  AuthThrottle{FailuresPerMinute: 10, Burst: 5, MaxConcurrentChecks: 2},
 		},

@@ -18,7 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/robotsproxy/robotsproxy/config"
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/identity"
 )
 
 // shippedConfig is the commented configuration file at the repository root.
@@ -446,24 +446,24 @@ identity:
 	}
 
 	o := got.PinOptions()
-	wantOpts := policy.PinOptions{
-		Users: []policy.User{
+	wantOpts := identity.PinOptions{
+		Users: []identity.User{
 			{Name: "alice", PasswordHash: []byte(alice), Token: "AliceBot"},
 			{Name: "bob smith", PasswordHash: []byte(bob), Token: "Bob_Bot"},
 		},
-		Ranges: []policy.ClientRange{
+		Ranges: []identity.ClientRange{
 			{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: "WideBot"},
 			{Prefix: netip.MustParsePrefix("10.1.0.0/16"), Token: "NarrowBot"},
 			{Prefix: netip.MustParsePrefix("2001:db8::/32"), Token: "SixBot"},
 		},
 		Required: true,
-		Throttle: policy.ThrottleOptions{FailuresPerMinute: 10, Burst: 5, MaxConcurrentChecks: 2},
+		Throttle: identity.ThrottleOptions{FailuresPerMinute: 10, Burst: 5, MaxConcurrentChecks: 2},
 	}
 	if !reflect.DeepEqual(o, wantOpts) {
 		t.Fatalf("PinOptions():\ngot  %+v\nwant %+v", o, wantOpts)
 	}
 
-	pinner, err := policy.NewPinner(o)
+	pinner, err := identity.NewPinner(o)
 	if err != nil {
 		t.Fatalf("NewPinner(PinOptions()): %v", err)
 	}
@@ -477,11 +477,11 @@ identity:
 	}{
 		{auth("bob smith", "bob-pw"), "192.0.2.1", "Bob_Bot", nil},
 		{auth("alice", "alice-pw"), "10.1.0.1", "AliceBot", nil},
-		{auth("alice", "bob-pw"), "10.1.0.1", "", policy.ErrProxyAuthFailed},
+		{auth("alice", "bob-pw"), "10.1.0.1", "", identity.ErrProxyAuthFailed},
 		{"", "10.1.0.1", "NarrowBot", nil},
 		{"", "10.2.0.1", "WideBot", nil},
 		{"", "2001:db8::5", "SixBot", nil},
-		{"", "192.0.2.1", "", policy.ErrProxyAuthRequired},
+		{"", "192.0.2.1", "", identity.ErrProxyAuthRequired},
 	} {
 		pin, err := pinner.Pin(t.Context(), c.header, netip.MustParseAddr(c.client))
 		if pin.Token != c.token || !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
@@ -497,7 +497,7 @@ func TestPinOptions(t *testing.T) {
 		if len(o.Users) != 0 || len(o.Ranges) != 0 || o.Required {
 			t.Errorf("Default().PinOptions(): got %+v, want nothing pinned", o)
 		}
-		p, err := policy.NewPinner(o)
+		p, err := identity.NewPinner(o)
 		if err != nil || p.Enabled() {
 			t.Errorf("NewPinner(Default().PinOptions()): got %v (Enabled %v), want a disabled Pinner", err, p.Enabled())
 		}
@@ -509,11 +509,11 @@ func TestPinOptions(t *testing.T) {
 		c.Identity.RequireCredentials = true
 		c.Identity.AuthThrottle = config.AuthThrottle{FailuresPerMinute: 2.5, Burst: 7, MaxConcurrentChecks: 3}
 		o := c.PinOptions()
-		want := policy.PinOptions{
-			Users:    []policy.User{{Name: "u", PasswordHash: []byte("$2a$04$x"), Token: "T"}},
-			Ranges:   []policy.ClientRange{{Prefix: netip.MustParsePrefix("fd00::/8"), Token: "V"}, {Prefix: netip.MustParsePrefix("192.0.2.7/24"), Token: "W"}},
+		want := identity.PinOptions{
+			Users:    []identity.User{{Name: "u", PasswordHash: []byte("$2a$04$x"), Token: "T"}},
+			Ranges:   []identity.ClientRange{{Prefix: netip.MustParsePrefix("fd00::/8"), Token: "V"}, {Prefix: netip.MustParsePrefix("192.0.2.7/24"), Token: "W"}},
 			Required: true,
-			Throttle: policy.ThrottleOptions{FailuresPerMinute: 2.5, Burst: 7, MaxConcurrentChecks: 3},
+			Throttle: identity.ThrottleOptions{FailuresPerMinute: 2.5, Burst: 7, MaxConcurrentChecks: 3},
 		}
 		if !reflect.DeepEqual(o, want) {
 			t.Errorf("PinOptions():\ngot  %+v\nwant %+v", o, want)

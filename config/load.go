@@ -16,7 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/identity"
 )
 
 // LoadFile reads and validates the configuration file at path.
@@ -183,7 +183,7 @@ func (c *Config) Validate() error {
 		if _, err := regexp.Compile(o.UserAgent); err != nil || o.UserAgent == "" {
 			return fmt.Errorf("identity.overrides[%d].user_agent: invalid regular expression %q: %v", i, o.UserAgent, err)
 		}
-		if !policy.IsProductToken(o.Token) {
+		if !identity.IsProductToken(o.Token) {
 			return fmt.Errorf("identity.overrides[%d].token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", i, o.Token)
 		}
 	}

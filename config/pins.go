@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -22,7 +23,7 @@ func (c *Config) validateAccess() error {
 			return fmt.Errorf("%s.name: must be non-empty and contain no colon, got %q", key, u.Name)
 		case seen[u.Name]:
 			return fmt.Errorf("%s.name: duplicate user %q", key, u.Name)
-		case !policy.IsProductToken(u.Token):
+		case !identity.IsProductToken(u.Token):
 			return fmt.Errorf("%s.token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", key, u.Token)
 		}
 		if _, err := policy.ParseMode(u.Mode); err != nil {
@@ -38,7 +39,7 @@ func (c *Config) validateAccess() error {
 		if _, err := netip.ParsePrefix(r.CIDR); err != nil {
 			return fmt.Errorf("%s.cidr: want a CIDR range such as 10.0.0.0/8, got %q", key, r.CIDR)
 		}
-		if !policy.IsProductToken(r.Token) {
+		if !identity.IsProductToken(r.Token) {
 			return fmt.Errorf("%s.token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", key, r.Token)
 		}
 		if _, err := policy.ParseMode(r.Mode); err != nil {
@@ -85,19 +86,19 @@ func atLeastKey(key string, n, min int) error {
 }
 
 // PinOptions returns the pinned identities and the auth throttle
-// (identity.auth_throttle) for policy.NewPinner; call after Validate. The
+// (identity.auth_throttle) for identity.NewPinner; call after Validate. The
 // clock is left to NewPinner's default.
-func (c *Config) PinOptions() policy.PinOptions {
+func (c *Config) PinOptions() identity.PinOptions {
 	t := c.Identity.AuthThrottle
-	o := policy.PinOptions{Required: c.Identity.RequireCredentials, Throttle: policy.ThrottleOptions{
+	o := identity.PinOptions{Required: c.Identity.RequireCredentials, Throttle: identity.ThrottleOptions{
 		FailuresPerMinute: t.FailuresPerMinute, Burst: t.Burst, MaxConcurrentChecks: t.MaxConcurrentChecks}}
 	for _, u := range c.Identity.Users {
-		o.Users = append(o.Users, policy.User{Name: u.Name, PasswordHash: []byte(u.PasswordBcrypt), Token: u.Token,
+		o.Users = append(o.Users, identity.User{Name: u.Name, PasswordHash: []byte(u.PasswordBcrypt), Token: u.Token,
 			Mode: policy.Mode(u.Mode)})
 	}
 	for _, r := range c.Identity.ClientRanges {
 		if p, err := netip.ParsePrefix(r.CIDR); err == nil {
-			o.Ranges = append(o.Ranges, policy.ClientRange{Prefix: p, Token: r.Token, Mode: policy.Mode(r.Mode)})
+			o.Ranges = append(o.Ranges, identity.ClientRange{Prefix: p, Token: r.Token, Mode: policy.Mode(r.Mode)})
 		}
 	}
 	return o

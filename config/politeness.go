@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/politeness"
 	"github.com/robotsproxy/robotsproxy/usage"
 )
@@ -104,7 +104,7 @@ func (c *Config) validatePoliteness() error {
 		}
 	}
 	for token, list := range c.Usage.Purposes {
-		if !policy.IsProductToken(token) {
+		if !identity.IsProductToken(token) {
 			return fmt.Errorf("usage.purposes: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", token)
 		}
 		if err := purposes(list); err != nil {

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -84,7 +84,7 @@ type checkFixture struct {
 	path    string // of the file on disk
 	ua      string
 	parsed  *robots.Robots
-	id      policy.Identity
+	id      identity.Identity
 	urls    []string
 	verdict map[string]robots.Verdict // by URL
 }
@@ -95,7 +95,7 @@ func checkFixtures(t *testing.T, n int) []checkFixture {
 	t.Helper()
 	corpus := corpusDir(t)
 	ua := pickAgents(t, corpus)[0]
-	id := policy.NewIdentifier(policy.DefaultBrowserTokens(), nil).Identify(ua)
+	id := identity.NewIdentifier(identity.DefaultBrowserTokens(), nil).Identify(ua)
 	var out []checkFixture
 	for _, f := range pickRobotsFiles(t, corpus, 7) {
 		fx := checkFixture{file: f, path: filepath.Join(corpus, "robots", f.name), ua: ua, parsed: robots.Parse(f.body), id: id, verdict: map[string]robots.Verdict{}}

@@ -30,6 +30,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -271,7 +272,7 @@ type expectation struct {
 	rule    *robots.Rule
 }
 
-func expect(r *robots.Robots, id policy.Identity, path string) expectation {
+func expect(r *robots.Robots, id identity.Identity, path string) expectation {
 	v := r.Test(path, id.Candidates...)
 	e := expectation{allowed: v.Allowed, token: id.Token}
 	if v.Matched() {
@@ -574,7 +575,7 @@ func TestProxyCorpus(t *testing.T) {
 	corpus := corpusDir(t)
 	files := pickRobotsFiles(t, corpus, 19)
 	agents := pickAgents(t, corpus)
-	ident := policy.NewIdentifier(policy.DefaultBrowserTokens(), nil)
+	ident := identity.NewIdentifier(identity.DefaultBrowserTokens(), nil)
 
 	var cases []reqCase
 	var origins []*origin

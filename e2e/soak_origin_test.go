@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -150,7 +150,7 @@ type soakCase struct {
 // agents. It fails the test unless both allowed and denied cases exist.
 func soakCases(t *testing.T, files []robotsFile, agents []string) [][]soakCase {
 	t.Helper()
-	ident := policy.NewIdentifier(policy.DefaultBrowserTokens(), nil)
+	ident := identity.NewIdentifier(identity.DefaultBrowserTokens(), nil)
 	out := make([][]soakCase, len(files))
 	allowed, denied := 0, 0
 	for fi, f := range files {

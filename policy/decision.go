@@ -3,6 +3,7 @@ package policy
 import (
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/robots"
 	"github.com/robotsproxy/robotsproxy/usage"
 )
@@ -104,7 +105,7 @@ type Decision struct {
 	// Reason says why.
 	Reason Reason
 	// Identity is who the crawler is.
-	Identity Identity
+	Identity identity.Identity
 	// Verdict is the matcher's answer; zero unless Access is Successful.
 	Verdict robots.Verdict
 	// RobotsURL is the robots.txt URL of the request's authority.

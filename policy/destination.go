@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/robotsproxy/robotsproxy/identity"
 )
 
 // DefaultConnectPorts are the ports CONNECT may reach when Options leave
@@ -171,15 +173,15 @@ func ConnectAuthority(target string) (scheme, authority string, err error) {
 // "proxy-auth-failed", which the proxy answers with 407, or
 // "proxy-auth-throttled" with RetryAfter set, answered with 429. ctx bounds
 // the wait for a bcrypt slot.
-func (p *Policy) Authenticate(ctx context.Context, proxyAuthorization string, client netip.Addr) (Pin, *Decision) {
+func (p *Policy) Authenticate(ctx context.Context, proxyAuthorization string, client netip.Addr) (identity.Pin, *Decision) {
 	pin, err := p.opts.Pinner.Pin(ctx, proxyAuthorization, client)
 	if err == nil {
 		return pin, nil
 	}
-	d := &Decision{Reason: ReasonAuthFailed, Err: err, Identity: Identity{Token: "*", Source: SourceDefault, User: pin.User}}
-	var throttled *ThrottledError
+	d := &Decision{Reason: ReasonAuthFailed, Err: err, Identity: identity.Identity{Token: "*", Source: identity.SourceDefault, User: pin.User}}
+	var throttled *identity.ThrottledError
 	switch {
-	case errors.Is(err, ErrProxyAuthRequired):
+	case errors.Is(err, identity.ErrProxyAuthRequired):
 		d.Reason = ReasonAuthRequired
 	case errors.As(err, &throttled):
 		d.Reason, d.RetryAfter = ReasonAuthThrottled, throttled.RetryAfter

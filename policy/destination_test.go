@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -46,7 +47,7 @@ func (f *countingFetch) Calls() []string {
 func newStubPolicy(body string, o policy.Options) (*policy.Policy, *countingFetch) {
 	f := &countingFetch{body: body}
 	if o.Identifier == nil {
-		o.Identifier = policy.NewIdentifier(policy.DefaultBrowserTokens(), nil)
+		o.Identifier = identity.NewIdentifier(identity.DefaultBrowserTokens(), nil)
 	}
 	o.Cache = policy.NewCache(f.Fetch, policy.CacheOptions{})
 	return policy.New(o), f
@@ -63,14 +64,14 @@ func ruleLine(d policy.Decision) int {
 // User-Agent says, and that the decision's Identity tells where it came
 // from.
 func TestDecidePinned(t *testing.T) {
-	pinner, err := policy.NewPinner(policy.PinOptions{
-		Users:  []policy.User{{Name: "alice", PasswordHash: bcryptHash(t, "pw"), Token: "PinnedBot"}},
-		Ranges: []policy.ClientRange{{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: "ExampleBot"}},
+	pinner, err := identity.NewPinner(identity.PinOptions{
+		Users:  []identity.User{{Name: "alice", PasswordHash: bcryptHash(t, "pw"), Token: "PinnedBot"}},
+		Ranges: []identity.ClientRange{{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: "ExampleBot"}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pinOf := func(header, client string) policy.Pin {
+	pinOf := func(header, client string) identity.Pin {
 		var addr netip.Addr
 		if client != "" {
 			addr = netip.MustParseAddr(client)
@@ -83,11 +84,11 @@ func TestDecidePinned(t *testing.T) {
 	}
 	credPin := pinOf(basic("alice", "pw"), "")
 	rangePin := pinOf("", "10.1.2.3")
-	overrides := []policy.Override{{Pattern: regexp.MustCompile("^Overridden"), Token: "ExampleBot"}}
+	overrides := []identity.Override{{Pattern: regexp.MustCompile("^Overridden"), Token: "ExampleBot"}}
 
 	tests := []struct {
 		name string
-		pin  policy.Pin
+		pin  identity.Pin
 		ua   string
 		path string
 
@@ -95,35 +96,35 @@ func TestDecidePinned(t *testing.T) {
 		wantReason  policy.Reason
 		wantLine    int
 		wantToken   string
-		wantSource  policy.IdentitySource
+		wantSource  identity.IdentitySource
 		wantUser    string
 	}{
 		{name: "pinned token's own rule", pin: credPin, ua: "", path: "/pinned-only/x",
-			wantReason: policy.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
+			wantReason: policy.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
 		{name: "pinned token, UA names another crawler with a group", pin: credPin, ua: uaExampleBot, path: "/pinned-ok",
-			wantAllowed: true, wantReason: policy.ReasonNoMatch, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
+			wantAllowed: true, wantReason: policy.ReasonNoMatch, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
 		{name: "pinned token, UA's rule does not apply", pin: credPin, ua: uaExampleBot, path: "/private",
-			wantAllowed: true, wantReason: policy.ReasonNoMatch, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
+			wantAllowed: true, wantReason: policy.ReasonNoMatch, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
 		{name: "pinned token, UA of a crawler without that rule does not lift it", pin: credPin, ua: "ExampleBot/1.0", path: "/pinned-only",
-			wantReason: policy.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
+			wantReason: policy.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
 		{name: "pinned token, browser UA does not fall back to star", pin: credPin, ua: uaChromeWindows, path: "/public",
-			wantAllowed: true, wantReason: policy.ReasonNoMatch, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
+			wantAllowed: true, wantReason: policy.ReasonNoMatch, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
 		{name: "pin wins over an override", pin: credPin, ua: "Overridden/1", path: "/private",
-			wantAllowed: true, wantReason: policy.ReasonNoMatch, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
+			wantAllowed: true, wantReason: policy.ReasonNoMatch, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
 		{name: "range pin", pin: rangePin, ua: "PinnedBot/1.0", path: "/pinned-ok",
-			wantReason: policy.ReasonRule, wantLine: 6, wantToken: "ExampleBot", wantSource: policy.SourceClientRange},
+			wantReason: policy.ReasonRule, wantLine: 6, wantToken: "ExampleBot", wantSource: identity.SourceClientRange},
 		{name: "range pin, spoofed UA", pin: rangePin, ua: "PinnedBot/1.0", path: "/pinned-only",
-			wantAllowed: true, wantReason: policy.ReasonNoMatch, wantToken: "ExampleBot", wantSource: policy.SourceClientRange},
-		{name: "zero pin: the UA decides", pin: policy.Pin{}, ua: "PinnedBot/1.0", path: "/pinned-only",
-			wantReason: policy.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: policy.SourceUserAgent},
-		{name: "zero pin: an override decides", pin: policy.Pin{}, ua: "Overridden/1", path: "/private",
-			wantReason: policy.ReasonRule, wantLine: 5, wantToken: "ExampleBot", wantSource: policy.SourceOverride},
-		{name: "zero pin, no UA: star", pin: policy.Pin{}, ua: "", path: "/pinned-ok",
-			wantReason: policy.ReasonRule, wantLine: 9, wantToken: "*", wantSource: policy.SourceDefault},
+			wantAllowed: true, wantReason: policy.ReasonNoMatch, wantToken: "ExampleBot", wantSource: identity.SourceClientRange},
+		{name: "zero pin: the UA decides", pin: identity.Pin{}, ua: "PinnedBot/1.0", path: "/pinned-only",
+			wantReason: policy.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: identity.SourceUserAgent},
+		{name: "zero pin: an override decides", pin: identity.Pin{}, ua: "Overridden/1", path: "/private",
+			wantReason: policy.ReasonRule, wantLine: 5, wantToken: "ExampleBot", wantSource: identity.SourceOverride},
+		{name: "zero pin, no UA: star", pin: identity.Pin{}, ua: "", path: "/pinned-ok",
+			wantReason: policy.ReasonRule, wantLine: 9, wantToken: "*", wantSource: identity.SourceDefault},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, f := newStubPolicy(pinRobots, policy.Options{Identifier: policy.NewIdentifier(policy.DefaultBrowserTokens(), overrides), Pinner: pinner})
+			p, f := newStubPolicy(pinRobots, policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), overrides), Pinner: pinner})
 			req := policy.Request{Scheme: "https", Host: "example.com", Path: tt.path, UserAgent: tt.ua, Pin: tt.pin}
 			d := p.Decide(context.Background(), req)
 			if d.Allowed != tt.wantAllowed || d.Reason != tt.wantReason || ruleLine(d) != tt.wantLine {
@@ -321,7 +322,7 @@ func TestDecideConnect(t *testing.T) {
 		o         policy.Options
 		host      string
 		ua        string
-		pin       policy.Pin
+		pin       identity.Pin
 		intercept bool
 
 		wantAllowed   bool
@@ -457,9 +458,9 @@ func TestDecideConnect(t *testing.T) {
 }
 
 // mustRangePin returns the pin of a client in a range pinned to token.
-func mustRangePin(t *testing.T, token string) policy.Pin {
+func mustRangePin(t *testing.T, token string) identity.Pin {
 	t.Helper()
-	p, err := policy.NewPinner(policy.PinOptions{Ranges: []policy.ClientRange{{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: token}}})
+	p, err := identity.NewPinner(identity.PinOptions{Ranges: []identity.ClientRange{{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: token}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,22 +472,22 @@ func mustRangePin(t *testing.T, token string) policy.Pin {
 }
 
 func TestAuthenticate(t *testing.T) {
-	pinner, err := policy.NewPinner(policy.PinOptions{
-		Users:    []policy.User{{Name: "alice", PasswordHash: bcryptHash(t, "pw"), Token: "AliceBot"}},
-		Ranges:   []policy.ClientRange{{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: "RangeBot"}},
+	pinner, err := identity.NewPinner(identity.PinOptions{
+		Users:    []identity.User{{Name: "alice", PasswordHash: bcryptHash(t, "pw"), Token: "AliceBot"}},
+		Ranges:   []identity.ClientRange{{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: "RangeBot"}},
 		Required: true,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	optional, err := policy.NewPinner(policy.PinOptions{Users: []policy.User{{Name: "alice", PasswordHash: bcryptHash(t, "pw"), Token: "AliceBot"}}})
+	optional, err := identity.NewPinner(identity.PinOptions{Users: []identity.User{{Name: "alice", PasswordHash: bcryptHash(t, "pw"), Token: "AliceBot"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	outside := netip.MustParseAddr("192.0.2.1")
 	tests := []struct {
 		name   string
-		pinner *policy.Pinner
+		pinner *identity.Pinner
 		header string
 		client netip.Addr
 
@@ -529,8 +530,8 @@ func TestAuthenticate(t *testing.T) {
 				t.Errorf("Authenticate(%q, %v): got Allowed %v Reason %q NeedsAuth %v Err %v, want denied with %q, NeedsAuth and an error",
 					tt.header, tt.client, d.Allowed, d.Reason, d.NeedsAuth(), d.Err, tt.wantReason)
 			}
-			if d.Identity.Token != "*" || d.Identity.Source != policy.SourceDefault || d.Identity.User != tt.wantUser {
-				t.Errorf("Authenticate(%q, %v): got denial Identity %+v, want Token * Source %q User %q", tt.header, tt.client, d.Identity, policy.SourceDefault, tt.wantUser)
+			if d.Identity.Token != "*" || d.Identity.Source != identity.SourceDefault || d.Identity.User != tt.wantUser {
+				t.Errorf("Authenticate(%q, %v): got denial Identity %+v, want Token * Source %q User %q", tt.header, tt.client, d.Identity, identity.SourceDefault, tt.wantUser)
 			}
 			if d.Err != nil && strings.Contains(d.Err.Error(), "nope") {
 				t.Errorf("Authenticate(%q, %v): got Err %q, which holds the password tried", tt.header, tt.client, d.Err)

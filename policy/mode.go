@@ -1,29 +1,22 @@
 package policy
 
-import "fmt"
+import "github.com/robotsproxy/robotsproxy/identity"
 
-// Mode says how a robots.txt denial is acted on.
-type Mode string
+// Mode says how a robots.txt denial is acted on; it is identity.Mode, the
+// mode a pinned identity carries.
+type Mode = identity.Mode
 
 const (
-	// ModeEnforce answers a request that robots.txt disallows with 403
-	// before it reaches the origin. The default.
-	ModeEnforce Mode = "enforce"
-	// ModeReport forwards a request that robots.txt disallows and only
-	// records the denial (Decision.Enforced false): an auditor watches a
-	// crawler without changing what it does. Destination policy, private
-	// ranges and proxy authentication stay enforced.
-	ModeReport Mode = "report"
+	// ModeEnforce is identity.ModeEnforce: a denied request gets 403.
+	ModeEnforce = identity.ModeEnforce
+	// ModeReport is identity.ModeReport: a denied request is forwarded and
+	// the denial only recorded.
+	ModeReport = identity.ModeReport
 )
 
-// ParseMode parses "enforce" or "report"; "" is the default, "".
-func ParseMode(s string) (Mode, error) {
-	switch m := Mode(s); m {
-	case "", ModeEnforce, ModeReport:
-		return m, nil
-	}
-	return "", fmt.Errorf("mode %q: want enforce or report", s)
-}
+// ParseMode is identity.ParseMode: "enforce", "report" or "" (the
+// default).
+func ParseMode(s string) (Mode, error) { return identity.ParseMode(s) }
 
 // reportable reports whether a denial for reason may go unenforced in
 // report mode: the denials robots.txt makes (a disallow rule, or an

@@ -14,17 +14,19 @@ import (
 	"strings"
 
 	"golang.org/x/net/idna"
+
+	"github.com/robotsproxy/robotsproxy/identity"
 )
 
 // Options configure a Policy.
 type Options struct {
 	// Identifier finds product tokens. Required.
-	Identifier *Identifier
+	Identifier *identity.Identifier
 	// Cache holds robots.txt access results. Required.
 	Cache *Cache
 	// Pinner pins identities by proxy credentials and client address; nil
 	// pins nothing.
-	Pinner *Pinner
+	Pinner *identity.Pinner
 	// ExemptHosts are hosts whose requests are allowed without consulting
 	// robots.txt (reason "override"). "example.com" matches that host only;
 	// ".example.com" matches every subdomain of it too.
@@ -75,11 +77,11 @@ type Request struct {
 	UserAgent string
 	// Pin is the request's pinned identity (see Authenticate); when its
 	// Token is set it overrides the User-Agent.
-	Pin Pin
+	Pin identity.Pin
 }
 
 // Identify returns the crawler identity for a User-Agent header value.
-func (p *Policy) Identify(userAgent string) Identity {
+func (p *Policy) Identify(userAgent string) identity.Identity {
 	return p.opts.Identifier.Identify(userAgent)
 }
 
@@ -87,7 +89,7 @@ func (p *Policy) Identify(userAgent string) Identity {
 // documented order: a pinned identity (credentials, then client range),
 // then User-Agent overrides, then the User-Agent's own product tokens,
 // then "*".
-func (p *Policy) IdentityOf(r Request) Identity {
+func (p *Policy) IdentityOf(r Request) identity.Identity {
 	if r.Pin.Token != "" {
 		return r.Pin.Identity()
 	}
@@ -112,7 +114,7 @@ func (p *Policy) Decide(ctx context.Context, r Request) Decision {
 
 // markReportOnly sets d.ReportOnly: true only for a robots.txt denial of
 // a request whose mode is report.
-func (p *Policy) markReportOnly(d *Decision, pin Pin) {
+func (p *Policy) markReportOnly(d *Decision, pin identity.Pin) {
 	mode := pin.Mode
 	if mode == "" {
 		mode = p.opts.Mode

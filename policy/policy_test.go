@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
@@ -20,7 +21,7 @@ const exampleRobots = "User-agent: ExampleBot\nDisallow: /private\n\nUser-agent:
 func newPolicy(guard *netguard.Guard, exempt []string) *policy.Policy {
 	f := newFetcher(policy.FetcherOptions{Guard: guard, Timeout: 5 * time.Second})
 	return policy.New(policy.Options{
-		Identifier:  policy.NewIdentifier(policy.DefaultBrowserTokens(), nil),
+		Identifier:  identity.NewIdentifier(identity.DefaultBrowserTokens(), nil),
 		Cache:       policy.NewCache(f.Fetch, policy.CacheOptions{}),
 		ExemptHosts: exempt,
 	})
@@ -147,7 +148,7 @@ func TestDecide(t *testing.T) {
 			if want := "http://" + o.Listener.Addr().String() + "/robots.txt"; d.RobotsURL != want {
 				t.Errorf("Decide(%+v): got RobotsURL %q, want %q", req, d.RobotsURL, want)
 			}
-			if want := policy.NewIdentifier(policy.DefaultBrowserTokens(), nil).Identify(tt.ua); d.Identity.Token != want.Token || !slices.Equal(d.Identity.Candidates, want.Candidates) {
+			if want := identity.NewIdentifier(identity.DefaultBrowserTokens(), nil).Identify(tt.ua); d.Identity.Token != want.Token || !slices.Equal(d.Identity.Candidates, want.Candidates) {
 				t.Errorf("Decide(%+v): got Identity %+v, want %+v", req, d.Identity, want)
 			}
 		})
@@ -221,7 +222,7 @@ func TestDecideExemptHosts(t *testing.T) {
 				return unavailableAccess("n", -1)
 			}, policy.CacheOptions{})
 			exempt := slices.Clone(tt.exempt)
-			p := policy.New(policy.Options{Identifier: policy.NewIdentifier(policy.DefaultBrowserTokens(), nil), Cache: c, ExemptHosts: exempt})
+			p := policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: c, ExemptHosts: exempt})
 			d := p.Decide(context.Background(), policy.Request{Scheme: "http", Host: tt.host, Path: "/x"})
 			want := policy.ReasonUnavailable
 			if tt.wantExempt {
@@ -330,7 +331,7 @@ func TestDecideRobotsURL(t *testing.T) {
 				fetched = scheme + "://" + authority
 				return unavailableAccess("n", -1)
 			}, policy.CacheOptions{})
-			p := policy.New(policy.Options{Identifier: policy.NewIdentifier(nil, nil), Cache: c})
+			p := policy.New(policy.Options{Identifier: identity.NewIdentifier(nil, nil), Cache: c})
 			d := p.Decide(context.Background(), policy.Request{Scheme: tt.scheme, Host: tt.host, Path: "/"})
 			if d.RobotsURL != tt.wantURL || fetched != tt.wantFetchedAs {
 				t.Errorf("Decide(%s, %s): got RobotsURL %q fetched as %q, want %q and %q", tt.scheme, tt.host, d.RobotsURL, fetched, tt.wantURL, tt.wantFetchedAs)

@@ -9,13 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/netguard"
 )
 
 // TestPolicyAuthorityRemembersAuthority: Policy.Authority answers as the
 // package's Authority, the first time and from its memo.
 func TestPolicyAuthorityRemembersAuthority(t *testing.T) {
-	p := New(Options{Identifier: NewIdentifier(nil, nil), Cache: NewCache(nil, CacheOptions{})})
+	p := New(Options{Identifier: identity.NewIdentifier(nil, nil), Cache: NewCache(nil, CacheOptions{})})
 	for _, in := range [][2]string{
 		{"http", "Example.COM"}, {"HTTP", "example.com"}, {"https", "example.com:80"}, {"http", "example.com:"},
 		{"http", "[::1]"}, {"http", "[2001:DB8::1]"}, {"http", "bücher.example"}, {"http", "example.com:080"},
@@ -35,7 +36,7 @@ func TestPolicyAuthorityRemembersAuthority(t *testing.T) {
 // TestPolicyTargetsBounded: the memo keeps at most targetsMax Host values,
 // and none longer than targetHostMax.
 func TestPolicyTargetsBounded(t *testing.T) {
-	p := New(Options{Identifier: NewIdentifier(nil, nil), Cache: NewCache(nil, CacheOptions{})})
+	p := New(Options{Identifier: identity.NewIdentifier(nil, nil), Cache: NewCache(nil, CacheOptions{})})
 	for i := range targetsMax + 100 {
 		p.target("http", fmt.Sprintf("host-%d.example", i))
 		if n := len(p.targets.m); n > targetsMax {
@@ -80,7 +81,7 @@ func TestDecideAllocatesNothing(t *testing.T) {
 			"127.0.0.1: host is not allowed by the destination policy"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.opts.Identifier, tt.opts.Cache = NewIdentifier(DefaultBrowserTokens(), nil), cache
+			tt.opts.Identifier, tt.opts.Cache = identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), cache
 			p := New(tt.opts)
 			r := Request{Scheme: "http", Host: host, Path: "/page.html", UserAgent: "ExampleBot/1.0"}
 			d := p.Decide(context.Background(), r)

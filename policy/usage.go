@@ -1,6 +1,10 @@
 package policy
 
-import "github.com/robotsproxy/robotsproxy/usage"
+import (
+	"github.com/robotsproxy/robotsproxy/usage"
+
+	"github.com/robotsproxy/robotsproxy/identity"
+)
 
 // DenyForUsage turns d into a denial for a usage preference (reason
 // usage-preference) when e refuses a declared purpose and d would forward
@@ -8,7 +12,7 @@ import "github.com/robotsproxy/robotsproxy/usage"
 // as to a robots.txt denial: in report mode the denial is forwarded and
 // audited with ReportOnly set. pin is the request's pinned identity (its
 // mode).
-func (p *Policy) DenyForUsage(d *Decision, pin Pin, e *usage.Evaluation) {
+func (p *Policy) DenyForUsage(d *Decision, pin identity.Pin, e *usage.Evaluation) {
 	d.Usage = e
 	if e == nil || e.Refused == "" || !d.Allowed {
 		return

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -22,7 +23,7 @@ func BenchmarkAuditLine(b *testing.B) {
 	rb := robots.Parse([]byte("User-agent: ExampleBot\nDisallow: /nope/\n"))
 	st := &state{start: time.Now(), target: "http://example.com/size/100", decided: true}
 	st.decision = policy.Decision{Allowed: true, Reason: policy.ReasonNoMatch,
-		Identity: policy.Identity{Token: "ExampleBot", Source: policy.SourceUserAgent, Candidates: []string{"ExampleBot"}},
+		Identity: identity.Identity{Token: "ExampleBot", Source: identity.SourceUserAgent, Candidates: []string{"ExampleBot"}},
 		Verdict:  rb.Test("/size/100", "ExampleBot"), RobotsURL: "http://example.com/robots.txt",
 		Access: policy.Successful, Status: http.StatusOK, Cache: policy.CacheHit,
 		RobotsSHA256: sha256.Sum256([]byte("x")), RobotsFetchedAt: time.Now()}

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
@@ -36,7 +37,7 @@ type floodResult struct {
 
 // runAuthFlood runs the flood against a fresh proxy whose users' hashes
 // have bcrypt cost, throttled by o on clock (nil: time.Now).
-func runAuthFlood(tb testing.TB, cost int, o policy.ThrottleOptions, clock *testClock) floodResult {
+func runAuthFlood(tb testing.TB, cost int, o identity.ThrottleOptions, clock *testClock) floodResult {
 	tb.Helper()
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
@@ -48,7 +49,7 @@ func runAuthFlood(tb testing.TB, cost int, o policy.ThrottleOptions, clock *test
 	tb.Cleanup(origin.Close)
 	guard := &netguard.Guard{AllowPrivate: true}
 	popts := policy.Options{
-		Identifier: policy.NewIdentifier(policy.DefaultBrowserTokens(), nil),
+		Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil),
 		Cache:      policy.NewCache(policy.NewFetcher(policy.FetcherOptions{Guard: guard}).Fetch, policy.CacheOptions{}),
 	}
 	throttledPinner(tb, cost, o, clock)(&popts)
@@ -140,7 +141,7 @@ func mean(ds []time.Duration) time.Duration {
 }
 
 // defaultThrottle is the configuration's default identity.auth_throttle.
-var defaultThrottle = policy.ThrottleOptions{FailuresPerMinute: 10, Burst: 5, MaxConcurrentChecks: 2}
+var defaultThrottle = identity.ThrottleOptions{FailuresPerMinute: 10, Burst: 5, MaxConcurrentChecks: 2}
 
 // TestAuthFlood reproduces the flood with cheap hashes: with the default
 // throttle only the burst reaches bcrypt, the rest get 429, and the other
@@ -149,12 +150,12 @@ var defaultThrottle = policy.ThrottleOptions{FailuresPerMinute: 10, Burst: 5, Ma
 func TestAuthFlood(t *testing.T) {
 	tests := []struct {
 		name      string
-		o         policy.ThrottleOptions
+		o         identity.ThrottleOptions
 		want407   int
 		want429   int
 		wantOther int // the other client's 200s at least
 	}{
-		{"unthrottled", policy.ThrottleOptions{}, floodWorkers * floodAttempts, 0, 51},
+		{"unthrottled", identity.ThrottleOptions{}, floodWorkers * floodAttempts, 0, 51},
 		{"default throttle", defaultThrottle, 5, floodWorkers*floodAttempts - 5, 51},
 	}
 	for _, tt := range tests {
@@ -181,8 +182,8 @@ func TestAuthFlood(t *testing.T) {
 func BenchmarkAuthFlood(b *testing.B) {
 	for _, c := range []struct {
 		name string
-		o    policy.ThrottleOptions
-	}{{"throttle=off", policy.ThrottleOptions{}}, {"throttle=default", defaultThrottle}} {
+		o    identity.ThrottleOptions
+	}{{"throttle=off", identity.ThrottleOptions{}}, {"throttle=default", defaultThrottle}} {
 		b.Run(c.name, func(b *testing.B) {
 			var before, during []time.Duration
 			var checks, wall float64

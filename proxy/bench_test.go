@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/robotsproxy/robotsproxy/audit"
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/mitm"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -139,7 +140,7 @@ func newBenchRobotsproxy(b *testing.B, kind string, bp *benchProxy, tr *http.Tra
 	metrics = proxy.NewMetrics(prometheus.NewRegistry(), cache.Len)
 	u, _ := url.Parse(origin.URL)
 	port, _ := strconv.Atoi(u.Port())
-	pol := policy.New(policy.Options{Identifier: policy.NewIdentifier(policy.DefaultBrowserTokens(), nil),
+	pol := policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil),
 		Cache: cache, ConnectPorts: []int{port}})
 	var log io.Writer = io.Discard
 	if kind != "robotsproxy-discard" {
@@ -267,7 +268,7 @@ func BenchmarkDecide(b *testing.B) {
 	guard := &netguard.Guard{AllowPrivate: true}
 	fetcher := policy.NewFetcher(policy.FetcherOptions{Guard: guard})
 	pol := policy.New(policy.Options{
-		Identifier: policy.NewIdentifier(policy.DefaultBrowserTokens(), nil),
+		Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil),
 		Cache:      policy.NewCache(fetcher.Fetch, policy.CacheOptions{}),
 	})
 	req := policy.Request{

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -24,7 +25,7 @@ func TestLongDenialsNotKept(t *testing.T) {
 	} {
 		p.denials = denials{}
 		rb := robots.Parse([]byte("User-agent: *\nDisallow: " + tt.pattern + "\n"))
-		d := policy.Decision{Reason: policy.ReasonRule, Identity: policy.Identity{Token: "ExampleBot"},
+		d := policy.Decision{Reason: policy.ReasonRule, Identity: identity.Identity{Token: "ExampleBot"},
 			RobotsURL: "http://example.com/robots.txt", Access: policy.Successful, Status: 200,
 			Verdict: rb.Test(tt.pattern, "ExampleBot")}
 		for range 2 {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
@@ -102,7 +103,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	}, policy.CacheOptions{})
 	metrics = proxy.NewMetrics(h.reg, cache.Len)
 	popts := policy.Options{
-		Identifier: policy.NewIdentifier(policy.DefaultBrowserTokens(), nil),
+		Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil),
 		Cache:      cache,
 	}
 	if o.policy != nil {

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
@@ -17,17 +18,17 @@ const twoBotsRobots = "User-agent: AlphaBot\nDisallow: /x\n\nUser-agent: BetaBot
 
 // pinner returns policy options pinning alice to AlphaBot and bob to
 // BetaBot (password "pw-" + name), plus the given ranges.
-func pinner(t *testing.T, required bool, ranges ...policy.ClientRange) func(*policy.Options) {
+func pinner(t *testing.T, required bool, ranges ...identity.ClientRange) func(*policy.Options) {
 	t.Helper()
-	var users []policy.User
+	var users []identity.User
 	for name, token := range map[string]string{"alice": "AlphaBot", "bob": "BetaBot"} {
 		hash, err := bcrypt.GenerateFromPassword([]byte("pw-"+name), bcrypt.MinCost)
 		if err != nil {
 			t.Fatal(err)
 		}
-		users = append(users, policy.User{Name: name, PasswordHash: hash, Token: token})
+		users = append(users, identity.User{Name: name, PasswordHash: hash, Token: token})
 	}
-	p, err := policy.NewPinner(policy.PinOptions{Users: users, Ranges: ranges, Required: required})
+	p, err := identity.NewPinner(identity.PinOptions{Users: users, Ranges: ranges, Required: required})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestProxyAuth407(t *testing.T) {
 func TestClientRangePin(t *testing.T) {
 	o := newOrigin(t, serveRobots(twoBotsRobots))
 	h := newHarness(t, harnessOptions{policy: pinner(t, true,
-		policy.ClientRange{Prefix: netip.MustParsePrefix("127.0.0.0/8"), Token: "BetaBot"})})
+		identity.ClientRange{Prefix: netip.MustParsePrefix("127.0.0.0/8"), Token: "BetaBot"})})
 	if got, hdr := status(t, as(h, "", "", nil), o.URL+"/y", "AlphaBot/1.0"); got != 403 || hdr.Get(proxy.HeaderToken) != "BetaBot" {
 		t.Errorf("range-pinned /y: got %d as %q, want 403 as BetaBot", got, hdr.Get(proxy.HeaderToken))
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/politeness"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -124,7 +125,7 @@ type state struct {
 	tunnel string
 	// pin is the pinned identity of the client, shared by every request
 	// inside an intercepted tunnel.
-	pin policy.Pin
+	pin identity.Pin
 	// parent is the CONNECT's state for a request inside an intercepted
 	// tunnel, nil otherwise.
 	parent *state

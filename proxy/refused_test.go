@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
@@ -39,7 +40,7 @@ func newTestProxy(t *testing.T, fetchTimeout time.Duration, opts func(*proxy.Opt
 	fetcher := policy.NewFetcher(policy.FetcherOptions{Guard: guard, UserAgent: "robotsproxy-test", Timeout: fetchTimeout})
 	cache := policy.NewCache(fetcher.Fetch, policy.CacheOptions{})
 	o := proxy.Options{
-		Policy:    policy.New(policy.Options{Identifier: policy.NewIdentifier(policy.DefaultBrowserTokens(), nil), Cache: cache}),
+		Policy:    policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: cache}),
 		Transport: proxy.NewTransport(guard, proxy.TransportOptions{}),
 		Audit:     proxy.NewAuditLogger(tp.audit),
 		Metrics:   proxy.NewMetrics(tp.reg, cache.Len),

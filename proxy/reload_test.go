@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
@@ -28,7 +29,7 @@ func TestSetPolicy(t *testing.T) {
 	cache := policy.NewCache(policy.NewFetcher(policy.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true},
 		UserAgent: "robotsproxy-test", Timeout: 2 * time.Second}).Fetch, policy.CacheOptions{})
 	newPolicy := func(deny []string, refuseConnect bool) *policy.Policy {
-		return policy.New(policy.Options{Identifier: policy.NewIdentifier(policy.DefaultBrowserTokens(), nil),
+		return policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil),
 			Cache: cache, DenyHosts: deny, RefuseConnect: refuseConnect})
 	}
 	open, closed := newPolicy(nil, false), newPolicy([]string{host}, true)

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestReportMode(t *testing.T) {
 	o := newOrigin(t, serveRobots("User-agent: *\nDisallow: /private\n"))
 	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
-	pinner, err := policy.NewPinner(policy.PinOptions{Users: []policy.User{
+	pinner, err := identity.NewPinner(identity.PinOptions{Users: []identity.User{
 		{Name: "watched", PasswordHash: hash, Token: "PartnerBot", Mode: policy.ModeReport},
 		{Name: "enforced", PasswordHash: hash, Token: "OtherBot", Mode: policy.ModeEnforce},
 	}})

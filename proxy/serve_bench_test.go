@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/robotsproxy/robotsproxy/audit"
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
@@ -47,7 +48,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 				fetcher := policy.NewFetcher(policy.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})
 				cache := policy.NewCache(fetcher.Fetch, policy.CacheOptions{})
 				metrics := proxy.NewMetrics(prometheus.NewRegistry(), cache.Len)
-				pol := policy.New(policy.Options{Identifier: policy.NewIdentifier(policy.DefaultBrowserTokens(), nil), Cache: cache})
+				pol := policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: cache})
 				var log io.Writer = io.Discard
 				if kind != "robotsproxy-discard" {
 					f, prev, err := audit.OpenFile(audit.FileOptions{Path: filepath.Join(b.TempDir(), "audit.log")})

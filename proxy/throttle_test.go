@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
@@ -38,21 +39,21 @@ func (c *testClock) Advance(d time.Duration) {
 // throttledPinner returns policy options pinning alice to AlphaBot and bob
 // to BetaBot (password "pw-" + name, bcrypt cost), with throttle o on clock
 // (nil: time.Now).
-func throttledPinner(t testing.TB, cost int, o policy.ThrottleOptions, clock *testClock) func(*policy.Options) {
+func throttledPinner(t testing.TB, cost int, o identity.ThrottleOptions, clock *testClock) func(*policy.Options) {
 	t.Helper()
-	var users []policy.User
+	var users []identity.User
 	for name, token := range map[string]string{"alice": "AlphaBot", "bob": "BetaBot"} {
 		hash, err := bcrypt.GenerateFromPassword([]byte("pw-"+name), cost)
 		if err != nil {
 			t.Fatal(err)
 		}
-		users = append(users, policy.User{Name: name, PasswordHash: hash, Token: token})
+		users = append(users, identity.User{Name: name, PasswordHash: hash, Token: token})
 	}
-	po := policy.PinOptions{Users: users, Required: true, Throttle: o}
+	po := identity.PinOptions{Users: users, Required: true, Throttle: o}
 	if clock != nil {
 		po.Now = clock.Now
 	}
-	p, err := policy.NewPinner(po)
+	p, err := identity.NewPinner(po)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestProxyAuthThrottled(t *testing.T) {
 	tlsOrigin := newTLSOrigin(t, serveRobots(twoBotsRobots))
 	clock := &testClock{t: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
 	h := newHarness(t, harnessOptions{policy: throttledPinner(t, bcrypt.MinCost,
-		policy.ThrottleOptions{FailuresPerMinute: 6, Burst: 3, MaxConcurrentChecks: 2}, clock)})
+		identity.ThrottleOptions{FailuresPerMinute: 6, Burst: 3, MaxConcurrentChecks: 2}, clock)})
 	alice, bob := as(h, "alice", "pw-alice", nil), as(h, "bob", "wrong", nil)
 	if got, _ := status(t, alice, o.URL+"/y", "AlphaBot/1.0"); got != 200 {
 		t.Fatalf("alice before the flood: got %d, want 200", got)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -56,7 +57,7 @@ func (s *Server) reload() {
 // pendingReload is a configuration ready to be swapped in.
 type pendingReload struct {
 	diff   configDiff
-	pinner *policy.Pinner
+	pinner *identity.Pinner
 	policy *policy.Policy
 }
 
@@ -83,7 +84,7 @@ func (s *Server) prepareReload() (pendingReload, error) {
 	}
 	r.pinner = s.pinner
 	if !reflect.DeepEqual(s.cfg.PinOptions(), r.diff.next.PinOptions()) {
-		if r.pinner, err = policy.NewPinner(r.diff.next.PinOptions()); err != nil {
+		if r.pinner, err = identity.NewPinner(r.diff.next.PinOptions()); err != nil {
 			return pendingReload{}, fmt.Errorf("identity: %w", err)
 		}
 	}
@@ -95,13 +96,13 @@ func (s *Server) prepareReload() (pendingReload, error) {
 
 // buildPolicy builds the policy of cfg's reloadable keys around the
 // robots.txt cache and the pinner.
-func buildPolicy(cfg config.Config, cache *policy.Cache, pinner *policy.Pinner) (*policy.Policy, error) {
+func buildPolicy(cfg config.Config, cache *policy.Cache, pinner *identity.Pinner) (*policy.Policy, error) {
 	overrides, err := compileOverrides(cfg.Identity.Overrides)
 	if err != nil {
 		return nil, err
 	}
 	return policy.New(policy.Options{
-		Identifier:    policy.NewIdentifier(cfg.Identity.BrowserTokens, overrides),
+		Identifier:    identity.NewIdentifier(cfg.Identity.BrowserTokens, overrides),
 		Cache:         cache,
 		Pinner:        pinner,
 		ExemptHosts:   cfg.ExemptHosts,
@@ -113,14 +114,14 @@ func buildPolicy(cfg config.Config, cache *policy.Cache, pinner *policy.Pinner) 
 	}), nil
 }
 
-func compileOverrides(rules []config.OverrideRule) ([]policy.Override, error) {
-	out := make([]policy.Override, 0, len(rules))
+func compileOverrides(rules []config.OverrideRule) ([]identity.Override, error) {
+	out := make([]identity.Override, 0, len(rules))
 	for i, r := range rules {
 		re, err := regexp.Compile(r.UserAgent)
 		if err != nil {
 			return nil, fmt.Errorf("identity.overrides[%d].user_agent: %w", i, err)
 		}
-		out = append(out, policy.Override{Pattern: re, Token: r.Token})
+		out = append(out, identity.Override{Pattern: re, Token: r.Token})
 	}
 	return out, nil
 }

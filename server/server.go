@@ -20,6 +20,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/audit"
 	"github.com/robotsproxy/robotsproxy/config"
 	"github.com/robotsproxy/robotsproxy/fleet"
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/mitm"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -35,9 +36,9 @@ type Server struct {
 	cfg     config.Config
 	proxy   *proxy.Proxy
 	metrics *proxy.Metrics
-	cache   *policy.Cache  // robots.txt results, kept across reloads
-	pinner  *policy.Pinner // kept across reloads that leave the pins alone
-	shared  *fleet.Store   // the fleet's shared store (issue 12), nil when off; kept across reloads
+	cache   *policy.Cache    // robots.txt results, kept across reloads
+	pinner  *identity.Pinner // kept across reloads that leave the pins alone
+	shared  *fleet.Store     // the fleet's shared store (issue 12), nil when off; kept across reloads
 	ops     *opsMetrics
 	ready   *readiness
 	run     RunOptions
@@ -101,7 +102,7 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 	})
 	metrics = proxy.NewMetrics(reg, cache.Len)
 	proxy.RegisterCacheMetrics(reg, cache.Bytes)
-	pinner, err := policy.NewPinner(cfg.PinOptions())
+	pinner, err := identity.NewPinner(cfg.PinOptions())
 	if err != nil {
 		return nil, fmt.Errorf("identity: %w", err)
 	}

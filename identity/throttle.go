@@ -1,4 +1,4 @@
-package policy
+package identity
 
 import (
 	"container/list"

@@ -1,4 +1,4 @@
-package policy_test
+package identity_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/identity"
 )
 
 func bcryptHashCost(t testing.TB, password string, cost int) []byte {
@@ -28,10 +28,10 @@ func bcryptHashCost(t testing.TB, password string, cost int) []byte {
 
 // throttledPinner has alice and bob ("<name>-pw") and throttles failures at
 // 6 a minute (one every 10 s), 3 at once.
-func throttledPinner(t testing.TB, clock *fakeClock, o policy.ThrottleOptions) *policy.Pinner {
+func throttledPinner(t testing.TB, clock *fakeClock, o identity.ThrottleOptions) *identity.Pinner {
 	t.Helper()
-	p, err := policy.NewPinner(policy.PinOptions{
-		Users: []policy.User{
+	p, err := identity.NewPinner(identity.PinOptions{
+		Users: []identity.User{
 			{Name: "alice", PasswordHash: bcryptHash(t, "alice-pw"), Token: "AliceBot"},
 			{Name: "bob", PasswordHash: bcryptHash(t, "bob-pw"), Token: "BobBot"},
 		},
@@ -44,7 +44,7 @@ func throttledPinner(t testing.TB, clock *fakeClock, o policy.ThrottleOptions) *
 	return p
 }
 
-var sixPerMinute = policy.ThrottleOptions{FailuresPerMinute: 6, Burst: 3}
+var sixPerMinute = identity.ThrottleOptions{FailuresPerMinute: 6, Burst: 3}
 
 // attempt is one step of a throttle scenario.
 type attempt struct {
@@ -70,7 +70,7 @@ func TestThrottle(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		o        policy.ThrottleOptions
+		o        identity.ThrottleOptions
 		attempts []attempt
 	}{
 		{name: "per client address", o: sixPerMinute, attempts: []attempt{
@@ -134,11 +134,11 @@ func TestThrottle(t *testing.T) {
 			wrong("x", "::ffff:192.0.2.1"), wrong("y", a), wrong("z", "::ffff:192.0.2.1"),
 			throttled(wrong("alice", a), 10*time.Second),
 		}},
-		{name: "disabled", o: policy.ThrottleOptions{}, attempts: []attempt{
+		{name: "disabled", o: identity.ThrottleOptions{}, attempts: []attempt{
 			wrong("alice", a), wrong("alice", a), wrong("alice", a), wrong("alice", a), wrong("alice", a),
 			wrong("alice", a), right("alice", a),
 		}},
-		{name: "a slower rate waits longer", o: policy.ThrottleOptions{FailuresPerMinute: 0.5, Burst: 1}, attempts: []attempt{
+		{name: "a slower rate waits longer", o: identity.ThrottleOptions{FailuresPerMinute: 0.5, Burst: 1}, attempts: []attempt{
 			wrong("alice", a),
 			throttled(wrong("alice", a), 2*time.Minute),
 			{after: 119 * time.Second, header: basic("alice", "x"), client: a, want: "throttled", retry: time.Second},
@@ -149,7 +149,7 @@ func TestThrottle(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := newFakeClock()
 			p := throttledPinner(t, clock, tt.o)
-			bc := policy.CountBcrypt(p)
+			bc := identity.CountBcrypt(p)
 			for i, at := range tt.attempts {
 				clock.Advance(at.after)
 				before, _ := bc.Counts()
@@ -162,15 +162,15 @@ func TestThrottle(t *testing.T) {
 	}
 }
 
-func checkAttempt(t *testing.T, desc string, at attempt, pin policy.Pin, err error, bcryptCalls int) {
+func checkAttempt(t *testing.T, desc string, at attempt, pin identity.Pin, err error, bcryptCalls int) {
 	t.Helper()
-	var te *policy.ThrottledError
+	var te *identity.ThrottledError
 	switch got := errors.As(err, &te); {
 	case at.want == "ok" && (err != nil || pin.Token == ""):
 		t.Errorf("%s: got %+v, %v, want a pin", desc, pin, err)
-	case at.want == "failed" && (!errors.Is(err, policy.ErrProxyAuthFailed) || got):
+	case at.want == "failed" && (!errors.Is(err, identity.ErrProxyAuthFailed) || got):
 		t.Errorf("%s: got %+v, %v, want ErrProxyAuthFailed", desc, pin, err)
-	case at.want == "throttled" && (!got || !errors.Is(err, policy.ErrProxyAuthThrottled) || errors.Is(err, policy.ErrProxyAuthFailed)):
+	case at.want == "throttled" && (!got || !errors.Is(err, identity.ErrProxyAuthThrottled) || errors.Is(err, identity.ErrProxyAuthFailed)):
 		t.Errorf("%s: got %+v, %v, want a *ThrottledError", desc, pin, err)
 	case at.want == "throttled" && te.RetryAfter != at.retry:
 		t.Errorf("%s: got RetryAfter %v, want %v", desc, te.RetryAfter, at.retry)
@@ -188,8 +188,8 @@ func checkAttempt(t *testing.T, desc string, at attempt, pin policy.Pin, err err
 // overrun a bucket, because running checks hold their token.
 func TestThrottleConcurrentFailures(t *testing.T) {
 	clock := newFakeClock()
-	p := throttledPinner(t, clock, policy.ThrottleOptions{FailuresPerMinute: 6, Burst: 5, MaxConcurrentChecks: 2})
-	bc := policy.CountBcrypt(p)
+	p := throttledPinner(t, clock, identity.ThrottleOptions{FailuresPerMinute: 6, Burst: 5, MaxConcurrentChecks: 2})
+	bc := identity.CountBcrypt(p)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	results := map[string]int{}
@@ -198,7 +198,7 @@ func TestThrottleConcurrentFailures(t *testing.T) {
 			// 20 different wrong passwords: identical headers would share one check.
 			_, err := p.Pin(t.Context(), basic("alice", fmt.Sprintf("wrong-%d", i)), netip.MustParseAddr("192.0.2.1"))
 			kind := "failed"
-			if errors.Is(err, policy.ErrProxyAuthThrottled) {
+			if errors.Is(err, identity.ErrProxyAuthThrottled) {
 				kind = "throttled"
 			}
 			mu.Lock()
@@ -222,8 +222,8 @@ func TestThrottleConcurrentFailures(t *testing.T) {
 // Before, the in-flight checks held the burst and the sixth got 429.
 func TestConcurrentSameCredentials(t *testing.T) {
 	clock := newFakeClock()
-	p := throttledPinner(t, clock, policy.ThrottleOptions{FailuresPerMinute: 6, Burst: 5, MaxConcurrentChecks: 2})
-	bc := policy.CountBcrypt(p)
+	p := throttledPinner(t, clock, identity.ThrottleOptions{FailuresPerMinute: 6, Burst: 5, MaxConcurrentChecks: 2})
+	bc := identity.CountBcrypt(p)
 	var wg sync.WaitGroup
 	var failures atomic.Int64
 	start := make(chan struct{})
@@ -238,7 +238,7 @@ func TestConcurrentSameCredentials(t *testing.T) {
 	}
 	// The checks queue behind busy bcrypt slots, as under load, so that
 	// all 20 are in flight at once.
-	release := policy.HoldCheckSlots(p, 2)
+	release := identity.HoldCheckSlots(p, 2)
 	close(start)
 	time.Sleep(50 * time.Millisecond)
 	release()
@@ -253,20 +253,20 @@ func TestConcurrentSameCredentials(t *testing.T) {
 func TestPinBoundsConcurrentBcrypt(t *testing.T) {
 	for _, n := range []int{1, 2, 3} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			p, err := policy.NewPinner(policy.PinOptions{
-				Users:    []policy.User{{Name: "alice", PasswordHash: bcryptHashCost(t, "alice-pw", 6), Token: "AliceBot"}},
-				Throttle: policy.ThrottleOptions{MaxConcurrentChecks: n},
+			p, err := identity.NewPinner(identity.PinOptions{
+				Users:    []identity.User{{Name: "alice", PasswordHash: bcryptHashCost(t, "alice-pw", 6), Token: "AliceBot"}},
+				Throttle: identity.ThrottleOptions{MaxConcurrentChecks: n},
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			bc := policy.CountBcrypt(p)
+			bc := identity.CountBcrypt(p)
 			var wg sync.WaitGroup
 			for g := range 16 {
 				wg.Go(func() {
 					for i := range 3 {
 						client := netip.AddrFrom4([4]byte{192, 0, 2, byte(g)})
-						if _, err := p.Pin(t.Context(), basic(fmt.Sprint("user", g, i), "x"), client); !errors.Is(err, policy.ErrProxyAuthFailed) {
+						if _, err := p.Pin(t.Context(), basic(fmt.Sprint("user", g, i), "x"), client); !errors.Is(err, identity.ErrProxyAuthFailed) {
 							t.Errorf("Pin: got %v, want ErrProxyAuthFailed", err)
 						}
 					}
@@ -286,23 +286,23 @@ func TestPinBoundsConcurrentBcrypt(t *testing.T) {
 // waiting for a bcrypt slot, no bcrypt runs and no token is taken.
 func TestPinCheckSlotWaitEndsWithContext(t *testing.T) {
 	clock := newFakeClock()
-	p := throttledPinner(t, clock, policy.ThrottleOptions{FailuresPerMinute: 6, Burst: 1, MaxConcurrentChecks: 1})
-	bc := policy.CountBcrypt(p)
-	release := policy.HoldCheckSlots(p, 1)
+	p := throttledPinner(t, clock, identity.ThrottleOptions{FailuresPerMinute: 6, Burst: 1, MaxConcurrentChecks: 1})
+	bc := identity.CountBcrypt(p)
+	release := identity.HoldCheckSlots(p, 1)
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	client := netip.MustParseAddr("192.0.2.1")
 	_, err := p.Pin(ctx, basic("alice", "wrong"), client)
-	if !errors.Is(err, policy.ErrProxyAuthFailed) || !errors.Is(err, context.DeadlineExceeded) {
+	if !errors.Is(err, identity.ErrProxyAuthFailed) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("waiting past the deadline: got %v, want ErrProxyAuthFailed and DeadlineExceeded", err)
 	}
 	release()
 	// The bucket (burst 1) is still full: this check runs, then the next is
 	// throttled.
-	if _, err := p.Pin(t.Context(), basic("alice", "wrong"), client); !errors.Is(err, policy.ErrProxyAuthFailed) {
+	if _, err := p.Pin(t.Context(), basic("alice", "wrong"), client); !errors.Is(err, identity.ErrProxyAuthFailed) {
 		t.Errorf("after the slot is free: got %v, want ErrProxyAuthFailed", err)
 	}
-	if _, err := p.Pin(t.Context(), basic("alice", "wrong"), client); !errors.Is(err, policy.ErrProxyAuthThrottled) {
+	if _, err := p.Pin(t.Context(), basic("alice", "wrong"), client); !errors.Is(err, identity.ErrProxyAuthThrottled) {
 		t.Errorf("second failure: got %v, want ErrProxyAuthThrottled", err)
 	}
 	if calls, _ := bc.Counts(); calls != 1 {
@@ -320,50 +320,50 @@ func TestThrottleBoundsKeys(t *testing.T) {
 	for range 3 {
 		_ = fail(0)
 	}
-	if err := fail(0); !errors.Is(err, policy.ErrProxyAuthThrottled) {
+	if err := fail(0); !errors.Is(err, identity.ErrProxyAuthThrottled) {
 		t.Fatalf("fourth failure: got %v, want ErrProxyAuthThrottled", err)
 	}
-	for i := 1; i <= policy.ThrottleMaxKeys+500; i++ {
-		if err := fail(i); !errors.Is(err, policy.ErrProxyAuthFailed) {
+	for i := 1; i <= identity.ThrottleMaxKeys+500; i++ {
+		if err := fail(i); !errors.Is(err, identity.ErrProxyAuthFailed) {
 			t.Fatalf("address %d: got %v, want ErrProxyAuthFailed", i, err)
 		}
-		if n := policy.TrackedKeys(p); n > policy.ThrottleMaxKeys {
-			t.Fatalf("after %d addresses: got %d tracked keys, want at most %d", i+1, n, policy.ThrottleMaxKeys)
+		if n := identity.TrackedKeys(p); n > identity.ThrottleMaxKeys {
+			t.Fatalf("after %d addresses: got %d tracked keys, want at most %d", i+1, n, identity.ThrottleMaxKeys)
 		}
 	}
-	if n := policy.TrackedKeys(p); n != policy.ThrottleMaxKeys {
-		t.Errorf("got %d tracked keys, want %d", n, policy.ThrottleMaxKeys)
+	if n := identity.TrackedKeys(p); n != identity.ThrottleMaxKeys {
+		t.Errorf("got %d tracked keys, want %d", n, identity.ThrottleMaxKeys)
 	}
 	// The least recently used key was forgotten: its bucket is full again.
-	if err := fail(0); !errors.Is(err, policy.ErrProxyAuthFailed) {
-		t.Errorf("the first address after %d others: got %v, want ErrProxyAuthFailed (forgotten)", policy.ThrottleMaxKeys+500, err)
+	if err := fail(0); !errors.Is(err, identity.ErrProxyAuthFailed) {
+		t.Errorf("the first address after %d others: got %v, want ErrProxyAuthFailed (forgotten)", identity.ThrottleMaxKeys+500, err)
 	}
 	// Once every bucket has refilled, each new key drops two old ones.
 	clock.Advance(time.Minute)
 	for i := range 100 {
 		_ = fail(1_000_000 + i)
 	}
-	if got, want := policy.TrackedKeys(p), policy.ThrottleMaxKeys-100; got != want {
+	if got, want := identity.TrackedKeys(p), identity.ThrottleMaxKeys-100; got != want {
 		t.Errorf("after the buckets refilled and 100 new keys: got %d tracked keys, want %d", got, want)
 	}
 }
 
 func TestThrottleOptionsErrors(t *testing.T) {
 	tests := []struct {
-		o    policy.ThrottleOptions
+		o    identity.ThrottleOptions
 		want string // "" for valid
 	}{
-		{policy.ThrottleOptions{}, ""},
-		{policy.ThrottleOptions{FailuresPerMinute: 10, Burst: 5, MaxConcurrentChecks: 2}, ""},
-		{policy.ThrottleOptions{FailuresPerMinute: 0, Burst: 0, MaxConcurrentChecks: 1}, ""},
-		{policy.ThrottleOptions{FailuresPerMinute: -1, Burst: 5}, "failures per minute"},
-		{policy.ThrottleOptions{FailuresPerMinute: math.NaN(), Burst: 5}, "failures per minute"},
-		{policy.ThrottleOptions{FailuresPerMinute: math.Inf(1), Burst: 5}, "failures per minute"},
-		{policy.ThrottleOptions{FailuresPerMinute: 10, Burst: 0}, "burst"},
-		{policy.ThrottleOptions{MaxConcurrentChecks: -1}, "max concurrent checks"},
+		{identity.ThrottleOptions{}, ""},
+		{identity.ThrottleOptions{FailuresPerMinute: 10, Burst: 5, MaxConcurrentChecks: 2}, ""},
+		{identity.ThrottleOptions{FailuresPerMinute: 0, Burst: 0, MaxConcurrentChecks: 1}, ""},
+		{identity.ThrottleOptions{FailuresPerMinute: -1, Burst: 5}, "failures per minute"},
+		{identity.ThrottleOptions{FailuresPerMinute: math.NaN(), Burst: 5}, "failures per minute"},
+		{identity.ThrottleOptions{FailuresPerMinute: math.Inf(1), Burst: 5}, "failures per minute"},
+		{identity.ThrottleOptions{FailuresPerMinute: 10, Burst: 0}, "burst"},
+		{identity.ThrottleOptions{MaxConcurrentChecks: -1}, "max concurrent checks"},
 	}
 	for _, tt := range tests {
-		_, err := policy.NewPinner(policy.PinOptions{Throttle: tt.o})
+		_, err := identity.NewPinner(identity.PinOptions{Throttle: tt.o})
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("NewPinner(Throttle %+v): got %v, want no error", tt.o, err)
@@ -373,61 +373,13 @@ func TestThrottleOptionsErrors(t *testing.T) {
 	}
 }
 
-// TestAuthenticateThrottled: the policy turns a throttled check into a
-// denial with reason proxy-auth-throttled and the wait, not a 407.
-func TestAuthenticateThrottled(t *testing.T) {
-	clock := newFakeClock()
-	p, f := newStubPolicy("", policy.Options{Pinner: throttledPinner(t, clock, policy.ThrottleOptions{FailuresPerMinute: 6, Burst: 1})})
-	client := netip.MustParseAddr("192.0.2.1")
-	if _, d := p.Authenticate(t.Context(), basic("alice", "nope"), client); d == nil || d.Reason != policy.ReasonAuthFailed || d.RetryAfter != 0 || d.RetryAfterSeconds() != 0 {
-		t.Fatalf("first failure: got %+v, want reason %q and no RetryAfter", d, policy.ReasonAuthFailed)
-	}
-	clock.Advance(500 * time.Millisecond)
-	_, d := p.Authenticate(t.Context(), basic("alice", "nope"), client)
-	if d == nil || d.Allowed || d.Reason != policy.ReasonAuthThrottled || d.NeedsAuth() {
-		t.Fatalf("second failure: got %+v, want a denial with reason %q that is not a 407", d, policy.ReasonAuthThrottled)
-	}
-	if d.RetryAfter != 9500*time.Millisecond || d.RetryAfterSeconds() != 10 {
-		t.Errorf("got RetryAfter %v (%d s), want 9.5s (10 s)", d.RetryAfter, d.RetryAfterSeconds())
-	}
-	if d.Identity.User != "alice" || d.Identity.Token != "*" || !errors.Is(d.Err, policy.ErrProxyAuthThrottled) || strings.Contains(d.Err.Error(), "nope") {
-		t.Errorf("got Identity %+v Err %v, want user alice, token *, an error wrapping ErrProxyAuthThrottled without the password", d.Identity, d.Err)
-	}
-	if len(f.Calls()) != 0 {
-		t.Errorf("Authenticate fetched robots.txt: %q", f.Calls())
-	}
-}
-
-func TestRetryAfterSeconds(t *testing.T) {
-	tests := []struct {
-		reason policy.Reason
-		after  time.Duration
-		want   int64
-	}{
-		{policy.ReasonAuthThrottled, 0, 1},
-		{policy.ReasonAuthThrottled, time.Nanosecond, 1},
-		{policy.ReasonAuthThrottled, time.Second, 1},
-		{policy.ReasonAuthThrottled, time.Second + time.Millisecond, 2},
-		{policy.ReasonAuthThrottled, 10 * time.Second, 10},
-		{policy.ReasonAuthThrottled, 2 * time.Hour, 7200},
-		{policy.ReasonAuthFailed, 10 * time.Second, 0},
-		{policy.ReasonRule, 0, 0},
-	}
-	for _, tt := range tests {
-		d := policy.Decision{Reason: tt.reason, RetryAfter: tt.after}
-		if got := d.RetryAfterSeconds(); got != tt.want {
-			t.Errorf("Decision{Reason %q, RetryAfter %v}.RetryAfterSeconds(): got %d, want %d", tt.reason, tt.after, got, tt.want)
-		}
-	}
-}
-
 // TestSharedCheckOutlivesItsFirstCaller: logins with the same header share
 // one password check; the first of them giving up (its client went away)
 // does not fail the check for the others.
 func TestSharedCheckOutlivesItsFirstCaller(t *testing.T) {
 	clock := newFakeClock()
-	p := throttledPinner(t, clock, policy.ThrottleOptions{FailuresPerMinute: 6, Burst: 5, MaxConcurrentChecks: 1})
-	release := policy.HoldCheckSlots(p, 1) // the check waits for a slot
+	p := throttledPinner(t, clock, identity.ThrottleOptions{FailuresPerMinute: 6, Burst: 5, MaxConcurrentChecks: 1})
+	release := identity.HoldCheckSlots(p, 1) // the check waits for a slot
 	first, cancel := context.WithCancel(t.Context())
 	firstErr := make(chan error, 1)
 	go func() {

@@ -1,4 +1,4 @@
-package policy_test
+package identity_test
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -66,7 +66,7 @@ func TestProductNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.ua, func(t *testing.T) {
-			if got := policy.ProductNames(tt.ua); !slices.Equal(got, tt.want) {
+			if got := identity.ProductNames(tt.ua); !slices.Equal(got, tt.want) {
 				t.Errorf("ProductNames(%q): got %q, want %q", tt.ua, got, tt.want)
 			}
 		})
@@ -76,7 +76,7 @@ func TestProductNames(t *testing.T) {
 // TestProductNamesMalformed feeds hostile headers to ProductNames and
 // Identify: they must not panic and must return only tokens.
 func TestProductNamesMalformed(t *testing.T) {
-	id := policy.NewIdentifier(policy.DefaultBrowserTokens(), nil)
+	id := identity.NewIdentifier(identity.DefaultBrowserTokens(), nil)
 	inputs := []string{
 		"(", ")", "((((", "))))", "()", "(\\", "\\", "(a\\", "Foo/1 (\\",
 		"Foo/1 (a\\)", "Foo/1 (((Bar/2", "/", "//", "/1.0", "Foo//1", "(/)",
@@ -90,7 +90,7 @@ func TestProductNamesMalformed(t *testing.T) {
 			name = name[:40]
 		}
 		t.Run(name, func(t *testing.T) {
-			for _, n := range policy.ProductNames(ua) {
+			for _, n := range identity.ProductNames(ua) {
 				if n == "" || strings.ContainsFunc(n, func(r rune) bool { return r > 0x7e || !robots.IsTokenChar(byte(r)) }) {
 					t.Errorf("ProductNames(%q): got name %q, want an RFC 9110 token", ua, n)
 				}
@@ -102,19 +102,19 @@ func TestProductNamesMalformed(t *testing.T) {
 
 // checkIdentity checks the invariants of an Identity: Token is the first
 // candidate or "*", no browser token is a candidate.
-func checkIdentity(t *testing.T, ua string, got policy.Identity) {
+func checkIdentity(t *testing.T, ua string, got identity.Identity) {
 	t.Helper()
 	switch {
-	case len(got.Candidates) == 0 && (got.Token != "*" || got.Source != policy.SourceDefault):
-		t.Errorf("Identify(%q): got Token %q Source %q with no candidates, want \"*\" and %q", ua, got.Token, got.Source, policy.SourceDefault)
+	case len(got.Candidates) == 0 && (got.Token != "*" || got.Source != identity.SourceDefault):
+		t.Errorf("Identify(%q): got Token %q Source %q with no candidates, want \"*\" and %q", ua, got.Token, got.Source, identity.SourceDefault)
 	case len(got.Candidates) > 0 && got.Token != got.Candidates[0]:
 		t.Errorf("Identify(%q): got Token %q, want the first candidate %q", ua, got.Token, got.Candidates[0])
 	}
 	for _, c := range got.Candidates {
-		if !policy.IsProductToken(c) {
+		if !identity.IsProductToken(c) {
 			t.Errorf("Identify(%q): got candidate %q among %q, want RFC 9309 product tokens only", ua, c, got.Candidates)
 		}
-		for _, b := range policy.DefaultBrowserTokens() {
+		for _, b := range identity.DefaultBrowserTokens() {
 			if strings.EqualFold(c, b) {
 				t.Errorf("Identify(%q): got browser token %q among candidates %q, want none", ua, c, got.Candidates)
 			}
@@ -123,50 +123,50 @@ func checkIdentity(t *testing.T, ua string, got policy.Identity) {
 }
 
 func TestIdentify(t *testing.T) {
-	overrides := []policy.Override{
+	overrides := []identity.Override{
 		{Pattern: regexp.MustCompile(`(?i)examplebot`), Token: "override-a"},
 		{Pattern: regexp.MustCompile(`Example`), Token: "override-b"},
 		{Pattern: regexp.MustCompile(`^$`), Token: "EmptyAgent"},
 	}
-	std := policy.NewIdentifier(policy.DefaultBrowserTokens(), nil)
-	withOverrides := policy.NewIdentifier(policy.DefaultBrowserTokens(), overrides)
-	noBrowsers := policy.NewIdentifier(nil, nil)
+	std := identity.NewIdentifier(identity.DefaultBrowserTokens(), nil)
+	withOverrides := identity.NewIdentifier(identity.DefaultBrowserTokens(), overrides)
+	noBrowsers := identity.NewIdentifier(nil, nil)
 
 	tests := []struct {
 		name       string
-		id         *policy.Identifier
+		id         *identity.Identifier
 		ua         string
 		wantToken  string
 		wantCands  []string
-		wantSource policy.IdentitySource
+		wantSource identity.IdentitySource
 	}{
-		{"ExampleBot", std, uaExampleBot, "ExampleBot", []string{"ExampleBot"}, policy.SourceUserAgent},
-		{"Googlebot compatible", std, uaGooglebot, "Googlebot", []string{"Googlebot"}, policy.SourceUserAgent},
-		{"Googlebot plain", std, uaGooglebotPlain, "Googlebot", []string{"Googlebot"}, policy.SourceUserAgent},
-		{"Googlebot evergreen", std, uaGooglebotEvg, "Googlebot", []string{"Googlebot"}, policy.SourceUserAgent},
-		{"Googlebot smartphone", std, uaGooglebotPhone, "Googlebot", []string{"Googlebot"}, policy.SourceUserAgent},
-		{"bingbot", std, uaBingbot, "bingbot", []string{"bingbot"}, policy.SourceUserAgent},
-		{"curl", std, uaCurl, "curl", []string{"curl"}, policy.SourceUserAgent},
-		{"bare token", std, "ExampleBot", "ExampleBot", []string{"ExampleBot"}, policy.SourceUserAgent},
-		{"several bots in order", std, "Mozilla/5.0 (compatible; FooBot/1.0; BarBot/2.0) Baz-Crawler/3", "FooBot", []string{"FooBot", "BarBot", "Baz-Crawler"}, policy.SourceUserAgent},
-		{"duplicates folded", std, "Mozilla/5.0 (compatible; ExampleBot/0.1) ExampleBot/0.2 examplebot/3", "ExampleBot", []string{"ExampleBot"}, policy.SourceUserAgent},
-		{"browser tokens case-insensitive", std, "MOZILLA/5.0 applewebkit/1 curl/8", "curl", []string{"curl"}, policy.SourceUserAgent},
-		{"URL words are not product tokens", std, "omgili/0.5 +http://omgili.com", "omgili", []string{"omgili"}, policy.SourceUserAgent},
-		{"dotted name in a comment left out", std, "Mozilla/5.0 (compatible; Mail.RU_Bot/2.0; ExampleBot/1)", "ExampleBot", []string{"ExampleBot"}, policy.SourceUserAgent},
-		{"a name with digits is no product token", std, "Mozilla/5.0 (compatible; MJ12bot/v1.4.8; http://mj12bot.com/)", "*", nil, policy.SourceDefault},
-		{"empty", std, "", "*", nil, policy.SourceDefault},
-		{"only white space", std, "  \t ", "*", nil, policy.SourceDefault},
-		{"Chrome on Windows", std, uaChromeWindows, "*", nil, policy.SourceDefault},
-		{"Firefox on Linux", std, uaFirefoxLinux, "*", nil, policy.SourceDefault},
-		{"Safari on iPhone", std, uaSafariIPhone, "*", nil, policy.SourceDefault},
-		{"Edge on Windows", std, uaEdgeWindows, "*", nil, policy.SourceDefault},
-		{"no browser list keeps Mozilla", noBrowsers, uaExampleBot, "Mozilla", []string{"Mozilla", "ExampleBot"}, policy.SourceUserAgent},
-		{"override first match wins", withOverrides, uaExampleBot, "override-a", []string{"override-a"}, policy.SourceOverride},
-		{"override second pattern", withOverrides, "Example/1.0", "override-b", []string{"override-b"}, policy.SourceOverride},
-		{"override is case-sensitive unless asked", withOverrides, "example/1.0", "example", []string{"example"}, policy.SourceUserAgent},
-		{"override of an empty header", withOverrides, "", "EmptyAgent", []string{"EmptyAgent"}, policy.SourceOverride},
-		{"no override matches", withOverrides, uaBingbot, "bingbot", []string{"bingbot"}, policy.SourceUserAgent},
-		{"no override matches browser", withOverrides, uaChromeWindows, "*", nil, policy.SourceDefault},
+		{"ExampleBot", std, uaExampleBot, "ExampleBot", []string{"ExampleBot"}, identity.SourceUserAgent},
+		{"Googlebot compatible", std, uaGooglebot, "Googlebot", []string{"Googlebot"}, identity.SourceUserAgent},
+		{"Googlebot plain", std, uaGooglebotPlain, "Googlebot", []string{"Googlebot"}, identity.SourceUserAgent},
+		{"Googlebot evergreen", std, uaGooglebotEvg, "Googlebot", []string{"Googlebot"}, identity.SourceUserAgent},
+		{"Googlebot smartphone", std, uaGooglebotPhone, "Googlebot", []string{"Googlebot"}, identity.SourceUserAgent},
+		{"bingbot", std, uaBingbot, "bingbot", []string{"bingbot"}, identity.SourceUserAgent},
+		{"curl", std, uaCurl, "curl", []string{"curl"}, identity.SourceUserAgent},
+		{"bare token", std, "ExampleBot", "ExampleBot", []string{"ExampleBot"}, identity.SourceUserAgent},
+		{"several bots in order", std, "Mozilla/5.0 (compatible; FooBot/1.0; BarBot/2.0) Baz-Crawler/3", "FooBot", []string{"FooBot", "BarBot", "Baz-Crawler"}, identity.SourceUserAgent},
+		{"duplicates folded", std, "Mozilla/5.0 (compatible; ExampleBot/0.1) ExampleBot/0.2 examplebot/3", "ExampleBot", []string{"ExampleBot"}, identity.SourceUserAgent},
+		{"browser tokens case-insensitive", std, "MOZILLA/5.0 applewebkit/1 curl/8", "curl", []string{"curl"}, identity.SourceUserAgent},
+		{"URL words are not product tokens", std, "omgili/0.5 +http://omgili.com", "omgili", []string{"omgili"}, identity.SourceUserAgent},
+		{"dotted name in a comment left out", std, "Mozilla/5.0 (compatible; Mail.RU_Bot/2.0; ExampleBot/1)", "ExampleBot", []string{"ExampleBot"}, identity.SourceUserAgent},
+		{"a name with digits is no product token", std, "Mozilla/5.0 (compatible; MJ12bot/v1.4.8; http://mj12bot.com/)", "*", nil, identity.SourceDefault},
+		{"empty", std, "", "*", nil, identity.SourceDefault},
+		{"only white space", std, "  \t ", "*", nil, identity.SourceDefault},
+		{"Chrome on Windows", std, uaChromeWindows, "*", nil, identity.SourceDefault},
+		{"Firefox on Linux", std, uaFirefoxLinux, "*", nil, identity.SourceDefault},
+		{"Safari on iPhone", std, uaSafariIPhone, "*", nil, identity.SourceDefault},
+		{"Edge on Windows", std, uaEdgeWindows, "*", nil, identity.SourceDefault},
+		{"no browser list keeps Mozilla", noBrowsers, uaExampleBot, "Mozilla", []string{"Mozilla", "ExampleBot"}, identity.SourceUserAgent},
+		{"override first match wins", withOverrides, uaExampleBot, "override-a", []string{"override-a"}, identity.SourceOverride},
+		{"override second pattern", withOverrides, "Example/1.0", "override-b", []string{"override-b"}, identity.SourceOverride},
+		{"override is case-sensitive unless asked", withOverrides, "example/1.0", "example", []string{"example"}, identity.SourceUserAgent},
+		{"override of an empty header", withOverrides, "", "EmptyAgent", []string{"EmptyAgent"}, identity.SourceOverride},
+		{"no override matches", withOverrides, uaBingbot, "bingbot", []string{"bingbot"}, identity.SourceUserAgent},
+		{"no override matches browser", withOverrides, uaChromeWindows, "*", nil, identity.SourceDefault},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,7 +187,7 @@ func TestIdentify(t *testing.T) {
 // that merely carries it for compatibility.
 func TestIdentifyBrowserTokenNeverMatchesGroup(t *testing.T) {
 	r := robots.Parse([]byte("User-agent: Mozilla\nDisallow: /\n\nUser-agent: ExampleBot\nAllow: /\n"))
-	id := policy.NewIdentifier(policy.DefaultBrowserTokens(), nil)
+	id := identity.NewIdentifier(identity.DefaultBrowserTokens(), nil)
 	for _, ua := range []string{
 		"Mozilla/5.0 (compatible; ExampleBot/0.1)",
 		uaExampleBot,
@@ -258,7 +258,7 @@ func TestIdentifyCorpus(t *testing.T) {
 	if err := json.Unmarshal(data, &entries); err != nil {
 		t.Fatalf("decode %s: %v", path, err)
 	}
-	id := policy.NewIdentifier(policy.DefaultBrowserTokens(), nil)
+	id := identity.NewIdentifier(identity.DefaultBrowserTokens(), nil)
 	total, matched, none, own := 0, 0, 0, 0
 	for _, e := range entries {
 		re, err := regexp.Compile("(?i)" + e.Pattern)
@@ -302,7 +302,7 @@ func FuzzIdentify(f *testing.F) {
 	for _, s := range []string{"", uaExampleBot, uaBingbot, uaChromeWindows, `Foo/1 (x \) y) Baz/3`, "((((", "Foo/1 (a\\"} {
 		f.Add(s)
 	}
-	id := policy.NewIdentifier(policy.DefaultBrowserTokens(), nil)
+	id := identity.NewIdentifier(identity.DefaultBrowserTokens(), nil)
 	f.Fuzz(func(t *testing.T, ua string) {
 		checkIdentity(t, ua, id.Identify(ua))
 	})
@@ -312,18 +312,18 @@ func FuzzIdentify(f *testing.F) {
 // time but never kept, so hostile headers cannot fill the memo with
 // memoMax × 32 KiB.
 func TestIdentifyMemoSkipsLongUserAgents(t *testing.T) {
-	id := policy.NewIdentifier(policy.DefaultBrowserTokens(), nil)
+	id := identity.NewIdentifier(identity.DefaultBrowserTokens(), nil)
 	long := "LongBot/1.0 " + strings.Repeat("x", 2000)
 	for range 3 {
 		if got := id.Identify(long); got.Token != "LongBot" {
 			t.Fatalf("Identify(long) = %q, want LongBot", got.Token)
 		}
 	}
-	if n := policy.MemoLen(id); n != 0 {
+	if n := identity.MemoLen(id); n != 0 {
 		t.Errorf("memo holds %d entries after long headers, want 0", n)
 	}
 	id.Identify("ShortBot/1.0")
-	if n := policy.MemoLen(id); n != 1 {
+	if n := identity.MemoLen(id); n != 1 {
 		t.Errorf("memo holds %d entries after a short header, want 1", n)
 	}
 }
