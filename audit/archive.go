@@ -19,7 +19,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/access"
 )
 
 // The robots.txt archive is a directory:
@@ -199,7 +199,7 @@ func (a *Archive) index() error {
 // recorded (same URL, FetchedAt and body: a shared result handed out
 // again) is not written twice. The body is compressed only when it is not
 // archived yet, outside the lock.
-func (a *Archive) Record(acc policy.Access) error {
+func (a *Archive) Record(acc access.Access) error {
 	rec := newFetchRecord(acc, a.opts.ParseLimit)
 	name := RecordName(rec.URL, rec.FetchedAt, rec.SHA256)
 	recorded, needBody := a.lookup(name, rec.SHA256)
@@ -261,7 +261,7 @@ func (a *Archive) lookup(name, sha string) (recorded, needBody bool) {
 }
 
 // newFetchRecord converts an Access into its record.
-func newFetchRecord(acc policy.Access, parseLimit int) FetchRecord {
+func newFetchRecord(acc access.Access, parseLimit int) FetchRecord {
 	rec := FetchRecord{URL: acc.URL, FinalURL: acc.FinalURL, Status: acc.Status, Result: string(acc.Result),
 		Refused: acc.Refused, FetchedAt: acc.FetchedAt.UTC(), Header: acc.Header, ParseLimit: parseLimit,
 		DurationMS: float64(acc.Duration.Microseconds()) / 1000}

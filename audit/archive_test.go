@@ -18,15 +18,15 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/audit"
-	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 var t0 = time.Date(2026, 11, 22, 20, 10, 50, 123456789, time.UTC)
 
 // fetched returns the Access of a successful fetch of url at t with body.
-func fetched(url, body string, t time.Time) policy.Access {
-	return policy.Access{Result: policy.Successful, URL: url, FinalURL: url, Status: 200, FetchedAt: t,
+func fetched(url, body string, t time.Time) access.Access {
+	return access.Access{Result: access.Successful, URL: url, FinalURL: url, Status: 200, FetchedAt: t,
 		Duration: 3 * time.Millisecond, SHA256: sha256.Sum256([]byte(body)), Raw: []byte(body),
 		Header: http.Header{"Content-Type": {"text/plain"}, "Etag": {`"v1"`}}}
 }
@@ -76,12 +76,12 @@ func TestArchiveStoresEachBodyOnce(t *testing.T) {
 	dir := t.TempDir()
 	a := openArchive(t, dir, 0, &bytes.Buffer{})
 	const body = "User-agent: *\nDisallow: /private\n"
-	accesses := []policy.Access{
+	accesses := []access.Access{
 		fetched("http://a.example/robots.txt", body, t0),
 		fetched("http://b.example/robots.txt", body, t0.Add(time.Second)),
 		fetched("http://a.example/robots.txt", "User-agent: *\nAllow: /\n", t0.Add(time.Hour)),
-		{Result: policy.Unavailable, URL: "http://c.example/robots.txt", Status: 404, FetchedAt: t0},
-		{Result: policy.Unreachable, URL: "http://d.example/robots.txt", Refused: true, FetchedAt: t0, Err: errors.New("refused")},
+		{Result: access.Unavailable, URL: "http://c.example/robots.txt", Status: 404, FetchedAt: t0},
+		{Result: access.Unreachable, URL: "http://d.example/robots.txt", Refused: true, FetchedAt: t0, Err: errors.New("refused")},
 	}
 	var wg sync.WaitGroup
 	for _, acc := range accesses { // concurrently: Record is safe for it
@@ -216,7 +216,7 @@ func TestShow(t *testing.T) {
 	const body = "User-agent: *\nDisallow: /private\n"
 	acc := fetched("http://a.example/robots.txt", body, t0)
 	acc.FinalURL = "https://a.example/robots.txt"
-	for _, acc := range []policy.Access{acc, fetched("http://b.example/robots.txt", body, t0.Add(time.Minute))} {
+	for _, acc := range []access.Access{acc, fetched("http://b.example/robots.txt", body, t0.Add(time.Minute))} {
 		if err := a.Record(acc); err != nil {
 			t.Fatal(err)
 		}
@@ -278,11 +278,11 @@ func swapBody(t *testing.T, dir, sha, other string) {
 func TestArchiveRecordsAFetchOnce(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
-		acc    policy.Access
+		acc    access.Access
 		bodies int
 	}{
 		{"body", fetched("http://a.example/robots.txt", "User-agent: *\nDisallow: /x\n", t0), 1},
-		{"no body", policy.Access{Result: policy.Unavailable, URL: "http://b.example/robots.txt", Status: 404, FetchedAt: t0}, 0},
+		{"no body", access.Access{Result: access.Unavailable, URL: "http://b.example/robots.txt", Status: 404, FetchedAt: t0}, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -345,7 +345,7 @@ func TestArchiveCompressesNewBodiesOnly(t *testing.T) {
 func TestReadRecordBounded(t *testing.T) {
 	dir := t.TempDir()
 	a := openArchive(t, dir, 0, &bytes.Buffer{})
-	acc := policy.Access{Result: policy.Unavailable, URL: "http://a.example/robots.txt", Status: 404, FetchedAt: t0}
+	acc := access.Access{Result: access.Unavailable, URL: "http://a.example/robots.txt", Status: 404, FetchedAt: t0}
 	if err := a.Record(acc); err != nil {
 		t.Fatal(err)
 	}

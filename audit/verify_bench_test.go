@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/audit"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -28,7 +29,7 @@ func benchLog(b *testing.B, hosts, n int) (archive, log string, octets int64) {
 		b.Fatal(err)
 	}
 	compiled := make([]*robots.Robots, hosts)
-	accesses := make([]policy.Access, hosts)
+	accesses := make([]access.Access, hosts)
 	for h := range hosts {
 		var body strings.Builder
 		for _, agent := range []string{"examplebot", "otherbot", "*"} {
@@ -62,7 +63,7 @@ func benchLog(b *testing.B, hosts, n int) (archive, log string, octets int64) {
 		if i%5 == 0 {
 			path = fmt.Sprintf("/dir%d/index.php", i%37)
 		}
-		d := policy.Decision{Identity: uas[i%3], RobotsURL: accesses[h].URL, Access: policy.Successful, Status: 200, Cache: policy.CacheHit}
+		d := policy.Decision{Identity: uas[i%3], RobotsURL: accesses[h].URL, Access: access.Successful, Status: 200, Cache: access.CacheHit}
 		d.Verdict, _ = policy.MatchPath(compiled[h], path, d.Identity.Candidates...)
 		d.Allowed, d.Reason = d.Verdict.Allowed, policy.ReasonRule
 		if !d.Verdict.Matched() {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -29,15 +30,15 @@ func archiveOf(t testing.TB, bodies map[string]string, at map[string]time.Time) 
 		t.Fatal(err)
 	}
 	for url, body := range bodies {
-		if err := a.Record(access(url, body, at[url])); err != nil {
+		if err := a.Record(accessOf(url, body, at[url])); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return dir, a
 }
 
-func access(url, body string, at time.Time) policy.Access {
-	return policy.Access{Result: policy.Successful, URL: url, FinalURL: url, Status: 200, FetchedAt: at,
+func accessOf(url, body string, at time.Time) access.Access {
+	return access.Access{Result: access.Successful, URL: url, FinalURL: url, Status: 200, FetchedAt: at,
 		SHA256: sha256.Sum256([]byte(body)), Raw: []byte(body), Header: http.Header{"Content-Type": {"text/plain"}}}
 }
 
@@ -46,7 +47,7 @@ func access(url, body string, at time.Time) policy.Access {
 func bodyLine(robotsURL, body, path string, at time.Time) *auditLine {
 	v, _ := policy.MatchPath(robots.Parse([]byte(body)), path)
 	l := &auditLine{URL: path, Decision: "deny", Reason: reasonNoMatch, Group: v.Agent, StarFallback: v.Fallback,
-		Access: string(policy.Successful), RobotsURL: robotsURL, RobotsFetchedAt: at.Format(time.RFC3339Nano)}
+		Access: string(access.Successful), RobotsURL: robotsURL, RobotsFetchedAt: at.Format(time.RFC3339Nano)}
 	if v.Allowed {
 		l.Decision = "allow"
 	}
@@ -107,7 +108,7 @@ func TestDeciderListsEachDayOnce(t *testing.T) {
 	}
 	// The proxy archives it meanwhile: the folder changed, and is listed again.
 	const late = "User-agent: *\nDisallow: /\n"
-	if err := ar.Record(access(absent, late, day0.Add(2*time.Second))); err != nil {
+	if err := ar.Record(accessOf(absent, late, day0.Add(2*time.Second))); err != nil {
 		t.Fatal(err)
 	}
 	check(bodyLine(absent, late, "/x", day0.Add(2*time.Second)), "")

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -57,12 +58,12 @@ func newDecider(dir string) *decider {
 // verifies, else the kind of problem and why. The error is an I/O error
 // reading the archive.
 func (d *decider) check(l *auditLine) (Kind, string, error) {
-	want := string(policy.Successful)
+	want := string(access.Successful)
 	switch l.Reason {
 	case reasonUnavailable:
-		want = string(policy.Unavailable)
+		want = string(access.Unavailable)
 	case reasonUnreachable, reasonDestination:
-		want = string(policy.Unreachable)
+		want = string(access.Unreachable)
 	}
 	switch {
 	case l.Access != want:
@@ -71,14 +72,14 @@ func (d *decider) check(l *auditLine) (Kind, string, error) {
 		return KindUnverifiable, "no robots.txt archive given (-archive)", nil
 	case l.RobotsURLTruncated:
 		return KindUnverifiable, "robots_url was cut short in the log", nil
-	case l.RobotsFetchedAt == "" && l.Access != string(policy.Successful):
+	case l.RobotsFetchedAt == "" && l.Access != string(access.Successful):
 		return KindUnverifiable, "no robots_fetched_at: the fetch cannot be found in the archive", nil
 	}
 	recs, msg, err := d.records(l)
 	if err != nil || msg != "" {
 		return KindUnverifiable, msg, err
 	}
-	if l.Access != string(policy.Successful) {
+	if l.Access != string(access.Successful) {
 		return d.checkNoBody(l, recs)
 	}
 	return d.checkBody(l, recs)
@@ -136,7 +137,7 @@ func (d *decider) checkNoBody(l *auditLine, recs []FetchRecord) (Kind, string, e
 		return k, msg, nil
 	}
 	want := outcome{allowed: true, reason: reasonUnavailable} // RFC 9309 2.3.1.3
-	if l.Access == string(policy.Unreachable) {
+	if l.Access == string(access.Unreachable) {
 		want = outcome{reason: reasonUnreachable} // RFC 9309 2.3.1.4
 		if rec.Refused {
 			want.reason = reasonDestination
@@ -217,7 +218,7 @@ func (d *decider) compile(sha string, rec *FetchRecord) (*robots.Robots, Kind, s
 	var o robots.Options
 	switch {
 	case rec != nil:
-		o = robots.Options{MaxBytes: rec.ParseLimit, Charset: policy.DeclaredCharset(rec.Header)}
+		o = robots.Options{MaxBytes: rec.ParseLimit, Charset: access.DeclaredCharset(rec.Header)}
 	case !b.plain:
 		return nil, KindUnverifiable, fmt.Sprintf("no fetch record with body %.16s…, and how this body parses depends on the charset and parse limit of the fetch", sha), nil
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/audit"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/netguard"
@@ -81,9 +82,9 @@ func newFixture(t *testing.T) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetcher := policy.NewFetcher(policy.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})
-	fetched := map[string]policy.Access{} // by robots.txt URL
-	cache := policy.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
+	fetcher := access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})
+	fetched := map[string]access.Access{} // by robots.txt URL
+	cache := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
 		a := fetcher.Fetch(ctx, scheme, authority)
 		if err := ar.Record(a); err != nil {
 			t.Error(err)
@@ -91,7 +92,7 @@ func newFixture(t *testing.T) fixture {
 		a.Raw = nil
 		fetched[a.URL] = a
 		return a
-	}, policy.CacheOptions{})
+	}, access.CacheOptions{})
 	pol := policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: cache})
 
 	// The first pass goes to what becomes the rotated file, the second
@@ -131,7 +132,7 @@ func newFixture(t *testing.T) fixture {
 // auditLine renders a decision with the fields and field order of
 // proxy/audit.go, plus robots_sha256 and robots_fetched_at of the access
 // in force.
-func auditLine(url, ua string, d policy.Decision, a policy.Access) []byte {
+func auditLine(url, ua string, d policy.Decision, a access.Access) []byte {
 	var buf bytes.Buffer
 	decision := "deny"
 	if d.Allowed {

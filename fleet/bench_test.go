@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/access"
 )
 
 // typicalRobots is a robots.txt of about 1 KB, the median size of the
@@ -32,9 +32,9 @@ func typicalRobots(n int) string {
 }
 
 // typicalAccess is the Access a fetch of body from authority would give.
-func typicalAccess(authority, body string) policy.Access {
+func typicalAccess(authority, body string) access.Access {
 	u := "https://" + authority + "/robots.txt"
-	return policy.Access{Result: policy.Successful, URL: u, FinalURL: u, Status: 200, MaxAge: -1,
+	return access.Access{Result: access.Successful, URL: u, FinalURL: u, Status: 200, MaxAge: -1,
 		Duration: 80 * time.Millisecond, FetchedAt: time.Now(), Raw: []byte(body), SHA256: sha256.Sum256([]byte(body)),
 		Header: http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Last-Modified": {"Tue, 04 Nov 2025 10:00:00 GMT"}}}
 }
@@ -108,7 +108,7 @@ func BenchmarkColdFetch(b *testing.B) {
 	body := typicalRobots(1)
 	o := newRobotsOrigin(b, body)
 	fetch := fetcher()
-	origin := func(ctx context.Context, _, _ string) policy.Access { return fetch(ctx, "http", o.authority()) }
+	origin := func(ctx context.Context, _, _ string) access.Access { return fetch(ctx, "http", o.authority()) }
 	s, err := New(Options{URL: rs.URL(), KeyPrefix: "bench:", MaxTTL: time.Hour})
 	if err != nil {
 		b.Fatal(err)
@@ -127,7 +127,7 @@ func BenchmarkColdFetch(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			if a := s.Fetch(ctx, "http", "hit.example:80", origin); a.Result != policy.Successful {
+			if a := s.Fetch(ctx, "http", "hit.example:80", origin); a.Result != access.Successful {
 				b.Fatal(a.Result)
 			}
 		}

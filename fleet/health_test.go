@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/politeness"
 )
 
@@ -26,7 +26,7 @@ func TestOutageFallsBackAndResumes(t *testing.T) {
 	rs.Kill()
 	for i := range 5 {
 		a := r.Fetch(ctx, "http", o.authority(), fetcher())
-		if a.Result != policy.Successful || allowed(a, "Bot", "/private") || !allowed(a, "Bot", "/") {
+		if a.Result != access.Successful || allowed(a, "Bot", "/private") || !allowed(a, "Bot", "/") {
 			t.Fatalf("fetch %d with the store down: got %s, /private allowed %v; want successful, disallowed",
 				i, a.Result, allowed(a, "Bot", "/private"))
 		}

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -18,10 +18,10 @@ import (
 // replica keeps its result) and is unreadable when found.
 const maxRecordBytes = 64 << 10
 
-// record is a shared robots.txt result: everything in policy.Access but
+// record is a shared robots.txt result: everything in access.Access but
 // the compiled rules and the body, which is stored under its SHA-256.
 type record struct {
-	Result     policy.AccessResult `json:"result"`
+	Result     access.AccessResult `json:"result"`
 	URL        string              `json:"url"`
 	FinalURL   string              `json:"final_url"`
 	Status     int                 `json:"status"`
@@ -38,7 +38,7 @@ type record struct {
 }
 
 // newRecord returns the record of a, stored for ttl.
-func newRecord(a policy.Access, parseLimit int, ttl time.Duration) record {
+func newRecord(a access.Access, parseLimit int, ttl time.Duration) record {
 	r := record{Result: a.Result, URL: a.URL, FinalURL: a.FinalURL, Status: a.Status, Refused: a.Refused,
 		MaxAgeMS: -1, DurationUS: a.Duration.Microseconds(), FetchedAt: a.FetchedAt.UTC(),
 		Header: a.Header, ParseLimit: parseLimit, TTLMS: ttl.Milliseconds()}
@@ -69,9 +69,9 @@ func decodeRecord(raw []byte, parseLimit int) (record, error) {
 	switch {
 	case r.ParseLimit != parseLimit:
 		return r, fmt.Errorf("%w: parse limit %d, this replica's is %d", errUnreadable, r.ParseLimit, parseLimit)
-	case r.Result != policy.Successful && r.Result != policy.Unavailable && r.Result != policy.Unreachable:
+	case r.Result != access.Successful && r.Result != access.Unavailable && r.Result != access.Unreachable:
 		return r, fmt.Errorf("%w: access result %q", errUnreadable, r.Result)
-	case (r.Result == policy.Successful) != (r.SHA256 != ""):
+	case (r.Result == access.Successful) != (r.SHA256 != ""):
 		return r, fmt.Errorf("%w: a %s result with body hash %q", errUnreadable, r.Result, r.SHA256)
 	case r.Size < 0 || r.Size > parseLimit+1:
 		return r, fmt.Errorf("%w: body of %d octets, over the parse limit", errUnreadable, r.Size)
@@ -95,8 +95,8 @@ func (r record) sum() ([sha256.Size]byte, error) {
 // the body as the fetcher does, and remaining as its MaxAge: the local
 // cache keeps it no longer than the shared copy lives. The body must hash
 // to the record's SHA-256 and have its size.
-func (r record) access(body []byte, remaining time.Duration, parse robots.Options) (policy.Access, error) {
-	a := policy.Access{Result: r.Result, URL: r.URL, FinalURL: r.FinalURL, Status: r.Status, Refused: r.Refused,
+func (r record) access(body []byte, remaining time.Duration, parse robots.Options) (access.Access, error) {
+	a := access.Access{Result: r.Result, URL: r.URL, FinalURL: r.FinalURL, Status: r.Status, Refused: r.Refused,
 		MaxAge: max(remaining, 0), Duration: time.Duration(r.DurationUS) * time.Microsecond,
 		FetchedAt: r.FetchedAt, Header: r.Header}
 	if r.Error != "" {
@@ -114,6 +114,6 @@ func (r record) access(body []byte, remaining time.Duration, parse robots.Option
 			errUnreadable, len(body), r.Size, r.SHA256)
 	}
 	a.Raw, a.SHA256 = body, sum
-	a.Robots = policy.ParseBody(body, r.Header, parse)
+	a.Robots = access.ParseBody(body, r.Header, parse)
 	return a, nil
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -15,7 +15,7 @@ import (
 // that decodes is successful only with a body that hashes to its record.
 func FuzzDecodeRecord(f *testing.F) {
 	body := []byte("User-agent: *\nDisallow: /private\n")
-	a := policy.Access{Result: policy.Successful, URL: "http://a.example/robots.txt", FinalURL: "http://a.example/robots.txt",
+	a := access.Access{Result: access.Successful, URL: "http://a.example/robots.txt", FinalURL: "http://a.example/robots.txt",
 		Status: 200, MaxAge: -1, FetchedAt: time.Unix(1.7e9, 0), Raw: body, SHA256: sha256.Sum256(body)}
 	good, _ := json.Marshal(newRecord(a, robots.Options{}.Limit(), time.Minute))
 	f.Add(good, body)
@@ -33,10 +33,10 @@ func FuzzDecodeRecord(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if got.Result == policy.Successful && (got.Robots == nil || sha256.Sum256(body) != got.SHA256) {
+		if got.Result == access.Successful && (got.Robots == nil || sha256.Sum256(body) != got.SHA256) {
 			t.Fatalf("successful result without a matching body: %q", raw)
 		}
-		if got.Result != policy.Successful && got.Robots != nil {
+		if got.Result != access.Successful && got.Robots != nil {
 			t.Fatalf("%s result with rules: %q", got.Result, raw)
 		}
 	})

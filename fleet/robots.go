@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/access"
 )
 
 // Polling for another replica's fetch: the first poll after pollMin,
@@ -47,7 +47,7 @@ return 0`)
 // (or after waiting WaitFor for the replica holding it) and then shared.
 // When the store is unreachable it calls origin. A nil Store calls origin.
 // origin's result is returned as it came, Raw included.
-func (s *Store) Fetch(ctx context.Context, scheme, authority string, origin policy.FetchFunc) policy.Access {
+func (s *Store) Fetch(ctx context.Context, scheme, authority string, origin access.FetchFunc) access.Access {
 	if s == nil {
 		return origin(ctx, scheme, authority)
 	}
@@ -97,7 +97,7 @@ func (s *Store) Fetch(ctx context.Context, scheme, authority string, origin poli
 }
 
 // local fetches from the origin while the store is unreachable.
-func (s *Store) local(ctx context.Context, scheme, authority string, origin policy.FetchFunc) policy.Access {
+func (s *Store) local(ctx context.Context, scheme, authority string, origin access.FetchFunc) access.Access {
 	s.m.fallbacks.WithLabelValues(fallbackRobots).Inc()
 	return origin(ctx, scheme, authority)
 }
@@ -108,7 +108,7 @@ func (s *Store) local(ctx context.Context, scheme, authority string, origin poli
 // failed (it is then marked down). Values are read up to one octet past
 // their bound (GETRANGE), so that an oversize one is unreadable without
 // being read whole.
-func (s *Store) lookup(ctx context.Context, key string) (a policy.Access, ok bool, err error) {
+func (s *Store) lookup(ctx context.Context, key string) (a access.Access, ok bool, err error) {
 	cctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var get *redis.StringCmd
@@ -140,7 +140,7 @@ func (s *Store) lookup(ctx context.Context, key string) (a policy.Access, ok boo
 	}
 	if a, err = r.access(body, remaining, s.o.Parse); err != nil {
 		s.unreadable(key, err)
-		return policy.Access{}, false, nil
+		return access.Access{}, false, nil
 	}
 	return a, true, nil
 }
@@ -187,8 +187,8 @@ func (s *Store) unreadable(key string, err error) {
 }
 
 // ttl is how long a result is shared: the cache rules (RFC 9309 2.4).
-func (s *Store) ttl(a policy.Access) time.Duration {
-	if a.Result == policy.Unreachable {
+func (s *Store) ttl(a access.Access) time.Duration {
+	if a.Result == access.Unreachable {
 		return s.o.UnreachableRetry
 	}
 	ttl := s.o.MaxTTL
@@ -201,7 +201,7 @@ func (s *Store) ttl(a policy.Access) time.Duration {
 // share stores a's result at key (its body first, so that a record never
 // names a missing body). Failures are logged and counted; a stays this
 // replica's result.
-func (s *Store) share(ctx context.Context, key string, a policy.Access) {
+func (s *Store) share(ctx context.Context, key string, a access.Access) {
 	ttl := s.ttl(a)
 	if ttl < time.Millisecond {
 		return // max-age=0 with no minimum: nothing to share

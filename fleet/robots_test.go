@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/netguard"
-	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // robotsOrigin serves a robots.txt body, counting fetches.
@@ -53,16 +53,16 @@ func (o *robotsOrigin) authority() string {
 	return u.Host
 }
 
-// fetcher returns the origin fetch of a replica: a real policy.Fetcher.
-func fetcher() policy.FetchFunc {
-	return policy.NewFetcher(policy.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true},
+// fetcher returns the origin fetch of a replica: a real access.Fetcher.
+func fetcher() access.FetchFunc {
+	return access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true},
 		UserAgent: "robotsproxy-test", Timeout: 5 * time.Second}).Fetch
 }
 
 // allowed decides path for token on a.
-func allowed(a policy.Access, token, path string) bool {
-	if a.Result != policy.Successful {
-		return a.Result == policy.Unavailable
+func allowed(a access.Access, token, path string) bool {
+	if a.Result != access.Successful {
+		return a.Result == access.Unavailable
 	}
 	return a.Robots.Test(path, token).Allowed
 }
@@ -73,7 +73,7 @@ func TestFetchOneOriginFetchForTheFleet(t *testing.T) {
 	o.delay = 200 * time.Millisecond
 	o.header.Set("Cache-Control", "max-age=60")
 	replicas := []*replica{newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil)}
-	got := make([]policy.Access, len(replicas))
+	got := make([]access.Access, len(replicas))
 	var wg sync.WaitGroup
 	for i, r := range replicas {
 		wg.Go(func() { got[i] = r.Fetch(context.Background(), "http", o.authority(), fetcher()) })
@@ -86,7 +86,7 @@ func TestFetchOneOriginFetchForTheFleet(t *testing.T) {
 	for i, r := range replicas {
 		hits, misses, waits = hits+r.counter("hits"), misses+r.counter("misses"), waits+r.counter("lock_waits")
 		a := got[i]
-		if a.Result != policy.Successful || a.SHA256 != got[0].SHA256 || !a.FetchedAt.Equal(got[0].FetchedAt) {
+		if a.Result != access.Successful || a.SHA256 != got[0].SHA256 || !a.FetchedAt.Equal(got[0].FetchedAt) {
 			t.Errorf("replica %d: got %s sha %x fetched %v, want successful, the same fetch as replica 0", i, a.Result, a.SHA256, a.FetchedAt)
 		}
 		if a.MaxAge <= 0 || a.MaxAge > time.Minute {
@@ -110,14 +110,14 @@ func TestFetchSharesEveryResult(t *testing.T) {
 		status  int
 		cc      string
 		body    string
-		want    policy.AccessResult
+		want    access.AccessResult
 		wantTTL time.Duration // the shared TTL (MinTTL 0, MaxTTL 1h, UnreachableRetry 1m)
 	}{
-		{"successful with max-age", 200, "max-age=30", "User-agent: *\nDisallow: /\n", policy.Successful, 30 * time.Second},
-		{"successful without max-age", 200, "", "User-agent: *\nAllow: /\n", policy.Successful, time.Hour},
-		{"empty body", 200, "", "", policy.Successful, time.Hour},
-		{"unavailable", 404, "max-age=10", "", policy.Unavailable, 10 * time.Second},
-		{"unreachable", 503, "max-age=10", "", policy.Unreachable, time.Minute},
+		{"successful with max-age", 200, "max-age=30", "User-agent: *\nDisallow: /\n", access.Successful, 30 * time.Second},
+		{"successful without max-age", 200, "", "User-agent: *\nAllow: /\n", access.Successful, time.Hour},
+		{"empty body", 200, "", "", access.Successful, time.Hour},
+		{"unavailable", 404, "max-age=10", "", access.Unavailable, 10 * time.Second},
+		{"unreachable", 503, "max-age=10", "", access.Unreachable, time.Minute},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -255,7 +255,7 @@ func TestFetchWaitsForTheLockHolder(t *testing.T) {
 			}
 			if tc.publish {
 				time.AfterFunc(300*time.Millisecond, func() {
-					a := policy.Access{Result: policy.Unavailable, URL: id + "/robots.txt", FinalURL: id + "/robots.txt",
+					a := access.Access{Result: access.Unavailable, URL: id + "/robots.txt", FinalURL: id + "/robots.txt",
 						Status: 404, MaxAge: -1, FetchedAt: time.Now()}
 					holder.share(ctx, holder.key("robots", id), a)
 				})
@@ -269,7 +269,7 @@ func TestFetchWaitsForTheLockHolder(t *testing.T) {
 			if took < tc.minWait || took > tc.minWait+time.Second {
 				t.Errorf("Fetch took %v, want about %v", took, tc.minWait)
 			}
-			if tc.publish && got.Result != policy.Unavailable {
+			if tc.publish && got.Result != access.Unavailable {
 				t.Errorf("result: got %s, want the published unavailable", got.Result)
 			}
 			if waiter.counter("lock_waits") != 1 {
@@ -304,19 +304,19 @@ func TestFreshWithinMaxTTL(t *testing.T) {
 func TestTTLFollowsTheCacheRules(t *testing.T) {
 	s := &Store{o: Options{MinTTL: time.Minute, MaxTTL: 2 * time.Hour, UnreachableRetry: 30 * time.Second}}
 	tests := []struct {
-		result policy.AccessResult
+		result access.AccessResult
 		maxAge time.Duration
 		want   time.Duration
 	}{
-		{policy.Successful, -1, 2 * time.Hour},
-		{policy.Successful, 0, time.Minute},
-		{policy.Successful, 10 * time.Minute, 10 * time.Minute},
-		{policy.Successful, 48 * time.Hour, 2 * time.Hour},
-		{policy.Unavailable, 5 * time.Second, time.Minute},
-		{policy.Unreachable, time.Hour, 30 * time.Second},
+		{access.Successful, -1, 2 * time.Hour},
+		{access.Successful, 0, time.Minute},
+		{access.Successful, 10 * time.Minute, 10 * time.Minute},
+		{access.Successful, 48 * time.Hour, 2 * time.Hour},
+		{access.Unavailable, 5 * time.Second, time.Minute},
+		{access.Unreachable, time.Hour, 30 * time.Second},
 	}
 	for _, tc := range tests {
-		if got := s.ttl(policy.Access{Result: tc.result, MaxAge: tc.maxAge}); got != tc.want {
+		if got := s.ttl(access.Access{Result: tc.result, MaxAge: tc.maxAge}); got != tc.want {
 			t.Errorf("ttl(%s, max-age %v): got %v, want %v", tc.result, tc.maxAge, got, tc.want)
 		}
 	}
@@ -326,7 +326,7 @@ func TestFetchNilStoreCallsOrigin(t *testing.T) {
 	o := newRobotsOrigin(t, "User-agent: *\nDisallow: /\n")
 	var s *Store
 	a := s.Fetch(context.Background(), "http", o.authority(), fetcher())
-	if a.Result != policy.Successful || o.fetches.Load() != 1 {
+	if a.Result != access.Successful || o.fetches.Load() != 1 {
 		t.Errorf("nil Store: got %s after %d fetches, want successful after 1", a.Result, o.fetches.Load())
 	}
 	if ready, reason := s.Ready(); !ready || reason != "" {

@@ -3,6 +3,7 @@ package policy
 import (
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/robots"
 	"github.com/robotsproxy/robotsproxy/usage"
@@ -111,11 +112,11 @@ type Decision struct {
 	// RobotsURL is the robots.txt URL of the request's authority.
 	RobotsURL string
 	// Access is the access result in force, "" when none was needed.
-	Access AccessResult
+	Access access.AccessResult
 	// Status is the HTTP status of that robots.txt fetch, 0 when none.
 	Status int
 	// Cache says where the access result came from.
-	Cache CacheState
+	Cache access.CacheState
 	// Err is the fetch or request error behind the decision, if any.
 	Err error
 	// RobotsSHA256 is the SHA-256 of the robots.txt body in force (see

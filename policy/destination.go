@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/identity"
 )
 
@@ -130,7 +131,7 @@ func (p *Policy) DecideConnect(ctx context.Context, r Request, intercept bool) D
 		d.Reason, d.Err = ReasonBadRequest, err
 		return d
 	}
-	d.RobotsURL = RobotsURL(scheme, authority)
+	d.RobotsURL = access.RobotsURL(scheme, authority)
 	_, portStr, _ := net.SplitHostPort(authority)
 	port, _ := strconv.Atoi(portStr)
 	switch {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -26,14 +27,14 @@ type countingFetch struct {
 	calls []string
 }
 
-func (f *countingFetch) Fetch(_ context.Context, scheme, authority string) policy.Access {
+func (f *countingFetch) Fetch(_ context.Context, scheme, authority string) access.Access {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, scheme+"://"+authority)
 	if f.body == "" {
 		return unavailableAccess("n", -1)
 	}
-	return policy.Access{Result: policy.Successful, Status: 200, MaxAge: -1, Robots: robots.Parse([]byte(f.body))}
+	return access.Access{Result: access.Successful, Status: 200, MaxAge: -1, Robots: robots.Parse([]byte(f.body))}
 }
 
 func (f *countingFetch) Calls() []string {
@@ -49,7 +50,7 @@ func newStubPolicy(body string, o policy.Options) (*policy.Policy, *countingFetc
 	if o.Identifier == nil {
 		o.Identifier = identity.NewIdentifier(identity.DefaultBrowserTokens(), nil)
 	}
-	o.Cache = policy.NewCache(f.Fetch, policy.CacheOptions{})
+	o.Cache = access.NewCache(f.Fetch, access.CacheOptions{})
 	return policy.New(o), f
 }
 

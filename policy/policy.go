@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/net/idna"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/identity"
 )
 
@@ -23,7 +24,7 @@ type Options struct {
 	// Identifier finds product tokens. Required.
 	Identifier *identity.Identifier
 	// Cache holds robots.txt access results. Required.
-	Cache *Cache
+	Cache *access.Cache
 	// Pinner pins identities by proxy credentials and client address; nil
 	// pins nothing.
 	Pinner *identity.Pinner
@@ -147,18 +148,18 @@ func (p *Policy) decide(ctx context.Context, r Request) Decision {
 		d.Allowed, d.Reason = true, ReasonImplicit
 		return d
 	}
-	a, state := p.opts.Cache.get(ctx, t.key, t.scheme, t.authority)
+	a, state := p.opts.Cache.GetKeyed(ctx, t.key, t.scheme, t.authority)
 	d.Access, d.Status, d.Cache, d.Err = a.Result, a.Status, state, a.Err
 	d.RobotsSHA256, d.RobotsFetchedAt = a.SHA256, a.FetchedAt // the evidence (issue 9)
 	switch a.Result {
-	case Successful:
+	case access.Successful:
 		d.Verdict, d.ResolvedPath = rs.match(a.Robots, d.Identity.Candidates)
 		d.Robots = a.Robots // issue 11: crawl delay and usage preferences
 		d.Allowed, d.Reason = d.Verdict.Allowed, ReasonRule
 		if !d.Verdict.Matched() {
 			d.Reason = ReasonNoMatch
 		}
-	case Unavailable:
+	case access.Unavailable:
 		d.Allowed, d.Reason = true, ReasonUnavailable // RFC 9309 2.3.1.3
 	default:
 		d.Reason = ReasonUnreachable // RFC 9309 2.3.1.4: complete disallow
@@ -230,22 +231,4 @@ func asciiHost(host string) (string, error) {
 		}
 	}
 	return host, nil
-}
-
-// RobotsURL returns the robots.txt URL for a canonical scheme and authority
-// (see Authority), without the scheme's default port (RFC 9309 2.3).
-func RobotsURL(scheme, authority string) string {
-	return scheme + "://" + displayAuthority(scheme, authority) + "/robots.txt"
-}
-
-// displayAuthority drops the scheme's default port from host:port.
-func displayAuthority(scheme, authority string) string {
-	host, port, _ := net.SplitHostPort(authority)
-	if scheme == "http" && port == "80" || scheme == "https" && port == "443" {
-		if strings.Contains(host, ":") {
-			return "[" + host + "]"
-		}
-		return host
-	}
-	return authority
 }

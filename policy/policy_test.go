@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -19,10 +20,10 @@ const exampleRobots = "User-agent: ExampleBot\nDisallow: /private\n\nUser-agent:
 
 // newPolicy returns a Policy with a real Fetcher and Cache.
 func newPolicy(guard *netguard.Guard, exempt []string) *policy.Policy {
-	f := newFetcher(policy.FetcherOptions{Guard: guard, Timeout: 5 * time.Second})
+	f := newFetcher(access.FetcherOptions{Guard: guard, Timeout: 5 * time.Second})
 	return policy.New(policy.Options{
 		Identifier:  identity.NewIdentifier(identity.DefaultBrowserTokens(), nil),
-		Cache:       policy.NewCache(f.Fetch, policy.CacheOptions{}),
+		Cache:       access.NewCache(f.Fetch, access.CacheOptions{}),
 		ExemptHosts: exempt,
 	})
 }
@@ -43,40 +44,40 @@ func TestDecide(t *testing.T) {
 		wantReason   policy.Reason
 		wantLine     int // line of the deciding rule; 0 means none
 		wantFallback bool
-		wantAccess   policy.AccessResult
+		wantAccess   access.AccessResult
 		wantStatus   int
-		wantCache    policy.CacheState
+		wantCache    access.CacheState
 		wantFetches  int64
 	}{
 		{
 			name: "ExampleBot disallowed path", status: 200, body: exampleRobots, ua: uaExampleBot, path: "/private/x",
 			wantAllowed: false, wantReason: policy.ReasonRule, wantLine: 2,
-			wantAccess: policy.Successful, wantStatus: 200, wantCache: policy.CacheMiss, wantFetches: 1,
+			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "ExampleBot other path", status: 200, body: exampleRobots, ua: uaExampleBot, path: "/public",
 			wantAllowed: true, wantReason: policy.ReasonNoMatch,
-			wantAccess: policy.Successful, wantStatus: 200, wantCache: policy.CacheMiss, wantFetches: 1,
+			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "ExampleBot percent-encoded disallowed path", status: 200, body: exampleRobots, ua: uaExampleBot, path: "/%70rivate?q=1",
 			wantAllowed: false, wantReason: policy.ReasonRule, wantLine: 2,
-			wantAccess: policy.Successful, wantStatus: 200, wantCache: policy.CacheMiss, wantFetches: 1,
+			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "no User-Agent gets the star group", status: 200, body: exampleRobots, ua: "", path: "/public",
 			wantAllowed: false, wantReason: policy.ReasonRule, wantLine: 5, wantFallback: true,
-			wantAccess: policy.Successful, wantStatus: 200, wantCache: policy.CacheMiss, wantFetches: 1,
+			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "browser gets the star group", status: 200, body: exampleRobots, ua: uaChromeWindows, path: "/public",
 			wantAllowed: false, wantReason: policy.ReasonRule, wantLine: 5, wantFallback: true,
-			wantAccess: policy.Successful, wantStatus: 200, wantCache: policy.CacheMiss, wantFetches: 1,
+			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "empty path is /", status: 200, body: exampleRobots, ua: "", path: "",
 			wantAllowed: false, wantReason: policy.ReasonRule, wantLine: 5, wantFallback: true,
-			wantAccess: policy.Successful, wantStatus: 200, wantCache: policy.CacheMiss, wantFetches: 1,
+			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "robots.txt is implicitly allowed without a fetch", status: 200, body: exampleRobots, ua: "", path: "/robots.txt",
@@ -93,17 +94,17 @@ func TestDecide(t *testing.T) {
 		{
 			name: "404 means unavailable: allowed", status: 404, body: exampleRobots, ua: "", path: "/private",
 			wantAllowed: true, wantReason: policy.ReasonUnavailable,
-			wantAccess: policy.Unavailable, wantStatus: 404, wantCache: policy.CacheMiss, wantFetches: 1,
+			wantAccess: access.Unavailable, wantStatus: 404, wantCache: access.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "500 means unreachable: denied", status: 500, body: "User-agent: *\nAllow: /\n", ua: uaExampleBot, path: "/public",
 			wantAllowed: false, wantReason: policy.ReasonUnreachable,
-			wantAccess: policy.Unreachable, wantStatus: 500, wantCache: policy.CacheMiss, wantFetches: 1,
+			wantAccess: access.Unreachable, wantStatus: 500, wantCache: access.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "guard refusal: denied", status: 200, body: "User-agent: *\nAllow: /\n", guard: &netguard.Guard{}, ua: uaExampleBot, path: "/public",
 			wantAllowed: false, wantReason: policy.ReasonDestination,
-			wantAccess: policy.Unreachable, wantStatus: 0, wantCache: policy.CacheMiss, wantFetches: 0,
+			wantAccess: access.Unreachable, wantStatus: 0, wantCache: access.CacheMiss, wantFetches: 0,
 		},
 		{
 			name: "exempt host: allowed without a fetch", status: 200, body: exampleRobots, exempt: []string{"127.0.0.1"}, ua: "", path: "/private",
@@ -166,17 +167,17 @@ func TestDecideCaches(t *testing.T) {
 		ctx         context.Context
 		path        string
 		wantAllowed bool
-		wantCache   policy.CacheState
+		wantCache   access.CacheState
 	}{
-		{cancelled, "/private/x", false, policy.CacheMiss},
-		{context.Background(), "/public", true, policy.CacheHit},
-		{context.Background(), "/private", false, policy.CacheHit},
+		{cancelled, "/private/x", false, access.CacheMiss},
+		{context.Background(), "/public", true, access.CacheHit},
+		{context.Background(), "/private", false, access.CacheHit},
 	}
 	for i, s := range steps {
 		d := p.Decide(s.ctx, policy.Request{Scheme: "http", Host: o.Listener.Addr().String(), Path: s.path, UserAgent: uaExampleBot})
-		if d.Allowed != s.wantAllowed || d.Cache != s.wantCache || d.Access != policy.Successful {
+		if d.Allowed != s.wantAllowed || d.Cache != s.wantCache || d.Access != access.Successful {
 			t.Errorf("step %d: Decide(%s): got Allowed %v Cache %q Access %q (Err %v), want Allowed %v Cache %q Access %q",
-				i, s.path, d.Allowed, d.Cache, d.Access, d.Err, s.wantAllowed, s.wantCache, policy.Successful)
+				i, s.path, d.Allowed, d.Cache, d.Access, d.Err, s.wantAllowed, s.wantCache, access.Successful)
 		}
 	}
 	if got := o.hits.Load(); got != 1 {
@@ -215,12 +216,12 @@ func TestDecideExemptHosts(t *testing.T) {
 		t.Run(strings.Join(tt.exempt, ",")+" "+tt.host, func(t *testing.T) {
 			var fetches []string
 			var mu sync.Mutex
-			c := policy.NewCache(func(_ context.Context, scheme, authority string) policy.Access {
+			c := access.NewCache(func(_ context.Context, scheme, authority string) access.Access {
 				mu.Lock()
 				defer mu.Unlock()
 				fetches = append(fetches, scheme+"://"+authority)
 				return unavailableAccess("n", -1)
-			}, policy.CacheOptions{})
+			}, access.CacheOptions{})
 			exempt := slices.Clone(tt.exempt)
 			p := policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: c, ExemptHosts: exempt})
 			d := p.Decide(context.Background(), policy.Request{Scheme: "http", Host: tt.host, Path: "/x"})
@@ -302,7 +303,7 @@ func TestRobotsURL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.scheme+" "+tt.authority, func(t *testing.T) {
-			if got := policy.RobotsURL(tt.scheme, tt.authority); got != tt.want {
+			if got := access.RobotsURL(tt.scheme, tt.authority); got != tt.want {
 				t.Errorf("RobotsURL(%q, %q): got %q, want %q", tt.scheme, tt.authority, got, tt.want)
 			}
 		})
@@ -327,10 +328,10 @@ func TestDecideRobotsURL(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.scheme+" "+tt.host, func(t *testing.T) {
 			var fetched string
-			c := policy.NewCache(func(_ context.Context, scheme, authority string) policy.Access {
+			c := access.NewCache(func(_ context.Context, scheme, authority string) access.Access {
 				fetched = scheme + "://" + authority
 				return unavailableAccess("n", -1)
-			}, policy.CacheOptions{})
+			}, access.CacheOptions{})
 			p := policy.New(policy.Options{Identifier: identity.NewIdentifier(nil, nil), Cache: c})
 			d := p.Decide(context.Background(), policy.Request{Scheme: tt.scheme, Host: tt.host, Path: "/"})
 			if d.RobotsURL != tt.wantURL || fetched != tt.wantFetchedAs {
@@ -341,4 +342,4 @@ func TestDecideRobotsURL(t *testing.T) {
 }
 
 // Compile-time check that Fetcher.Fetch is a FetchFunc.
-var _ policy.FetchFunc = (*policy.Fetcher)(nil).Fetch
+var _ access.FetchFunc = (*access.Fetcher)(nil).Fetch

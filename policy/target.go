@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/robotsproxy/robotsproxy/access"
 )
 
 // target is what a decision derives from a request's scheme and Host value
@@ -69,7 +71,7 @@ func (p *Policy) newTarget(scheme, hostport string) *target {
 		return &target{err: err}
 	}
 	t := &target{scheme: scheme, authority: authority, host: hostOf(authority),
-		robotsURL: RobotsURL(scheme, authority), key: cacheKey(scheme, authority)}
+		robotsURL: access.RobotsURL(scheme, authority), key: access.Key(scheme, authority)}
 	if !p.destinationAllowed(t.host) {
 		t.denied = fmt.Errorf("%s: %w", t.host, errHostDenied)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/netguard"
 )
@@ -16,7 +17,7 @@ import (
 // TestPolicyAuthorityRemembersAuthority: Policy.Authority answers as the
 // package's Authority, the first time and from its memo.
 func TestPolicyAuthorityRemembersAuthority(t *testing.T) {
-	p := New(Options{Identifier: identity.NewIdentifier(nil, nil), Cache: NewCache(nil, CacheOptions{})})
+	p := New(Options{Identifier: identity.NewIdentifier(nil, nil), Cache: access.NewCache(nil, access.CacheOptions{})})
 	for _, in := range [][2]string{
 		{"http", "Example.COM"}, {"HTTP", "example.com"}, {"https", "example.com:80"}, {"http", "example.com:"},
 		{"http", "[::1]"}, {"http", "[2001:DB8::1]"}, {"http", "bücher.example"}, {"http", "example.com:080"},
@@ -36,7 +37,7 @@ func TestPolicyAuthorityRemembersAuthority(t *testing.T) {
 // TestPolicyTargetsBounded: the memo keeps at most targetsMax Host values,
 // and none longer than targetHostMax.
 func TestPolicyTargetsBounded(t *testing.T) {
-	p := New(Options{Identifier: identity.NewIdentifier(nil, nil), Cache: NewCache(nil, CacheOptions{})})
+	p := New(Options{Identifier: identity.NewIdentifier(nil, nil), Cache: access.NewCache(nil, access.CacheOptions{})})
 	for i := range targetsMax + 100 {
 		p.target("http", fmt.Sprintf("host-%d.example", i))
 		if n := len(p.targets.m); n > targetsMax {
@@ -62,9 +63,8 @@ func TestDecideAllocatesNothing(t *testing.T) {
 	}))
 	defer o.Close()
 	host := strings.TrimPrefix(o.URL, "http://")
-	f := NewFetcher(FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})
-	defer f.client.CloseIdleConnections()
-	cache := NewCache(f.Fetch, CacheOptions{})
+	f := access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})
+	cache := access.NewCache(f.Fetch, access.CacheOptions{})
 	for _, tt := range []struct {
 		name         string
 		opts         Options

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -25,7 +26,7 @@ func BenchmarkAuditLine(b *testing.B) {
 	st.decision = policy.Decision{Allowed: true, Reason: policy.ReasonNoMatch,
 		Identity: identity.Identity{Token: "ExampleBot", Source: identity.SourceUserAgent, Candidates: []string{"ExampleBot"}},
 		Verdict:  rb.Test("/size/100", "ExampleBot"), RobotsURL: "http://example.com/robots.txt",
-		Access: policy.Successful, Status: http.StatusOK, Cache: policy.CacheHit,
+		Access: access.Successful, Status: http.StatusOK, Cache: access.CacheHit,
 		RobotsSHA256: sha256.Sum256([]byte("x")), RobotsFetchedAt: time.Now()}
 	b.ReportAllocs()
 	for b.Loop() {

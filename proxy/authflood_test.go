@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -50,7 +51,7 @@ func runAuthFlood(tb testing.TB, cost int, o identity.ThrottleOptions, clock *te
 	guard := &netguard.Guard{AllowPrivate: true}
 	popts := policy.Options{
 		Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil),
-		Cache:      policy.NewCache(policy.NewFetcher(policy.FetcherOptions{Guard: guard}).Fetch, policy.CacheOptions{}),
+		Cache:      access.NewCache(access.NewFetcher(access.FetcherOptions{Guard: guard}).Fetch, access.CacheOptions{}),
 	}
 	throttledPinner(tb, cost, o, clock)(&popts)
 	srv := httptest.NewServer(proxy.New(proxy.Options{Policy: policy.New(popts),

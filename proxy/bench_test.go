@@ -17,6 +17,7 @@ import (
 	"github.com/elazarl/goproxy"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/audit"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/mitm"
@@ -130,13 +131,13 @@ func newBenchProxy(b *testing.B, kind string, origin *httptest.Server, intercept
 // encodes audit lines and discards them (to show what the log costs).
 func newBenchRobotsproxy(b *testing.B, kind string, bp *benchProxy, tr *http.Transport, origin *httptest.Server,
 	intercept func(string, *goproxy.ProxyCtx) (*tls.Config, error)) http.Handler {
-	fetcher := policy.NewFetcher(policy.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}, TLS: tr.TLSClientConfig})
+	fetcher := access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}, TLS: tr.TLSClientConfig})
 	var metrics *proxy.Metrics
-	cache := policy.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
+	cache := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
 		a := fetcher.Fetch(ctx, scheme, authority)
 		metrics.ObserveFetch(a)
 		return a
-	}, policy.CacheOptions{})
+	}, access.CacheOptions{})
 	metrics = proxy.NewMetrics(prometheus.NewRegistry(), cache.Len)
 	u, _ := url.Parse(origin.URL)
 	port, _ := strconv.Atoi(u.Port())
@@ -266,10 +267,10 @@ func BenchmarkThroughput(b *testing.B) {
 func BenchmarkDecide(b *testing.B) {
 	o := benchOrigin(b, false)
 	guard := &netguard.Guard{AllowPrivate: true}
-	fetcher := policy.NewFetcher(policy.FetcherOptions{Guard: guard})
+	fetcher := access.NewFetcher(access.FetcherOptions{Guard: guard})
 	pol := policy.New(policy.Options{
 		Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil),
-		Cache:      policy.NewCache(fetcher.Fetch, policy.CacheOptions{}),
+		Cache:      access.NewCache(fetcher.Fetch, access.CacheOptions{}),
 	})
 	req := policy.Request{
 		Scheme: "http", Host: strings.TrimPrefix(o.URL, "http://"), Path: "/page/allowed.html",

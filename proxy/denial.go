@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -39,7 +40,7 @@ type denialKey struct {
 	reason    policy.Reason
 	token     string
 	robotsURL string
-	access    policy.AccessResult
+	access    access.AccessResult
 	status    int
 	rule      robots.Rule
 }

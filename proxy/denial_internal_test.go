@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -26,7 +27,7 @@ func TestLongDenialsNotKept(t *testing.T) {
 		p.denials = denials{}
 		rb := robots.Parse([]byte("User-agent: *\nDisallow: " + tt.pattern + "\n"))
 		d := policy.Decision{Reason: policy.ReasonRule, Identity: identity.Identity{Token: "ExampleBot"},
-			RobotsURL: "http://example.com/robots.txt", Access: policy.Successful, Status: 200,
+			RobotsURL: "http://example.com/robots.txt", Access: access.Successful, Status: 200,
 			Verdict: rb.Test(tt.pattern, "ExampleBot")}
 		for range 2 {
 			rec := httptest.NewRecorder()

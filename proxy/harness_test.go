@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -90,17 +91,17 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		o.clientTLS = o.tls
 	}
 	h := &harness{audit: &syncBuffer{}, reg: prometheus.NewRegistry()}
-	fetcher := policy.NewFetcher(policy.FetcherOptions{
+	fetcher := access.NewFetcher(access.FetcherOptions{
 		Guard: o.guard, UserAgent: "robotsproxy-test", Timeout: o.fetchTimeout,
 		TooManyRequestsUnreachable: true, TLS: o.tls,
 	})
 	var metrics *proxy.Metrics
-	cache := policy.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
+	cache := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
 		h.fetches.Add(1)
 		a := fetcher.Fetch(ctx, scheme, authority)
 		metrics.ObserveFetch(a)
 		return a
-	}, policy.CacheOptions{})
+	}, access.CacheOptions{})
 	metrics = proxy.NewMetrics(h.reg, cache.Len)
 	popts := policy.Options{
 		Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/mitm"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
@@ -98,7 +99,7 @@ func NewMetrics(reg prometheus.Registerer, cachedAuthorities func() int) *Metric
 }
 
 // ObserveFetch records one robots.txt fetch.
-func (m *Metrics) ObserveFetch(a policy.Access) {
+func (m *Metrics) ObserveFetch(a access.Access) {
 	if m == nil {
 		return
 	}
@@ -118,7 +119,7 @@ func (m *Metrics) countRequest(decision, reason string, enforced bool) {
 
 // RegisterCacheMetrics exports the memory the robots.txt cache retains,
 // robotsproxy_cache_bytes, in octets as the cache accounts it (see
-// policy.CacheOptions.MaxBytes); bytes is called at each scrape.
+// access.CacheOptions.MaxBytes); bytes is called at each scrape.
 func RegisterCacheMetrics(reg prometheus.Registerer, bytes func() int64) {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "robotsproxy_cache_bytes",

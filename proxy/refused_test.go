@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -37,8 +38,8 @@ func newTestProxy(t *testing.T, fetchTimeout time.Duration, opts func(*proxy.Opt
 	t.Helper()
 	tp := &testProxy{audit: &syncBuffer{}, reg: prometheus.NewRegistry()}
 	guard := &netguard.Guard{AllowPrivate: true}
-	fetcher := policy.NewFetcher(policy.FetcherOptions{Guard: guard, UserAgent: "robotsproxy-test", Timeout: fetchTimeout})
-	cache := policy.NewCache(fetcher.Fetch, policy.CacheOptions{})
+	fetcher := access.NewFetcher(access.FetcherOptions{Guard: guard, UserAgent: "robotsproxy-test", Timeout: fetchTimeout})
+	cache := access.NewCache(fetcher.Fetch, access.CacheOptions{})
 	o := proxy.Options{
 		Policy:    policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: cache}),
 		Transport: proxy.NewTransport(guard, proxy.TransportOptions{}),

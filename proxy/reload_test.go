@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -26,8 +27,8 @@ func TestSetPolicy(t *testing.T) {
 	}))
 	defer origin.Close()
 	host, _, _ := net.SplitHostPort(origin.Listener.Addr().String())
-	cache := policy.NewCache(policy.NewFetcher(policy.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true},
-		UserAgent: "robotsproxy-test", Timeout: 2 * time.Second}).Fetch, policy.CacheOptions{})
+	cache := access.NewCache(access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true},
+		UserAgent: "robotsproxy-test", Timeout: 2 * time.Second}).Fetch, access.CacheOptions{})
 	newPolicy := func(deny []string, refuseConnect bool) *policy.Policy {
 		return policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil),
 			Cache: cache, DenyHosts: deny, RefuseConnect: refuseConnect})

@@ -14,6 +14,7 @@ import (
 	"github.com/elazarl/goproxy"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/audit"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/netguard"
@@ -45,8 +46,8 @@ func BenchmarkServeHTTP(b *testing.B) {
 				gp.KeepAcceptEncoding = true
 				h = gp
 			} else {
-				fetcher := policy.NewFetcher(policy.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})
-				cache := policy.NewCache(fetcher.Fetch, policy.CacheOptions{})
+				fetcher := access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})
+				cache := access.NewCache(fetcher.Fetch, access.CacheOptions{})
 				metrics := proxy.NewMetrics(prometheus.NewRegistry(), cache.Len)
 				pol := policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: cache})
 				var log io.Writer = io.Discard

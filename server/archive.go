@@ -3,9 +3,9 @@ package server
 import (
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/audit"
 	"github.com/robotsproxy/robotsproxy/config"
-	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -27,7 +27,7 @@ func openArchive(cfg config.Config, logger zerolog.Logger) (*audit.Archive, erro
 // drops the body's text: the cache keeps the compiled rules only. An
 // archive failure is logged; the fetch stands (the decision's line is then
 // unverifiable, not wrong).
-func archiveFetch(ar *audit.Archive, a policy.Access, logger zerolog.Logger) policy.Access {
+func archiveFetch(ar *audit.Archive, a access.Access, logger zerolog.Logger) access.Access {
 	if ar != nil {
 		if err := ar.Record(a); err != nil {
 			logger.Error().Err(err).Str("robots_url", a.URL).Msg("robots.txt archive: the fetch is not archived")

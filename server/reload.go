@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/config"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -96,7 +97,7 @@ func (s *Server) prepareReload() (pendingReload, error) {
 
 // buildPolicy builds the policy of cfg's reloadable keys around the
 // robots.txt cache and the pinner.
-func buildPolicy(cfg config.Config, cache *policy.Cache, pinner *identity.Pinner) (*policy.Policy, error) {
+func buildPolicy(cfg config.Config, cache *access.Cache, pinner *identity.Pinner) (*policy.Policy, error) {
 	overrides, err := compileOverrides(cfg.Identity.Overrides)
 	if err != nil {
 		return nil, err

@@ -17,13 +17,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/audit"
 	"github.com/robotsproxy/robotsproxy/config"
 	"github.com/robotsproxy/robotsproxy/fleet"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/mitm"
 	"github.com/robotsproxy/robotsproxy/netguard"
-	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 	"github.com/robotsproxy/robotsproxy/robots"
 	"github.com/rs/zerolog"
@@ -36,7 +36,7 @@ type Server struct {
 	cfg     config.Config
 	proxy   *proxy.Proxy
 	metrics *proxy.Metrics
-	cache   *policy.Cache    // robots.txt results, kept across reloads
+	cache   *access.Cache    // robots.txt results, kept across reloads
 	pinner  *identity.Pinner // kept across reloads that leave the pins alone
 	shared  *fleet.Store     // the fleet's shared store (issue 12), nil when off; kept across reloads
 	ops     *opsMetrics
@@ -67,7 +67,7 @@ func New(cfg config.Config, stdout io.Writer, logger zerolog.Logger) (*Server, e
 // assemble is New with the metrics registry.
 func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg registry) (*Server, error) {
 	guard := &netguard.Guard{AllowPrivate: cfg.AllowPrivate, Allow: cfg.PrivateRanges()}
-	fetcher := policy.NewFetcher(policy.FetcherOptions{
+	fetcher := access.NewFetcher(access.FetcherOptions{
 		Guard:                      guard,
 		UserAgent:                  cfg.Robots.UserAgent,
 		ConnectTimeout:             cfg.Robots.ConnectTimeout,
@@ -85,14 +85,14 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 	if err != nil {
 		return nil, err
 	}
-	fromOrigin := func(ctx context.Context, scheme, authority string) policy.Access {
+	fromOrigin := func(ctx context.Context, scheme, authority string) access.Access {
 		a := fetcher.Fetch(ctx, scheme, authority)
 		metrics.ObserveFetch(a)
 		return a
 	}
-	cache := policy.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
+	cache := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
 		return archiveFetch(archive, shared.Fetch(ctx, scheme, authority, fromOrigin), logger)
-	}, policy.CacheOptions{
+	}, access.CacheOptions{
 		MaxEntries:       cfg.Cache.MaxEntries,
 		MaxBytes:         int64(cfg.Cache.MaxBytes),
 		MaxTTL:           cfg.Cache.MaxTTL,
@@ -150,10 +150,10 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 }
 
 // offIfZero maps a configuration duration whose documented zero means
-// "off" onto policy.Off (policy's zero means its default).
+// "off" onto access.Off (policy's zero means its default).
 func offIfZero(d time.Duration) time.Duration {
 	if d == 0 {
-		return policy.Off
+		return access.Off
 	}
 	return d
 }

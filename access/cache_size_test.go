@@ -1,4 +1,4 @@
-package policy
+package access
 
 import (
 	"context"
@@ -129,7 +129,7 @@ func TestCacheEvictsByBytes(t *testing.T) {
 	size := func(body string) int64 {
 		url := RobotsURL("http", "a.example:80")
 		e := &entry{latest: Access{URL: url, FinalURL: url, Robots: robots.Parse([]byte(body))}}
-		return entrySize(cacheKey("http", "a.example:80"), e)
+		return entrySize(Key("http", "a.example:80"), e)
 	}
 	small, large := realisticRobots(20<<10), realisticRobots(100<<10)
 	now := time.Unix(1e9, 0)
@@ -139,7 +139,7 @@ func TestCacheEvictsByBytes(t *testing.T) {
 		bodies[auth] = body
 		c.Get(context.Background(), "http", auth)
 	}
-	has := func(auth string) bool { return c.fresh(cacheKey("http", auth)) != nil }
+	has := func(auth string) bool { return c.fresh(Key("http", auth)) != nil }
 	for _, a := range []string{"a.example:80", "b.example:80", "c.example:80", "d.example:80"} {
 		get(a, small)
 	}

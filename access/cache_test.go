@@ -1,4 +1,4 @@
-package policy_test
+package access_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -39,11 +39,11 @@ func (c *fakeClock) Advance(d time.Duration) {
 // (repeating the last one) and records every call.
 type scriptedFetch struct {
 	mu     sync.Mutex
-	script []policy.Access
+	script []access.Access
 	calls  []string // scheme://authority of each call
 }
 
-func (s *scriptedFetch) Fetch(_ context.Context, scheme, authority string) policy.Access {
+func (s *scriptedFetch) Fetch(_ context.Context, scheme, authority string) access.Access {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := s.script[min(len(s.calls), len(s.script)-1)]
@@ -59,16 +59,16 @@ func (s *scriptedFetch) Calls() []string {
 
 // Scripted access results; label goes in FinalURL so that each step can
 // tell which fetch's result it got.
-func okAccess(label string, maxAge time.Duration) policy.Access {
-	return policy.Access{Result: policy.Successful, Status: 200, FinalURL: label, MaxAge: maxAge, Robots: robots.Parse([]byte(stdRobots))}
+func okAccess(label string, maxAge time.Duration) access.Access {
+	return access.Access{Result: access.Successful, Status: 200, FinalURL: label, MaxAge: maxAge, Robots: robots.Parse([]byte(stdRobots))}
 }
 
-func unavailableAccess(label string, maxAge time.Duration) policy.Access {
-	return policy.Access{Result: policy.Unavailable, Status: 404, FinalURL: label, MaxAge: maxAge}
+func unavailableAccess(label string, maxAge time.Duration) access.Access {
+	return access.Access{Result: access.Unavailable, Status: 404, FinalURL: label, MaxAge: maxAge}
 }
 
-func unreachableAccess(label string) policy.Access {
-	return policy.Access{Result: policy.Unreachable, Status: 503, FinalURL: label, MaxAge: -1}
+func unreachableAccess(label string) access.Access {
+	return access.Access{Result: access.Unreachable, Status: 503, FinalURL: label, MaxAge: -1}
 }
 
 // cacheStep advances the clock, calls Get and checks the answer.
@@ -76,8 +76,8 @@ type cacheStep struct {
 	advance     time.Duration
 	scheme      string // "" means "http"
 	authority   string // "" means "a.example:80"
-	wantResult  policy.AccessResult
-	wantState   policy.CacheState
+	wantResult  access.AccessResult
+	wantState   access.CacheState
 	wantLabel   string // FinalURL of the access returned; "" skips
 	wantFetches int    // total fetches so far
 }
@@ -86,22 +86,22 @@ func TestCache(t *testing.T) {
 	const (
 		hour = time.Hour
 		day  = 24 * time.Hour
-		S    = policy.Successful
-		U    = policy.Unavailable
-		X    = policy.Unreachable
-		miss = policy.CacheMiss
-		hit  = policy.CacheHit
-		old  = policy.CacheStale
+		S    = access.Successful
+		U    = access.Unavailable
+		X    = access.Unreachable
+		miss = access.CacheMiss
+		hit  = access.CacheHit
+		old  = access.CacheStale
 	)
 	tests := []struct {
 		name   string
-		opts   policy.CacheOptions
-		script []policy.Access
+		opts   access.CacheOptions
+		script []access.Access
 		steps  []cacheStep
 	}{
 		{
 			name:   "miss then hit",
-			script: []policy.Access{okAccess("v1", -1)},
+			script: []access.Access{okAccess("v1", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{wantResult: S, wantState: hit, wantLabel: "v1", wantFetches: 1},
@@ -110,7 +110,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "expiry after MaxTTL",
-			script: []policy.Access{okAccess("v1", -1), okAccess("v2", -1)},
+			script: []access.Access{okAccess("v1", -1), okAccess("v2", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: day + time.Second, wantResult: S, wantState: miss, wantLabel: "v2", wantFetches: 2},
@@ -119,7 +119,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "fresh until exactly MaxTTL",
-			script: []policy.Access{okAccess("v1", -1), okAccess("v2", -1)},
+			script: []access.Access{okAccess("v1", -1), okAccess("v2", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: day - time.Nanosecond, wantResult: S, wantState: hit, wantLabel: "v1", wantFetches: 1},
@@ -128,8 +128,8 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "shorter MaxTTL option",
-			opts:   policy.CacheOptions{MaxTTL: hour},
-			script: []policy.Access{okAccess("v1", -1), okAccess("v2", -1)},
+			opts:   access.CacheOptions{MaxTTL: hour},
+			script: []access.Access{okAccess("v1", -1), okAccess("v2", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: hour - time.Second, wantResult: S, wantState: hit, wantLabel: "v1", wantFetches: 1},
@@ -138,8 +138,8 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "MaxTTL option above 24h is capped",
-			opts:   policy.CacheOptions{MaxTTL: 2 * day},
-			script: []policy.Access{okAccess("v1", -1), okAccess("v2", -1)},
+			opts:   access.CacheOptions{MaxTTL: 2 * day},
+			script: []access.Access{okAccess("v1", -1), okAccess("v2", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: day, wantResult: S, wantState: miss, wantLabel: "v2", wantFetches: 2},
@@ -147,7 +147,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "max-age shorter than MaxTTL",
-			script: []policy.Access{okAccess("v1", 10*time.Minute), okAccess("v2", -1)},
+			script: []access.Access{okAccess("v1", 10*time.Minute), okAccess("v2", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: 10*time.Minute - time.Second, wantResult: S, wantState: hit, wantLabel: "v1", wantFetches: 1},
@@ -156,7 +156,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "max-age longer than MaxTTL",
-			script: []policy.Access{okAccess("v1", 7*day), okAccess("v2", -1)},
+			script: []access.Access{okAccess("v1", 7*day), okAccess("v2", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: day, wantResult: S, wantState: miss, wantLabel: "v2", wantFetches: 2},
@@ -164,7 +164,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "max-age 0 clamped at MinTTL",
-			script: []policy.Access{okAccess("v1", 0), okAccess("v2", 0)},
+			script: []access.Access{okAccess("v1", 0), okAccess("v2", 0)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: 59 * time.Second, wantResult: S, wantState: hit, wantLabel: "v1", wantFetches: 1},
@@ -173,8 +173,8 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "max-age below a custom MinTTL",
-			opts:   policy.CacheOptions{MinTTL: 5 * time.Minute},
-			script: []policy.Access{okAccess("v1", 30*time.Second), okAccess("v2", 0)},
+			opts:   access.CacheOptions{MinTTL: 5 * time.Minute},
+			script: []access.Access{okAccess("v1", 30*time.Second), okAccess("v2", 0)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: 5*time.Minute - time.Second, wantResult: S, wantState: hit, wantLabel: "v1", wantFetches: 1},
@@ -183,7 +183,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "unavailable cached for MaxTTL",
-			script: []policy.Access{unavailableAccess("n1", -1), unavailableAccess("n2", -1)},
+			script: []access.Access{unavailableAccess("n1", -1), unavailableAccess("n2", -1)},
 			steps: []cacheStep{
 				{wantResult: U, wantState: miss, wantLabel: "n1", wantFetches: 1},
 				{advance: day - time.Second, wantResult: U, wantState: hit, wantLabel: "n1", wantFetches: 1},
@@ -192,7 +192,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "unreachable retried after UnreachableRetry, not before",
-			script: []policy.Access{unreachableAccess("u1"), unreachableAccess("u2")},
+			script: []access.Access{unreachableAccess("u1"), unreachableAccess("u2")},
 			steps: []cacheStep{
 				{wantResult: X, wantState: miss, wantLabel: "u1", wantFetches: 1},
 				{advance: 59 * time.Second, wantResult: X, wantState: hit, wantLabel: "u1", wantFetches: 1},
@@ -202,8 +202,8 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "custom UnreachableRetry",
-			opts:   policy.CacheOptions{UnreachableRetry: 10 * time.Second},
-			script: []policy.Access{unreachableAccess("u1"), unreachableAccess("u2")},
+			opts:   access.CacheOptions{UnreachableRetry: 10 * time.Second},
+			script: []access.Access{unreachableAccess("u1"), unreachableAccess("u2")},
 			steps: []cacheStep{
 				{wantResult: X, wantState: miss, wantLabel: "u1", wantFetches: 1},
 				{advance: 9 * time.Second, wantResult: X, wantState: hit, wantLabel: "u1", wantFetches: 1},
@@ -212,8 +212,8 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name: "stale copy stands in while unreachable, until StaleFor",
-			opts: policy.CacheOptions{StaleFor: 2 * hour},
-			script: []policy.Access{okAccess("v1", hour), unreachableAccess("u1"), unreachableAccess("u2"),
+			opts: access.CacheOptions{StaleFor: 2 * hour},
+			script: []access.Access{okAccess("v1", hour), unreachableAccess("u1"), unreachableAccess("u2"),
 				unreachableAccess("u3"), unreachableAccess("u4")},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
@@ -229,8 +229,8 @@ func TestCache(t *testing.T) {
 			// stale_for: 0s is documented as "disables": an unreachable
 			// host is completely disallowed at once (RFC 9309 2.3.1.4).
 			name:   "StaleFor Off never serves a stale copy",
-			opts:   policy.CacheOptions{StaleFor: policy.Off},
-			script: []policy.Access{okAccess("v1", hour), unreachableAccess("u1")},
+			opts:   access.CacheOptions{StaleFor: access.Off},
+			script: []access.Access{okAccess("v1", hour), unreachableAccess("u1")},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: hour, wantResult: X, wantState: miss, wantLabel: "u1", wantFetches: 2},
@@ -238,8 +238,8 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "MinTTL Off lets max-age 0 refetch at once",
-			opts:   policy.CacheOptions{MinTTL: policy.Off},
-			script: []policy.Access{okAccess("v1", 0), okAccess("v2", 0)},
+			opts:   access.CacheOptions{MinTTL: access.Off},
+			script: []access.Access{okAccess("v1", 0), okAccess("v2", 0)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{wantResult: S, wantState: miss, wantLabel: "v2", wantFetches: 2},
@@ -247,7 +247,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "default StaleFor is 24h",
-			script: []policy.Access{okAccess("v1", -1), unreachableAccess("u1"), unreachableAccess("u2")},
+			script: []access.Access{okAccess("v1", -1), unreachableAccess("u1"), unreachableAccess("u2")},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: day, wantResult: S, wantState: old, wantLabel: "v1", wantFetches: 2},
@@ -256,7 +256,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "successful fetch ends a stale spell",
-			script: []policy.Access{okAccess("v1", hour), unreachableAccess("u1"), okAccess("v2", -1)},
+			script: []access.Access{okAccess("v1", hour), unreachableAccess("u1"), okAccess("v2", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: hour, wantResult: S, wantState: old, wantLabel: "v1", wantFetches: 2},
@@ -266,7 +266,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "unavailable replaces a successful copy",
-			script: []policy.Access{okAccess("v1", 0), unavailableAccess("n1", 0), unreachableAccess("u1")},
+			script: []access.Access{okAccess("v1", 0), unavailableAccess("n1", 0), unreachableAccess("u1")},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: time.Minute, wantResult: U, wantState: miss, wantLabel: "n1", wantFetches: 2},
@@ -277,7 +277,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "scheme is part of the key",
-			script: []policy.Access{okAccess("v1", -1)},
+			script: []access.Access{okAccess("v1", -1)},
 			steps: []cacheStep{
 				{scheme: "http", wantResult: S, wantState: miss, wantFetches: 1},
 				{scheme: "https", wantResult: S, wantState: miss, wantFetches: 2},
@@ -287,8 +287,8 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "bounded: oldest entries evicted first",
-			opts:   policy.CacheOptions{MaxEntries: 3},
-			script: []policy.Access{okAccess("v1", -1)},
+			opts:   access.CacheOptions{MaxEntries: 3},
+			script: []access.Access{okAccess("v1", -1)},
 			steps: []cacheStep{
 				{authority: "a:80", wantResult: S, wantState: miss, wantFetches: 1},
 				{authority: "b:80", wantResult: S, wantState: miss, wantFetches: 2},
@@ -310,7 +310,7 @@ func TestCache(t *testing.T) {
 			f := &scriptedFetch{script: tt.script}
 			opts := tt.opts
 			opts.Now = clock.Now
-			c := policy.NewCache(f.Fetch, opts)
+			c := access.NewCache(f.Fetch, opts)
 			var elapsed time.Duration
 			for i, s := range tt.steps {
 				clock.Advance(s.advance)
@@ -329,11 +329,11 @@ func TestCache(t *testing.T) {
 					t.Fatalf("%s: got Result %q state %q from %q after %d fetches, want Result %q state %q from %q after %d fetches",
 						in, a.Result, state, a.FinalURL, len(calls), s.wantResult, s.wantState, s.wantLabel, s.wantFetches)
 				}
-				if state == policy.CacheMiss && calls[len(calls)-1] != scheme+"://"+auth {
+				if state == access.CacheMiss && calls[len(calls)-1] != scheme+"://"+auth {
 					t.Errorf("%s: got fetch of %q, want %q", in, calls[len(calls)-1], scheme+"://"+auth)
 				}
-				if (a.Robots != nil) != (a.Result == policy.Successful) {
-					t.Errorf("%s: got Robots set %v with Result %q, want set only for %q", in, a.Robots != nil, a.Result, policy.Successful)
+				if (a.Robots != nil) != (a.Result == access.Successful) {
+					t.Errorf("%s: got Robots set %v with Result %q, want set only for %q", in, a.Robots != nil, a.Result, access.Successful)
 				}
 				if max := tt.opts.MaxEntries; max > 0 && c.Len() > max {
 					t.Errorf("%s: got Len() %d, want at most MaxEntries %d", in, c.Len(), max)
@@ -353,15 +353,15 @@ func TestCacheCoalescesConcurrentMisses(t *testing.T) {
 	go func() { started.Wait(); close(allStarted) }()
 
 	var fetches atomic.Int64
-	c := policy.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
+	c := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
 		fetches.Add(1)
 		<-allStarted // hold the fetch until every caller is running
 		return okAccess("v1", -1)
-	}, policy.CacheOptions{Now: newFakeClock().Now})
+	}, access.CacheOptions{Now: newFakeClock().Now})
 
 	type result struct {
-		a     policy.Access
-		state policy.CacheState
+		a     access.Access
+		state access.CacheState
 	}
 	results := make([]result, n)
 	var done sync.WaitGroup
@@ -381,15 +381,15 @@ func TestCacheCoalescesConcurrentMisses(t *testing.T) {
 	}
 	misses := 0
 	for i, r := range results {
-		if r.a.Result != policy.Successful || r.a.FinalURL != "v1" || r.state != policy.CacheMiss && r.state != policy.CacheHit {
-			t.Errorf("Get #%d: got Result %q from %q state %q, want %q from \"v1\", state miss or hit", i, r.a.Result, r.a.FinalURL, r.state, policy.Successful)
+		if r.a.Result != access.Successful || r.a.FinalURL != "v1" || r.state != access.CacheMiss && r.state != access.CacheHit {
+			t.Errorf("Get #%d: got Result %q from %q state %q, want %q from \"v1\", state miss or hit", i, r.a.Result, r.a.FinalURL, r.state, access.Successful)
 		}
-		if r.state == policy.CacheMiss {
+		if r.state == access.CacheMiss {
 			misses++
 		}
 	}
 	if misses == 0 {
-		t.Errorf("got 0 of %d Gets in state %q, want at least the one that fetched", n, policy.CacheMiss)
+		t.Errorf("got 0 of %d Gets in state %q, want at least the one that fetched", n, access.CacheMiss)
 	}
 	t.Logf("%d of %d Gets shared the fetch, %d found it cached", misses, n, n-misses)
 }
@@ -411,7 +411,7 @@ func TestCacheDetachesFetchFromCaller(t *testing.T) {
 			entered := make(chan struct{}, 1)
 			release := make(chan struct{})
 			var fetches atomic.Int64
-			c := policy.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
+			c := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
 				fetches.Add(1)
 				entered <- struct{}{}
 				<-release
@@ -421,7 +421,7 @@ func TestCacheDetachesFetchFromCaller(t *testing.T) {
 					return a
 				}
 				return okAccess("v1", -1)
-			}, policy.CacheOptions{Now: newFakeClock().Now})
+			}, access.CacheOptions{Now: newFakeClock().Now})
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -429,8 +429,8 @@ func TestCacheDetachesFetchFromCaller(t *testing.T) {
 				cancel()
 			}
 			type result struct {
-				a     policy.Access
-				state policy.CacheState
+				a     access.Access
+				state access.CacheState
 			}
 			first, second := make(chan result, 1), make(chan result, 1)
 			go func() {
@@ -446,8 +446,8 @@ func TestCacheDetachesFetchFromCaller(t *testing.T) {
 			close(release)
 			for name, ch := range map[string]chan result{"cancelled caller": first, "other caller": second} {
 				r := <-ch
-				if r.a.Result != policy.Successful || errors.Is(r.a.Err, context.Canceled) {
-					t.Errorf("%s: got Result %q state %q Err %v, want %q (the fetch must not see the caller's cancellation)", name, r.a.Result, r.state, r.a.Err, policy.Successful)
+				if r.a.Result != access.Successful || errors.Is(r.a.Err, context.Canceled) {
+					t.Errorf("%s: got Result %q state %q Err %v, want %q (the fetch must not see the caller's cancellation)", name, r.a.Result, r.state, r.a.Err, access.Successful)
 				}
 			}
 			if got := fetches.Load(); got != 1 {

@@ -1,4 +1,4 @@
-package policy
+package access
 
 import (
 	"context"
@@ -144,8 +144,8 @@ func NewCache(fetch FetchFunc, o CacheOptions) *Cache {
 	return c
 }
 
-// cacheKey is the cache key of a canonical scheme and authority.
-func cacheKey(scheme, authority string) string { return scheme + "://" + authority }
+// Key is the cache key of a canonical scheme and authority, for GetKeyed.
+func Key(scheme, authority string) string { return scheme + "://" + authority }
 
 // Get returns the access result in force for scheme://authority, fetching
 // it when it is missing or no longer fresh. The fetch runs detached from
@@ -153,11 +153,12 @@ func cacheKey(scheme, authority string) string { return scheme + "://" + authori
 // waiting on the same fetch. The result has no Raw body and no Header:
 // the cache keeps neither (see store).
 func (c *Cache) Get(ctx context.Context, scheme, authority string) (Access, CacheState) {
-	return c.get(ctx, cacheKey(scheme, authority), scheme, authority)
+	return c.GetKeyed(ctx, Key(scheme, authority), scheme, authority)
 }
 
-// get is Get with the key already made (see Policy.target).
-func (c *Cache) get(ctx context.Context, key, scheme, authority string) (Access, CacheState) {
+// GetKeyed is Get with the key already made by Key(scheme, authority): a
+// caller that remembers the key per authority spares its allocation.
+func (c *Cache) GetKeyed(ctx context.Context, key, scheme, authority string) (Access, CacheState) {
 	if e := c.fresh(key); e != nil {
 		return e.inForce(false)
 	}

@@ -1,4 +1,4 @@
-package policy
+package access
 
 import (
 	"context"
@@ -183,7 +183,7 @@ func NewFetcher(o FetcherOptions) *Fetcher {
 }
 
 // Fetch gets the robots.txt of a canonical scheme and authority (see
-// Authority) and classifies the outcome per
+// policy.Authority) and classifies the outcome per
 // RFC 9309 2.3.1. It never returns an error: failures are Unreachable (or
 // Unavailable for redirect loops) with Err set.
 func (f *Fetcher) Fetch(ctx context.Context, scheme, authority string) Access {

@@ -1,4 +1,4 @@
-package policy_test
+package access_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -24,7 +25,7 @@ func repeatedHeader(n, size int, contentType string) http.HandlerFunc {
 }
 
 // TestFetchKeepsBoundedHeader: Access.Header keeps one value of each kept
-// field, cut to policy.MaxKeptHeaderValue octets on a UTF-8 boundary, however
+// field, cut to access.MaxKeptHeaderValue octets on a UTF-8 boundary, however
 // many and however long the values the origin sends under the header limit.
 func TestFetchKeepsBoundedHeader(t *testing.T) {
 	longType := "text/plain; charset=utf-8; x=" + strings.Repeat("p", 2048-29)
@@ -33,20 +34,20 @@ func TestFetchKeepsBoundedHeader(t *testing.T) {
 		name, contentType, wantType string
 		n, size                     int
 	}{
-		{"12 Cache-Control lines of 4 KB, a 2 KB Content-Type", longType, longType[:policy.MaxKeptHeaderValue], 12, 4000},
-		{"a cut inside a UTF-8 sequence backs off", wideType, wideType[:policy.MaxKeptHeaderValue-1], 1, 20},
+		{"12 Cache-Control lines of 4 KB, a 2 KB Content-Type", longType, longType[:access.MaxKeptHeaderValue], 12, 4000},
+		{"a cut inside a UTF-8 sequence backs off", wideType, wideType[:access.MaxKeptHeaderValue-1], 1, 20},
 		{"short values are kept whole", "text/plain", "text/plain", 3, 20},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := newOrigin(t, repeatedHeader(tt.n, tt.size, tt.contentType))
-			a := newFetcher(policy.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
-			if a.Result != policy.Successful {
+			a := newFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
+			if a.Result != access.Successful {
 				t.Fatalf("got %s (%v), want successful", a.Result, a.Err)
 			}
 			for k, v := range a.Header {
-				if len(v) != 1 || len(v[0]) > policy.MaxKeptHeaderValue || !utf8.ValidString(v[0]) {
+				if len(v) != 1 || len(v[0]) > access.MaxKeptHeaderValue || !utf8.ValidString(v[0]) {
 					t.Errorf("%s: got %d values, the first %d octets (valid UTF-8 %v), want 1 value of at most %d valid octets",
-						k, len(v), len(v[0]), utf8.ValidString(v[0]), policy.MaxKeptHeaderValue)
+						k, len(v), len(v[0]), utf8.ValidString(v[0]), access.MaxKeptHeaderValue)
 				}
 			}
 			if got := a.Header.Get("Content-Type"); got != tt.wantType {
@@ -63,7 +64,7 @@ func TestFetchKeepsBoundedHeader(t *testing.T) {
 }
 
 // TestFetchHugeHeaderIsUnreachable: a response whose header is over
-// policy.MaxResponseHeaderBytes is a fetch error, so the file is
+// access.MaxResponseHeaderBytes is a fetch error, so the file is
 // unreachable (RFC 9309 2.3.1.4: complete disallow) and nothing is kept.
 func TestFetchHugeHeaderIsUnreachable(t *testing.T) {
 	for _, tt := range []struct {
@@ -76,8 +77,8 @@ func TestFetchHugeHeaderIsUnreachable(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := newOrigin(t, repeatedHeader(tt.n, tt.size, "text/plain"))
-			a := newFetcher(policy.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
-			if a.Result != policy.Unreachable || a.Err == nil || a.Refused {
+			a := newFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
+			if a.Result != access.Unreachable || a.Err == nil || a.Refused {
 				t.Fatalf("got %s, error %v, refused %v; want unreachable with an error, not refused", a.Result, a.Err, a.Refused)
 			}
 			if a.Robots != nil || a.Header != nil || a.HasBody() || a.Status != 0 {

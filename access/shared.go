@@ -1,4 +1,4 @@
-package policy
+package access
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package policy_test
+package access_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -119,32 +120,32 @@ func redirects(n int, body string) http.HandlerFunc {
 // allowPrivate lets the fetcher dial the loopback test servers.
 var allowPrivate = &netguard.Guard{AllowPrivate: true}
 
-func newFetcher(o policy.FetcherOptions) *policy.Fetcher {
+func newFetcher(o access.FetcherOptions) *access.Fetcher {
 	if o.Guard == nil {
 		o.Guard = allowPrivate
 	}
-	return policy.NewFetcher(o)
+	return access.NewFetcher(o)
 }
 
 // fetchDeadline bounds every fetch in TestFetcher.
 const fetchDeadline = 4 * time.Second
 
 // fetchCheck is a case-specific check run after the common ones.
-type fetchCheck func(t *testing.T, a policy.Access)
+type fetchCheck func(t *testing.T, a access.Access)
 
 func TestFetcher(t *testing.T) {
 	tests := []struct {
 		name       string
 		scheme     string // "" means http
-		opts       policy.FetcherOptions
+		opts       access.FetcherOptions
 		setup      func(t *testing.T) (authority string, check fetchCheck)
-		wantResult policy.AccessResult
+		wantResult access.AccessResult
 		wantStatus int
 		wantErr    bool
 	}{
 		{
 			name: "200 with a body",
-			opts: policy.FetcherOptions{UserAgent: "robotsproxy-test/1.0"},
+			opts: access.FetcherOptions{UserAgent: "robotsproxy-test/1.0"},
 			setup: func(t *testing.T) (string, fetchCheck) {
 				var gotUA atomic.Value
 				o := newOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -152,7 +153,7 @@ func TestFetcher(t *testing.T) {
 					io.WriteString(w, stdRobots)
 				}))
 				auth := o.authority(t, "http")
-				return auth, func(t *testing.T, a policy.Access) {
+				return auth, func(t *testing.T, a access.Access) {
 					wantURL := "http://" + auth + "/robots.txt"
 					if a.URL != wantURL || a.FinalURL != wantURL {
 						t.Errorf("got URL %q FinalURL %q, want both %q", a.URL, a.FinalURL, wantURL)
@@ -171,19 +172,19 @@ func TestFetcher(t *testing.T) {
 					}
 				}
 			},
-			wantResult: policy.Successful, wantStatus: 200,
+			wantResult: access.Successful, wantStatus: 200,
 		},
 		{
 			name: "204 no content is an empty file",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				o := newOrigin(t, serve(http.StatusNoContent, ""))
-				return o.authority(t, "http"), func(t *testing.T, a policy.Access) {
+				return o.authority(t, "http"), func(t *testing.T, a access.Access) {
 					if v := a.Robots.Test("/private/x"); !v.Allowed {
 						t.Errorf("empty file: got /private/x denied, want allowed")
 					}
 				}
 			},
-			wantResult: policy.Successful, wantStatus: 204,
+			wantResult: access.Successful, wantStatus: 204,
 		},
 		{
 			name: "3 redirects across two authorities",
@@ -208,7 +209,7 @@ func TestFetcher(t *testing.T) {
 						http.NotFound(w, r)
 					}
 				}))
-				return a.authority(t, "http"), func(t *testing.T, got policy.Access) {
+				return a.authority(t, "http"), func(t *testing.T, got access.Access) {
 					if want := b.URL + "/hop3"; got.FinalURL != want {
 						t.Errorf("got FinalURL %q, want %q", got.FinalURL, want)
 					}
@@ -220,31 +221,31 @@ func TestFetcher(t *testing.T) {
 					}
 				}
 			},
-			wantResult: policy.Successful, wantStatus: 200,
+			wantResult: access.Successful, wantStatus: 200,
 		},
 		{
 			name: "exactly 5 redirects",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				o := newOrigin(t, redirects(5, stdRobots))
-				return o.authority(t, "http"), func(t *testing.T, a policy.Access) {
+				return o.authority(t, "http"), func(t *testing.T, a access.Access) {
 					if want := o.URL + "/hop5"; a.FinalURL != want {
 						t.Errorf("got FinalURL %q, want %q", a.FinalURL, want)
 					}
 				}
 			},
-			wantResult: policy.Successful, wantStatus: 200,
+			wantResult: access.Successful, wantStatus: 200,
 		},
 		{
 			name: "6 redirects",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				o := newOrigin(t, redirects(6, stdRobots))
-				return o.authority(t, "http"), func(t *testing.T, a policy.Access) {
+				return o.authority(t, "http"), func(t *testing.T, a access.Access) {
 					if got := o.hits.Load(); got != 6 {
 						t.Errorf("got %d requests, want 6 (the 6th redirect is not followed)", got)
 					}
 				}
 			},
-			wantResult: policy.Unavailable, wantStatus: 0, wantErr: true,
+			wantResult: access.Unavailable, wantStatus: 0, wantErr: true,
 		},
 		{
 			name: "redirect loop",
@@ -252,57 +253,57 @@ func TestFetcher(t *testing.T) {
 				o := newOrigin(t, http.RedirectHandler("/robots.txt", http.StatusFound))
 				return o.authority(t, "http"), nil
 			},
-			wantResult: policy.Unavailable, wantStatus: 0, wantErr: true,
+			wantResult: access.Unavailable, wantStatus: 0, wantErr: true,
 		},
 		{
 			name: "404",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				return newOrigin(t, serve(404, "User-agent: *\nDisallow: /\n")).authority(t, "http"), nil
 			},
-			wantResult: policy.Unavailable, wantStatus: 404,
+			wantResult: access.Unavailable, wantStatus: 404,
 		},
 		{
 			name: "401",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				return newOrigin(t, serve(401, "User-agent: *\nDisallow: /\n")).authority(t, "http"), nil
 			},
-			wantResult: policy.Unavailable, wantStatus: 401,
+			wantResult: access.Unavailable, wantStatus: 401,
 		},
 		{
 			name: "403",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				return newOrigin(t, serve(403, "")).authority(t, "http"), nil
 			},
-			wantResult: policy.Unavailable, wantStatus: 403,
+			wantResult: access.Unavailable, wantStatus: 403,
 		},
 		{
 			name: "429 unreachable when configured",
-			opts: policy.FetcherOptions{TooManyRequestsUnreachable: true},
+			opts: access.FetcherOptions{TooManyRequestsUnreachable: true},
 			setup: func(t *testing.T) (string, fetchCheck) {
 				return newOrigin(t, serve(429, "")).authority(t, "http"), nil
 			},
-			wantResult: policy.Unreachable, wantStatus: 429,
+			wantResult: access.Unreachable, wantStatus: 429,
 		},
 		{
 			name: "429 unavailable by default",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				return newOrigin(t, serve(429, "")).authority(t, "http"), nil
 			},
-			wantResult: policy.Unavailable, wantStatus: 429,
+			wantResult: access.Unavailable, wantStatus: 429,
 		},
 		{
 			name: "500 body not parsed",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				return newOrigin(t, serve(500, "User-agent: *\nAllow: /\n")).authority(t, "http"), nil
 			},
-			wantResult: policy.Unreachable, wantStatus: 500,
+			wantResult: access.Unreachable, wantStatus: 500,
 		},
 		{
 			name: "503 body not parsed",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				return newOrigin(t, serve(503, "User-agent: *\nAllow: /\n", "Retry-After", "120")).authority(t, "http"), nil
 			},
-			wantResult: policy.Unreachable, wantStatus: 503,
+			wantResult: access.Unreachable, wantStatus: 503,
 		},
 		{
 			name: "connection refused",
@@ -317,17 +318,17 @@ func TestFetcher(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				return auth, func(t *testing.T, a policy.Access) {
+				return auth, func(t *testing.T, a access.Access) {
 					if a.Refused {
 						t.Errorf("got Refused true for a closed port, want false (not a guard refusal)")
 					}
 				}
 			},
-			wantResult: policy.Unreachable, wantStatus: 0, wantErr: true,
+			wantResult: access.Unreachable, wantStatus: 0, wantErr: true,
 		},
 		{
 			name: "origin never answers",
-			opts: policy.FetcherOptions{Timeout: 300 * time.Millisecond},
+			opts: access.FetcherOptions{Timeout: 300 * time.Millisecond},
 			setup: func(t *testing.T) (string, fetchCheck) {
 				release := make(chan struct{})
 				o := newOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -337,17 +338,17 @@ func TestFetcher(t *testing.T) {
 					}
 				}))
 				t.Cleanup(func() { close(release) }) // runs before o.Close
-				return o.authority(t, "http"), func(t *testing.T, a policy.Access) {
+				return o.authority(t, "http"), func(t *testing.T, a access.Access) {
 					if a.Duration >= fetchDeadline/2 {
 						t.Errorf("got Duration %v with Timeout 300ms, want under %v", a.Duration, fetchDeadline/2)
 					}
 				}
 			},
-			wantResult: policy.Unreachable, wantStatus: 0, wantErr: true,
+			wantResult: access.Unreachable, wantStatus: 0, wantErr: true,
 		},
 		{
 			name: "origin stalls in the body",
-			opts: policy.FetcherOptions{Timeout: 300 * time.Millisecond},
+			opts: access.FetcherOptions{Timeout: 300 * time.Millisecond},
 			setup: func(t *testing.T) (string, fetchCheck) {
 				release := make(chan struct{})
 				o := newOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -359,20 +360,20 @@ func TestFetcher(t *testing.T) {
 					}
 				}))
 				t.Cleanup(func() { close(release) }) // runs before o.Close
-				return o.authority(t, "http"), func(t *testing.T, a policy.Access) {
+				return o.authority(t, "http"), func(t *testing.T, a access.Access) {
 					if a.Duration >= fetchDeadline/2 {
 						t.Errorf("got Duration %v with Timeout 300ms, want under %v", a.Duration, fetchDeadline/2)
 					}
 				}
 			},
-			wantResult: policy.Unreachable, wantStatus: 200, wantErr: true,
+			wantResult: access.Unreachable, wantStatus: 200, wantErr: true,
 		},
 		{
 			name: "guard refuses loopback",
-			opts: policy.FetcherOptions{Guard: &netguard.Guard{}},
+			opts: access.FetcherOptions{Guard: &netguard.Guard{}},
 			setup: func(t *testing.T) (string, fetchCheck) {
 				o := newOrigin(t, serve(200, stdRobots))
-				return o.authority(t, "http"), func(t *testing.T, a policy.Access) {
+				return o.authority(t, "http"), func(t *testing.T, a access.Access) {
 					if !a.Refused || !errors.Is(a.Err, netguard.ErrRefused) {
 						t.Errorf("got Refused %v Err %v, want Refused true and an error wrapping netguard.ErrRefused", a.Refused, a.Err)
 					}
@@ -381,15 +382,15 @@ func TestFetcher(t *testing.T) {
 					}
 				}
 			},
-			wantResult: policy.Unreachable, wantStatus: 0, wantErr: true,
+			wantResult: access.Unreachable, wantStatus: 0, wantErr: true,
 		},
 		{
 			name: "guard refuses a redirect target",
-			opts: policy.FetcherOptions{Guard: &netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}},
+			opts: access.FetcherOptions{Guard: &netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}},
 			setup: func(t *testing.T) (string, fetchCheck) {
 				b := newOriginAt(t, "127.0.0.2:0", serve(200, stdRobots))
 				a := newOrigin(t, http.RedirectHandler(b.URL+"/robots.txt", http.StatusFound))
-				return a.authority(t, "http"), func(t *testing.T, got policy.Access) {
+				return a.authority(t, "http"), func(t *testing.T, got access.Access) {
 					if !got.Refused {
 						t.Errorf("got Refused false (Err %v), want true", got.Err)
 					}
@@ -398,7 +399,7 @@ func TestFetcher(t *testing.T) {
 					}
 				}
 			},
-			wantResult: policy.Unreachable, wantStatus: 0, wantErr: true,
+			wantResult: access.Unreachable, wantStatus: 0, wantErr: true,
 		},
 		{
 			name: "2 MiB body is truncated at the parse limit",
@@ -406,35 +407,35 @@ func TestFetcher(t *testing.T) {
 				line := "# " + strings.Repeat("x", 61) + "\n"
 				body := stdRobots + strings.Repeat(line, (2<<20)/len(line))
 				o := newOrigin(t, serve(200, body))
-				return o.authority(t, "http"), func(t *testing.T, a policy.Access) {
+				return o.authority(t, "http"), func(t *testing.T, a access.Access) {
 					if !a.Robots.Truncated || a.Robots.Size > robots.DefaultMaxBytes {
 						t.Errorf("%d-byte body: got Truncated %v Size %d, want Truncated true Size <= %d", len(body), a.Robots.Truncated, a.Robots.Size, robots.DefaultMaxBytes)
 					}
 				}
 			},
-			wantResult: policy.Successful, wantStatus: 200,
+			wantResult: access.Successful, wantStatus: 200,
 		},
 		{
 			name:   "https with a trusted certificate",
 			scheme: "https",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				o := newTLSOrigin(t, serve(200, stdRobots))
-				return o.authority(t, "https"), func(t *testing.T, a policy.Access) {
+				return o.authority(t, "https"), func(t *testing.T, a access.Access) {
 					if want := "https://" + o.authority(t, "https") + "/robots.txt"; a.FinalURL != want {
 						t.Errorf("got FinalURL %q, want %q", a.FinalURL, want)
 					}
 				}
 			},
-			wantResult: policy.Successful, wantStatus: 200,
+			wantResult: access.Successful, wantStatus: 200,
 		},
 		{
 			name:   "https with an untrusted certificate",
 			scheme: "https",
-			opts:   policy.FetcherOptions{TLS: &tls.Config{}},
+			opts:   access.FetcherOptions{TLS: &tls.Config{}},
 			setup: func(t *testing.T) (string, fetchCheck) {
 				return newTLSOrigin(t, serve(200, stdRobots)).authority(t, "https"), nil
 			},
-			wantResult: policy.Unreachable, wantStatus: 0, wantErr: true,
+			wantResult: access.Unreachable, wantStatus: 0, wantErr: true,
 		},
 	}
 	for _, tt := range tests {
@@ -460,8 +461,8 @@ func TestFetcher(t *testing.T) {
 			if (a.Err != nil) != tt.wantErr {
 				t.Errorf("Fetch(%s://%s): got Err %v, want error %v", scheme, auth, a.Err, tt.wantErr)
 			}
-			if (a.Robots != nil) != (a.Result == policy.Successful) {
-				t.Fatalf("Fetch(%s://%s): got Robots %v with Result %q, want Robots set only for %q", scheme, auth, a.Robots != nil, a.Result, policy.Successful)
+			if (a.Robots != nil) != (a.Result == access.Successful) {
+				t.Fatalf("Fetch(%s://%s): got Robots %v with Result %q, want Robots set only for %q", scheme, auth, a.Robots != nil, a.Result, access.Successful)
 			}
 			if a.Robots != nil && a.Status != http.StatusNoContent {
 				for path, want := range map[string]bool{"/private/x": false, "/public": true} {
@@ -507,9 +508,9 @@ func TestFetcherMaxAge(t *testing.T) {
 				h = []string{"Cache-Control", tt.cacheControl}
 			}
 			o := newOrigin(t, serve(200, stdRobots, h...))
-			a := newFetcher(policy.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
-			if a.Result != policy.Successful || a.MaxAge != tt.want {
-				t.Errorf("Cache-Control %q: got Result %q MaxAge %v, want %q %v", tt.cacheControl, a.Result, a.MaxAge, policy.Successful, tt.want)
+			a := newFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
+			if a.Result != access.Successful || a.MaxAge != tt.want {
+				t.Errorf("Cache-Control %q: got Result %q MaxAge %v, want %q %v", tt.cacheControl, a.Result, a.MaxAge, access.Successful, tt.want)
 			}
 		})
 	}
@@ -547,17 +548,17 @@ func TestFetcherIgnoresProxyEnv(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Authority(http, %q): %v", hostport, err)
 	}
-	f := newFetcher(policy.FetcherOptions{})
+	f := newFetcher(access.FetcherOptions{})
 	a := f.Fetch(context.Background(), "http", auth)
-	if a.Result != policy.Successful || a.Status != 200 || proxyHits.Load() != 0 || o.hits.Load() != 1 {
+	if a.Result != access.Successful || a.Status != 200 || proxyHits.Load() != 0 || o.hits.Load() != 1 {
 		t.Errorf("Fetch(http://%s) with HTTP_PROXY=%s: got Result %q Status %d (Err %v), %d proxy and %d origin requests; want %q 200, 0 and 1",
-			auth, proxy.URL, a.Result, a.Status, a.Err, proxyHits.Load(), o.hits.Load(), policy.Successful)
+			auth, proxy.URL, a.Result, a.Status, a.Err, proxyHits.Load(), o.hits.Load(), access.Successful)
 	}
 
 	// net/http reads the proxy environment once per process, so the fetch
 	// above cannot see HTTP_PROXY if anything used http.ProxyFromEnvironment
 	// earlier. Check the transport itself too: it must have no proxy.
-	p, ok := policy.FetcherProxy(f)
+	p, ok := access.FetcherProxy(f)
 	if !ok {
 		t.Fatalf("fetcher transport is not an *http.Transport; cannot check its proxy")
 	}

@@ -1,10 +1,10 @@
-package policy_test
+package access_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/access"
 )
 
 // TestFetcherBridgesDeclaredCharset: a robots.txt that is not UTF-8 is read
@@ -24,7 +24,7 @@ func TestFetcherBridgesDeclaredCharset(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o := newOrigin(t, serve(200, c.body, "Content-Type", c.contentType))
-			a := newFetcher(policy.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
+			a := newFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
 			if a.Robots == nil {
 				t.Fatalf("access %s: %v", a.Result, a.Err)
 			}

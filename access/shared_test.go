@@ -1,11 +1,11 @@
-package policy_test
+package access_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -26,17 +26,17 @@ func TestParseBodyCompilesLikeTheFetcher(t *testing.T) {
 		{"no charset: windows-1252", "text/plain", "User-agent: *\nDisallow: /gr\xf6\xdfe\n",
 			[]string{"/gr%C3%B6%C3%9Fe", "/gr%F6%DFe", "/other"}},
 		{"past the parse limit", "text/plain", long, []string{"/filler", "/past-the-limit", "/other"}},
-		{"charset past the kept Content-Type", "text/plain; x=" + strings.Repeat("p", policy.MaxKeptHeaderValue) + "; charset=windows-1251",
+		{"charset past the kept Content-Type", "text/plain; x=" + strings.Repeat("p", access.MaxKeptHeaderValue) + "; charset=windows-1251",
 			"User-agent: *\nDisallow: /\xef\xf0\xe8\n", []string{"/%D0%BF%D1%80%D0%B8", "/%C3%AF%C3%B0%C3%A8", "/%EF%F0%E8", "/other"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o := newOrigin(t, serve(200, c.body, "Content-Type", c.contentType))
-			a := newFetcher(policy.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
+			a := newFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
 			if a.Robots == nil || a.Raw == nil {
 				t.Fatalf("access %s: %v", a.Result, a.Err)
 			}
-			got := policy.ParseBody(a.Raw, a.Header, robots.Options{})
+			got := access.ParseBody(a.Raw, a.Header, robots.Options{})
 			for _, p := range c.paths {
 				want := a.Robots.Test(p, "ExampleBot")
 				v := got.Test(p, "ExampleBot")
