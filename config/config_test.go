@@ -19,6 +19,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/config"
 	"github.com/robotsproxy/robotsproxy/identity"
+	"github.com/robotsproxy/robotsproxy/server"
 )
 
 // shippedConfig is the commented configuration file at the repository root.
@@ -384,7 +385,7 @@ func TestLoadAccessValid(t *testing.T) {
 				return len(c.AllowHosts) == 7 && slices.Equal(c.DenyHosts, []string{".EXAMPLE.net"}) && slices.Equal(c.ExemptHosts, []string{"[::1]"})
 			}},
 		{"unmasked client range", "identity:\n  client_ranges:\n    - cidr: 10.1.2.3/16\n      token: A\n",
-			func(c config.Config) bool { return len(c.PinOptions().Ranges) == 1 }},
+			func(c config.Config) bool { return len(server.PinOptions(c).Ranges) == 1 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -445,7 +446,7 @@ identity:
 		t.Fatalf("Load:\ngot  %+v\nwant %+v", got, want)
 	}
 
-	o := got.PinOptions()
+	o := server.PinOptions(got)
 	wantOpts := identity.PinOptions{
 		Users: []identity.User{
 			{Name: "alice", PasswordHash: []byte(alice), Token: "AliceBot"},
@@ -493,7 +494,7 @@ identity:
 func TestPinOptions(t *testing.T) {
 	t.Run("default", func(t *testing.T) {
 		c := config.Default()
-		o := c.PinOptions()
+		o := server.PinOptions(c)
 		if len(o.Users) != 0 || len(o.Ranges) != 0 || o.Required {
 			t.Errorf("Default().PinOptions(): got %+v, want nothing pinned", o)
 		}
@@ -508,7 +509,7 @@ func TestPinOptions(t *testing.T) {
 		c.Identity.ClientRanges = []config.ClientRangeRule{{CIDR: "fd00::/8", Token: "V"}, {CIDR: "192.0.2.7/24", Token: "W"}}
 		c.Identity.RequireCredentials = true
 		c.Identity.AuthThrottle = config.AuthThrottle{FailuresPerMinute: 2.5, Burst: 7, MaxConcurrentChecks: 3}
-		o := c.PinOptions()
+		o := server.PinOptions(c)
 		want := identity.PinOptions{
 			Users:    []identity.User{{Name: "u", PasswordHash: []byte("$2a$04$x"), Token: "T"}},
 			Ranges:   []identity.ClientRange{{Prefix: netip.MustParsePrefix("fd00::/8"), Token: "V"}, {Prefix: netip.MustParsePrefix("192.0.2.7/24"), Token: "W"}},

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+
 )
 
 // validateExposure refuses an open proxy: a proxy listener beyond loopback

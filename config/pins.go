@@ -26,7 +26,7 @@ func (c *Config) validateAccess() error {
 		case !identity.IsProductToken(u.Token):
 			return fmt.Errorf("%s.token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", key, u.Token)
 		}
-		if _, err := policy.ParseMode(u.Mode); err != nil {
+		if _, err := identity.ParseMode(u.Mode); err != nil {
 			return fmt.Errorf("%s.mode: %w", key, err)
 		}
 		if _, err := bcrypt.Cost([]byte(u.PasswordBcrypt)); err != nil {
@@ -42,7 +42,7 @@ func (c *Config) validateAccess() error {
 		if !identity.IsProductToken(r.Token) {
 			return fmt.Errorf("%s.token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", key, r.Token)
 		}
-		if _, err := policy.ParseMode(r.Mode); err != nil {
+		if _, err := identity.ParseMode(r.Mode); err != nil {
 			return fmt.Errorf("%s.mode: %w", key, err)
 		}
 	}
@@ -83,23 +83,4 @@ func atLeastKey(key string, n, min int) error {
 		return fmt.Errorf("%s: %w", key, err)
 	}
 	return nil
-}
-
-// PinOptions returns the pinned identities and the auth throttle
-// (identity.auth_throttle) for identity.NewPinner; call after Validate. The
-// clock is left to NewPinner's default.
-func (c *Config) PinOptions() identity.PinOptions {
-	t := c.Identity.AuthThrottle
-	o := identity.PinOptions{Required: c.Identity.RequireCredentials, Throttle: identity.ThrottleOptions{
-		FailuresPerMinute: t.FailuresPerMinute, Burst: t.Burst, MaxConcurrentChecks: t.MaxConcurrentChecks}}
-	for _, u := range c.Identity.Users {
-		o.Users = append(o.Users, identity.User{Name: u.Name, PasswordHash: []byte(u.PasswordBcrypt), Token: u.Token,
-			Mode: policy.Mode(u.Mode)})
-	}
-	for _, r := range c.Identity.ClientRanges {
-		if p, err := netip.ParsePrefix(r.CIDR); err == nil {
-			o.Ranges = append(o.Ranges, identity.ClientRange{Prefix: p, Token: r.Token, Mode: policy.Mode(r.Mode)})
-		}
-	}
-	return o
 }

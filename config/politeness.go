@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"net/netip"
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/identity"
@@ -139,47 +138,4 @@ func purposes(list []string) error {
 func (c *Config) PolitenessOn() bool {
 	pl := c.Politeness
 	return pl.CrawlDelay == "enforce" || pl.Backoff == "enforce" || pl.MaxConcurrentPerHost > 0
-}
-
-// PolitenessOptions returns politeness.Options for the configuration,
-// with a LocalScheduler (call after Validate). The caller adds the
-// Observer.
-func (c *Config) PolitenessOptions() politeness.Options {
-	pl := c.Politeness
-	return politeness.Options{
-		CrawlDelay:           pl.CrawlDelay == "enforce",
-		MaxCrawlDelay:        pl.MaxCrawlDelay,
-		DefaultDelay:         pl.DefaultDelay,
-		Reject:               pl.OnEarly == "reject",
-		MaxWait:              pl.MaxWait,
-		Backoff:              pl.Backoff == "enforce",
-		MaxConcurrentPerHost: pl.MaxConcurrentPerHost,
-		Scheduler: politeness.NewLocalScheduler(politeness.LocalOptions{
-			DefaultBackoff: pl.DefaultBackoff, MaxBackoff: pl.MaxBackoff, MaxEntries: pl.MaxKeys}),
-	}
-}
-
-// UsageDeclarations returns the purposes declared per user, client range
-// and product token (call after Validate); nil when none is declared.
-func (c *Config) UsageDeclarations() *usage.Declarations {
-	users := map[string][]string{}
-	for _, u := range c.Identity.Users {
-		if len(u.Purposes) > 0 {
-			users[u.Name] = u.Purposes
-		}
-	}
-	var ranges []usage.Range
-	for _, r := range c.Identity.ClientRanges {
-		if p, err := netip.ParsePrefix(r.CIDR); err == nil {
-			ranges = append(ranges, usage.Range{Prefix: p, Purposes: r.Purposes})
-		}
-	}
-	declared := len(users) > 0 || len(c.Usage.Purposes) > 0
-	for _, r := range ranges {
-		declared = declared || len(r.Purposes) > 0
-	}
-	if !declared {
-		return nil
-	}
-	return usage.NewDeclarations(users, ranges, c.Usage.Purposes)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/server"
 )
 
 const hash = "$2a$10$7EqJtq98hPqEX7fNZaFWoOhi5BQTnGpx5f5Bqtfd2PaZ8kpm1V.Ka"
@@ -87,12 +88,12 @@ identity:
 	if !cfg.PolitenessOn() {
 		t.Error("PolitenessOn: got false, want true")
 	}
-	o := cfg.PolitenessOptions()
+	o := server.PolitenessOptions(cfg)
 	if !o.CrawlDelay || o.MaxCrawlDelay != 10*time.Second || o.DefaultDelay != 500*time.Millisecond || !o.Reject ||
 		o.MaxWait != 5*time.Second || !o.Backoff || o.MaxConcurrentPerHost != 3 || o.Scheduler == nil {
 		t.Errorf("PolitenessOptions: got %+v", o)
 	}
-	d := cfg.UsageDeclarations()
+	d := server.UsageDeclarations(cfg)
 	for _, c := range []struct {
 		user, client, token string
 		want                []string
@@ -106,7 +107,7 @@ identity:
 		}
 	}
 	def := config.Default()
-	if def.PolitenessOn() || def.UsageDeclarations() != nil {
-		t.Errorf("Default: PolitenessOn %v, declarations %v; want off and none", def.PolitenessOn(), def.UsageDeclarations())
+	if def.PolitenessOn() || server.UsageDeclarations(def) != nil {
+		t.Errorf("Default: PolitenessOn %v, declarations %v; want off and none", def.PolitenessOn(), server.UsageDeclarations(def))
 	}
 }

@@ -17,7 +17,7 @@ func politenessLimiter(cfg config.Config, reg prometheus.Registerer, shared *fle
 	if !cfg.PolitenessOn() {
 		return nil
 	}
-	o := sharedPoliteness(shared, cfg, cfg.PolitenessOptions()) // issue 12
+	o := sharedPoliteness(shared, cfg, PolitenessOptions(cfg)) // issue 12
 	o.Observer = proxy.NewPolitenessMetrics(reg)
 	return politeness.New(o)
 }

@@ -45,7 +45,7 @@ func (s *Server) reload() {
 		return
 	}
 	s.proxy.SetPolicy(next.policy)
-	s.proxy.SetUsageDeclarations(next.diff.next.UsageDeclarations()) // identity.*.purposes
+	s.proxy.SetUsageDeclarations(UsageDeclarations(next.diff.next)) // identity.*.purposes
 	s.cfg, s.pinner = next.diff.next, next.pinner
 	s.ops.reloaded(true, len(next.diff.restart), time.Now())
 	s.log.Info().Strs("changed", nonNil(next.diff.applied)).Msg("configuration reloaded")
@@ -84,8 +84,8 @@ func (s *Server) prepareReload() (pendingReload, error) {
 		return pendingReload{}, err
 	}
 	r.pinner = s.pinner
-	if !reflect.DeepEqual(s.cfg.PinOptions(), r.diff.next.PinOptions()) {
-		if r.pinner, err = identity.NewPinner(r.diff.next.PinOptions()); err != nil {
+	if !reflect.DeepEqual(PinOptions(s.cfg), PinOptions(r.diff.next)) {
+		if r.pinner, err = identity.NewPinner(PinOptions(r.diff.next)); err != nil {
 			return pendingReload{}, fmt.Errorf("identity: %w", err)
 		}
 	}

@@ -92,17 +92,10 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 	}
 	cache := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
 		return archiveFetch(archive, shared.Fetch(ctx, scheme, authority, fromOrigin), logger)
-	}, access.CacheOptions{
-		MaxEntries:       cfg.Cache.MaxEntries,
-		MaxBytes:         int64(cfg.Cache.MaxBytes),
-		MaxTTL:           cfg.Cache.MaxTTL,
-		MinTTL:           offIfZero(cfg.Cache.MinTTL),
-		UnreachableRetry: cfg.Cache.UnreachableRetry,
-		StaleFor:         offIfZero(cfg.Cache.StaleFor),
-	})
+	}, CacheOptions(cfg))
 	metrics = proxy.NewMetrics(reg, cache.Len)
 	proxy.RegisterCacheMetrics(reg, cache.Bytes)
-	pinner, err := identity.NewPinner(cfg.PinOptions())
+	pinner, err := identity.NewPinner(PinOptions(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("identity: %w", err)
 	}
@@ -137,7 +130,7 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		BodyMinRate:           cfg.Client.BodyMinRate,
 
 		Politeness: politenessLimiter(cfg, reg, shared), // issue 11
-		Usage:      proxy.UsageOptions{Enforce: cfg.Usage.Enforce, Declarations: cfg.UsageDeclarations()},
+		Usage:      proxy.UsageOptions{Enforce: cfg.Usage.Enforce, Declarations: UsageDeclarations(cfg)},
 	})
 	ready := &readiness{}
 	if shared != nil {
@@ -147,15 +140,6 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 	return &Server{cfg: cfg, proxy: p, metrics: metrics, cache: cache, pinner: pinner, shared: shared,
 		ops: newOpsMetrics(reg, cfg, time.Now()), ready: ready, admin: adminHandler(reg, ready),
 		audit: auditW, closeFn: closeFn, log: logger}, nil
-}
-
-// offIfZero maps a configuration duration whose documented zero means
-// "off" onto access.Off (policy's zero means its default).
-func offIfZero(d time.Duration) time.Duration {
-	if d == 0 {
-		return access.Off
-	}
-	return d
 }
 
 // interception loads the operator's CA and returns the leaf-certificate

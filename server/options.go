@@ -1,0 +1,100 @@
+package server
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/robotsproxy/robotsproxy/access"
+	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/identity"
+	"github.com/robotsproxy/robotsproxy/politeness"
+	"github.com/robotsproxy/robotsproxy/usage"
+)
+
+// The configuration (package config: schema, validation, defaults) maps to
+// the runtime options of the packages it configures here, and only here.
+
+// PinOptions returns the pinned identities of c and the auth throttle
+// (identity.auth_throttle) for identity.NewPinner; call after Validate. The
+// clock is left to NewPinner's default.
+func PinOptions(c config.Config) identity.PinOptions {
+	t := c.Identity.AuthThrottle
+	o := identity.PinOptions{Required: c.Identity.RequireCredentials, Throttle: identity.ThrottleOptions{
+		FailuresPerMinute: t.FailuresPerMinute, Burst: t.Burst, MaxConcurrentChecks: t.MaxConcurrentChecks}}
+	for _, u := range c.Identity.Users {
+		o.Users = append(o.Users, identity.User{Name: u.Name, PasswordHash: []byte(u.PasswordBcrypt), Token: u.Token,
+			Mode: identity.Mode(u.Mode)})
+	}
+	for _, r := range c.Identity.ClientRanges {
+		if p, err := netip.ParsePrefix(r.CIDR); err == nil {
+			o.Ranges = append(o.Ranges, identity.ClientRange{Prefix: p, Token: r.Token, Mode: identity.Mode(r.Mode)})
+		}
+	}
+	return o
+}
+
+// PolitenessOptions returns politeness.Options for the configuration c,
+// with a LocalScheduler (call after Validate). The caller adds the
+// Observer.
+func PolitenessOptions(c config.Config) politeness.Options {
+	pl := c.Politeness
+	return politeness.Options{
+		CrawlDelay:           pl.CrawlDelay == "enforce",
+		MaxCrawlDelay:        pl.MaxCrawlDelay,
+		DefaultDelay:         pl.DefaultDelay,
+		Reject:               pl.OnEarly == "reject",
+		MaxWait:              pl.MaxWait,
+		Backoff:              pl.Backoff == "enforce",
+		MaxConcurrentPerHost: pl.MaxConcurrentPerHost,
+		Scheduler: politeness.NewLocalScheduler(politeness.LocalOptions{
+			DefaultBackoff: pl.DefaultBackoff, MaxBackoff: pl.MaxBackoff, MaxEntries: pl.MaxKeys}),
+	}
+}
+
+// UsageDeclarations returns the purposes c declares per user, client range
+// and product token (call after Validate); nil when none is declared.
+func UsageDeclarations(c config.Config) *usage.Declarations {
+	users := map[string][]string{}
+	for _, u := range c.Identity.Users {
+		if len(u.Purposes) > 0 {
+			users[u.Name] = u.Purposes
+		}
+	}
+	var ranges []usage.Range
+	for _, r := range c.Identity.ClientRanges {
+		if p, err := netip.ParsePrefix(r.CIDR); err == nil {
+			ranges = append(ranges, usage.Range{Prefix: p, Purposes: r.Purposes})
+		}
+	}
+	declared := len(users) > 0 || len(c.Usage.Purposes) > 0
+	for _, r := range ranges {
+		declared = declared || len(r.Purposes) > 0
+	}
+	if !declared {
+		return nil
+	}
+	return usage.NewDeclarations(users, ranges, c.Usage.Purposes)
+}
+
+// CacheOptions returns the robots.txt cache's options (cache.*). A zero
+// cache.min_ttl or cache.stale_for is access.Off: no minimum, no stale
+// copy.
+func CacheOptions(c config.Config) access.CacheOptions {
+	return access.CacheOptions{
+		MaxEntries:       c.Cache.MaxEntries,
+		MaxBytes:         int64(c.Cache.MaxBytes),
+		MaxTTL:           c.Cache.MaxTTL,
+		MinTTL:           offIfZero(c.Cache.MinTTL),
+		UnreachableRetry: c.Cache.UnreachableRetry,
+		StaleFor:         offIfZero(c.Cache.StaleFor),
+	}
+}
+
+// offIfZero maps a configuration duration whose documented zero means
+// "off" onto access.Off (the cache's zero means its default).
+func offIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return access.Off
+	}
+	return d
+}
