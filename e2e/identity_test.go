@@ -357,3 +357,57 @@ func TestHostLists(t *testing.T) {
 		})
 	}
 }
+
+// reportCase is one request from a pinned client range.
+type reportCase struct {
+	path     string
+	status   int
+	decision string
+	reason   string
+	enforced bool
+}
+
+// TestClientRangeReportMode: a client range with mode report pins its
+// product token and forwards the requests robots.txt disallows, auditing
+// them as unenforced denials; a range with mode enforce refuses them
+// although the proxy's default mode is report.
+func TestClientRangeReportMode(t *testing.T) {
+	o := newTestOrigin(t, pinRobots, false)
+	for _, tt := range []struct {
+		name, config string
+		cases        []reportCase
+	}{
+		{"report", "identity:\n  client_ranges:\n    - {cidr: 127.0.0.0/8, token: BetaBot, mode: report}\n", []reportCase{
+			{"/y", 200, "deny", "rule", false},
+			{"/x", 200, "allow", "no-matching-rule", true},
+		}},
+		{"enforce", "mode: report\nidentity:\n  client_ranges:\n    - {cidr: 127.0.0.0/8, token: BetaBot, mode: enforce}\n", []reportCase{
+			{"/y", 403, "deny", "rule", true},
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startProxy(t, tt.config)
+			defer p.stop(t)
+			for i, c := range tt.cases {
+				tr := &http.Transport{Proxy: http.ProxyURL(p.proxyURL("", "")), DisableCompression: true}
+				req, _ := http.NewRequest(http.MethodGet, "http://"+o.host+c.path, nil)
+				req.Header.Set("User-Agent", "AlphaBot/1.0")
+				resp, err := (&http.Client{Transport: tr}).Do(req)
+				tr.CloseIdleConnections()
+				if err != nil {
+					t.Fatalf("GET %s: %v", c.path, err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != c.status {
+					t.Errorf("GET %s from a %s-mode range: got status %d, want %d", c.path, tt.name, resp.StatusCode, c.status)
+				}
+				line := p.auditSince(t, i, 1)[0]
+				want := map[string]any{"status": c.status, "decision": c.decision, "reason": c.reason, "enforced": c.enforced,
+					"product_token": "BetaBot", "token_source": "client-range"}
+				if ms := auditMismatches(line, want); len(ms) > 0 {
+					t.Errorf("GET %s: audit line %s: %s", c.path, compactJSON(line), strings.Join(ms, "; "))
+				}
+			}
+		})
+	}
+}

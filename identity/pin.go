@@ -159,7 +159,7 @@ func NewPinner(o PinOptions) (*Pinner, error) {
 		if !r.Prefix.IsValid() || !IsProductToken(r.Token) {
 			return nil, fmt.Errorf("client range %d (%s): invalid range or product token %q", i, r.Prefix, r.Token)
 		}
-		p.ranges = append(p.ranges, ClientRange{Prefix: unmapPrefix(r.Prefix).Masked(), Token: r.Token})
+		p.ranges = append(p.ranges, ClientRange{Prefix: unmapPrefix(r.Prefix).Masked(), Token: r.Token, Mode: r.Mode})
 	}
 	slices.SortStableFunc(p.ranges, func(a, b ClientRange) int { return b.Prefix.Bits() - a.Prefix.Bits() })
 	return p, nil

@@ -573,3 +573,40 @@ func TestPinMappedRange(t *testing.T) {
 		}
 	}
 }
+
+// TestPinCarriesMode: a pin carries the mode of the user or client range
+// that pinned it; "" leaves the policy's default.
+func TestPinCarriesMode(t *testing.T) {
+	p, err := identity.NewPinner(identity.PinOptions{
+		Users: []identity.User{
+			{Name: "alice", PasswordHash: bcryptHash(t, "alice-pw"), Token: "AliceBot", Mode: identity.ModeReport},
+			{Name: "bob", PasswordHash: bcryptHash(t, "bob-pw"), Token: "BobBot"},
+		},
+		Ranges: []identity.ClientRange{
+			{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: "ReportBot", Mode: identity.ModeReport},
+			{Prefix: netip.MustParsePrefix("10.1.0.0/16"), Token: "EnforceBot", Mode: identity.ModeEnforce},
+			{Prefix: netip.MustParsePrefix("192.0.2.0/24"), Token: "DefaultBot"},
+			{Prefix: netip.MustParsePrefix("::ffff:198.51.100.0/120"), Token: "MappedBot", Mode: identity.ModeReport},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		header, client string
+		wantToken      string
+		wantMode       identity.Mode
+	}{
+		{basic("alice", "alice-pw"), "203.0.113.1", "AliceBot", identity.ModeReport},
+		{basic("bob", "bob-pw"), "203.0.113.1", "BobBot", ""},
+		{"", "10.2.3.4", "ReportBot", identity.ModeReport},
+		{"", "10.1.2.3", "EnforceBot", identity.ModeEnforce},
+		{"", "192.0.2.9", "DefaultBot", ""},
+		{"", "198.51.100.7", "MappedBot", identity.ModeReport},
+	} {
+		pin, err := p.Pin(t.Context(), tt.header, netip.MustParseAddr(tt.client))
+		if err != nil || pin.Token != tt.wantToken || pin.Mode != tt.wantMode {
+			t.Errorf("Pin(%q, %s): got token %q mode %q (%v), want %q mode %q", tt.header, tt.client, pin.Token, pin.Mode, err, tt.wantToken, tt.wantMode)
+		}
+	}
+}
