@@ -1,7 +1,6 @@
 package config_test
 
 import (
-	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -93,18 +92,13 @@ identity:
 		o.MaxWait != 5*time.Second || !o.Backoff || o.MaxConcurrentPerHost != 3 || o.Scheduler == nil {
 		t.Errorf("PolitenessOptions: got %+v", o)
 	}
-	d := server.UsageDeclarations(cfg)
-	for _, c := range []struct {
-		user, client, token string
-		want                []string
-	}{
-		{"alice", "192.0.2.1", "AliceBot", []string{"search"}},
-		{"", "10.1.1.1", "RangeBot", []string{"ai-input"}},
-		{"", "192.0.2.1", "gptbot", []string{"train-ai"}},
-	} {
-		if got := d.Purposes(c.user, netip.MustParseAddr(c.client), c.token); !slices.Equal(got, c.want) {
-			t.Errorf("Purposes(%q, %s, %q): got %v, want %v", c.user, c.client, c.token, got, c.want)
-		}
+	pins := server.PinOptions(cfg)
+	if len(pins.Users) != 1 || !slices.Equal(pins.Users[0].Purposes, []string{"search"}) ||
+		len(pins.Ranges) != 1 || !slices.Equal(pins.Ranges[0].Purposes, []string{"ai-input"}) {
+		t.Errorf("PinOptions: got users %+v ranges %+v, want alice with [search], 10.0.0.0/8 with [ai-input]", pins.Users, pins.Ranges)
+	}
+	if got := server.UsageDeclarations(cfg).Purposes(nil, "gptbot"); !slices.Equal(got, []string{"train-ai"}) {
+		t.Errorf("Purposes(nil, gptbot): got %v, want [train-ai]", got)
 	}
 	def := config.Default()
 	if def.PolitenessOn() || server.UsageDeclarations(def) != nil {

@@ -187,3 +187,34 @@ func TestUsagePreferenceAudit(t *testing.T) {
 		}
 	}
 }
+
+// TestRangePurposesFollowThePin: the purposes of a client range are those
+// of the pin it makes, whatever form the range is written in: an
+// IPv4-mapped IPv6 range (::ffff:127.0.0.0/104) pins IPv4 clients and
+// declares its purposes for them.
+func TestRangePurposesFollowThePin(t *testing.T) {
+	o := newPrefOrigin(t, "train-ai=n", "", "")
+	for _, cidr := range []string{"127.0.0.0/8", "::ffff:127.0.0.0/104"} {
+		t.Run(cidr, func(t *testing.T) {
+			p := startProxy(t, "usage:\n  enforce: true\nidentity:\n  client_ranges:\n    - {cidr: \""+cidr+"\", token: RangeBot, purposes: [train-ai]}\n")
+			defer p.stop(t)
+			tr := &http.Transport{Proxy: http.ProxyURL(p.proxyURL("", ""))}
+			defer tr.CloseIdleConnections()
+			req, _ := http.NewRequest(http.MethodGet, o.srv.URL+"/page", nil)
+			req.Header.Set("User-Agent", "Mozilla/5.0")
+			resp, err := (&http.Client{Transport: tr}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden || resp.Header.Get("X-Robotsproxy-Reason") != "usage-preference" {
+				t.Errorf("range %s declaring train-ai at a train-ai=n site: got status %d reason %q, want 403 usage-preference",
+					cidr, resp.StatusCode, resp.Header.Get("X-Robotsproxy-Reason"))
+			}
+			l := p.auditSince(t, 0, 1)[0]
+			if l["product_token"] != "RangeBot" || !reflect.DeepEqual(l["purposes"], []any{"train-ai"}) {
+				t.Errorf("audit line: product_token %v purposes %v; want RangeBot [train-ai]", l["product_token"], l["purposes"])
+			}
+		})
+	}
+}

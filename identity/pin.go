@@ -51,6 +51,9 @@ type User struct {
 	// Mode is how robots.txt denials of the user's requests are acted on;
 	// "" means the policy's default (Options.Mode).
 	Mode Mode
+	// Purposes are the usage purposes declared for the user's requests
+	// (identity.users[].purposes); nil declares none.
+	Purposes []string
 }
 
 // ClientRange pins the requests of clients whose address lies in Prefix.
@@ -62,6 +65,9 @@ type ClientRange struct {
 	// Mode is how robots.txt denials of the range's requests are acted
 	// on; "" means the policy's default (Options.Mode).
 	Mode Mode
+	// Purposes are the usage purposes declared for the range's requests
+	// (identity.client_ranges[].purposes); nil declares none.
+	Purposes []string
 }
 
 // PinOptions configure a Pinner.
@@ -92,6 +98,10 @@ type Pin struct {
 	User string
 	// Mode is the pinned identity's mode, "" for the policy's default.
 	Mode Mode
+	// Purposes are the usage purposes declared for the pinned identity,
+	// nil for none. Shared by every pin of the same user or range: read
+	// only.
+	Purposes []string
 
 	candidates []string // []string{Token}, shared
 }
@@ -151,7 +161,7 @@ func NewPinner(o PinOptions) (*Pinner, error) {
 		if err := checkUser(u, p.users); err != nil {
 			return nil, fmt.Errorf("user %d (%q): %w", i, u.Name, err)
 		}
-		p.users[u.Name] = newPin(u.Token, SourceCredentials, u.Name, u.Mode)
+		p.users[u.Name] = newPin(u.Token, SourceCredentials, u.Name, u.Mode, slices.Clone(u.Purposes))
 		p.hashes[u.Name] = u.PasswordHash
 		p.dummy = u.PasswordHash
 	}
@@ -159,7 +169,8 @@ func NewPinner(o PinOptions) (*Pinner, error) {
 		if !r.Prefix.IsValid() || !IsProductToken(r.Token) {
 			return nil, fmt.Errorf("client range %d (%s): invalid range or product token %q", i, r.Prefix, r.Token)
 		}
-		p.ranges = append(p.ranges, ClientRange{Prefix: unmapPrefix(r.Prefix).Masked(), Token: r.Token, Mode: r.Mode})
+		p.ranges = append(p.ranges, ClientRange{Prefix: unmapPrefix(r.Prefix).Masked(), Token: r.Token, Mode: r.Mode,
+			Purposes: slices.Clone(r.Purposes)})
 	}
 	slices.SortStableFunc(p.ranges, func(a, b ClientRange) int { return b.Prefix.Bits() - a.Prefix.Bits() })
 	return p, nil
@@ -180,8 +191,8 @@ func checkUser(u User, seen map[string]Pin) error {
 	return nil
 }
 
-func newPin(token string, source IdentitySource, user string, mode Mode) Pin {
-	return Pin{Token: token, Source: source, User: user, Mode: mode, candidates: []string{token}}
+func newPin(token string, source IdentitySource, user string, mode Mode, purposes []string) Pin {
+	return Pin{Token: token, Source: source, User: user, Mode: mode, Purposes: purposes, candidates: []string{token}}
 }
 
 // Enabled reports whether the Pinner pins or requires anything.
@@ -214,7 +225,7 @@ func (p *Pinner) Pin(ctx context.Context, proxyAuthorization string, client neti
 	client = client.Unmap().WithZone("") // Prefix.Contains is false for zoned addresses
 	for _, r := range p.ranges {
 		if r.Prefix.Contains(client) {
-			return newPin(r.Token, SourceClientRange, "", r.Mode), nil
+			return newPin(r.Token, SourceClientRange, "", r.Mode, r.Purposes), nil
 		}
 	}
 	if p.required {

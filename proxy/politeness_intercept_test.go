@@ -31,7 +31,7 @@ func TestPolitenessInsideInterceptedTunnels(t *testing.T) {
 		proxy: func(po *proxy.Options) {
 			po.Intercept = certs.TLSConfig
 			po.Politeness = politeness.New(politeness.Options{CrawlDelay: true, Reject: true, MaxConcurrentPerHost: 1})
-			po.Usage = proxy.UsageOptions{Enforce: true, Declarations: usage.NewDeclarations(nil, nil,
+			po.Usage = proxy.UsageOptions{Enforce: true, Declarations: usage.NewDeclarations(
 				map[string][]string{"SlowBot": {"train-ai"}, "FastBot": {"train-ai"}})}
 		},
 	})

@@ -11,9 +11,9 @@ import (
 // SetPolicy replaces it. The zero value reads Options.Policy.
 type livePolicy struct {
 	p atomic.Pointer[policy.Policy]
-	// decl holds the usage purposes declared per user, client range and
-	// token once SetUsageDeclarations was called (its d may be nil: none
-	// declared); before, Options.Usage.Declarations.
+	// decl holds the usage purposes declared per product token once
+	// SetUsageDeclarations was called (its d may be nil: none declared);
+	// before, Options.Usage.Declarations.
 	decl atomic.Pointer[declarations]
 }
 
@@ -33,10 +33,10 @@ func (p *Proxy) SetPolicy(pol *policy.Policy) {
 	}
 }
 
-// SetUsageDeclarations replaces the purposes declared per user, client
-// range and product token (identity.users[].purposes and friends) for
-// requests decided from now on, as SetPolicy does for the policy. A nil d
-// declares none (config.UsageDeclarations returns nil then).
+// SetUsageDeclarations replaces the purposes declared per product token
+// (usage.purposes) for requests decided from now on, as SetPolicy does for
+// the policy. A nil d declares none (server.UsageDeclarations returns nil
+// then). Those of users and client ranges change with the pinner.
 func (p *Proxy) SetUsageDeclarations(d *usage.Declarations) {
 	p.live.decl.Store(&declarations{d})
 }

@@ -40,8 +40,9 @@ type UsageOptions struct {
 	// forwards it and audits the denial. Default false: preferences are
 	// only audited.
 	Enforce bool
-	// Declarations are the purposes declared per user, client range and
-	// product token; nil declares none.
+	// Declarations are the purposes declared per product token; nil
+	// declares none. Those of users and client ranges come with their pin
+	// (identity.Pin.Purposes).
 	Declarations *usage.Declarations
 }
 
@@ -66,7 +67,7 @@ func (p *Proxy) checkUsage(req *http.Request, st *state) {
 		}
 		prefs = usage.FromRobots(u, d.Robots.Extras(cands...))
 	}
-	purposes := p.declarations().Purposes(d.Identity.User, st.clientAddr(req), d.Identity.Token)
+	purposes := p.declarations().Purposes(st.pin.Purposes, d.Identity.Token)
 	if len(prefs) == 0 && len(purposes) == 0 {
 		return
 	}

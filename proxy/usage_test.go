@@ -14,7 +14,7 @@ const usageRobots = "User-agent: *\nAllow: /\nContent-Usage: train-ai=n, search=
 
 func usageHarness(t *testing.T, enforce bool, mode policy.Mode) *harness {
 	t.Helper()
-	decl := usage.NewDeclarations(nil, nil, map[string][]string{"TrainBot": {"train-ai"}, "SearchBot": {"search"}})
+	decl := usage.NewDeclarations(map[string][]string{"TrainBot": {"train-ai"}, "SearchBot": {"search"}})
 	return newHarness(t, harnessOptions{
 		policy: func(o *policy.Options) { o.Mode = mode },
 		proxy:  func(o *proxy.Options) { o.Usage = proxy.UsageOptions{Enforce: enforce, Declarations: decl} },
@@ -106,7 +106,7 @@ func TestSetUsageDeclarations(t *testing.T) {
 	if resp, _ := h.do(t, "GET", o.URL+"/page", "OtherBot/1.0", ""); resp.StatusCode != 200 {
 		t.Fatalf("OtherBot with no declared purpose: got %d, want 200", resp.StatusCode)
 	}
-	h.proxy.SetUsageDeclarations(usage.NewDeclarations(nil, nil, map[string][]string{"OtherBot": {"train-ai"}}))
+	h.proxy.SetUsageDeclarations(usage.NewDeclarations(map[string][]string{"OtherBot": {"train-ai"}}))
 	resp, _ := h.do(t, "GET", o.URL+"/page", "OtherBot/1.0", "")
 	if resp.StatusCode != 403 || resp.Header.Get(proxy.HeaderReason) != "usage-preference" {
 		t.Errorf("OtherBot declared train-ai after the swap: got %d %q, want 403 usage-preference",

@@ -23,11 +23,11 @@ func PinOptions(c config.Config) identity.PinOptions {
 		FailuresPerMinute: t.FailuresPerMinute, Burst: t.Burst, MaxConcurrentChecks: t.MaxConcurrentChecks}}
 	for _, u := range c.Identity.Users {
 		o.Users = append(o.Users, identity.User{Name: u.Name, PasswordHash: []byte(u.PasswordBcrypt), Token: u.Token,
-			Mode: identity.Mode(u.Mode)})
+			Mode: identity.Mode(u.Mode), Purposes: u.Purposes})
 	}
 	for _, r := range c.Identity.ClientRanges {
 		if p, err := netip.ParsePrefix(r.CIDR); err == nil {
-			o.Ranges = append(o.Ranges, identity.ClientRange{Prefix: p, Token: r.Token, Mode: identity.Mode(r.Mode)})
+			o.Ranges = append(o.Ranges, identity.ClientRange{Prefix: p, Token: r.Token, Mode: identity.Mode(r.Mode), Purposes: r.Purposes})
 		}
 	}
 	return o
@@ -51,29 +51,14 @@ func PolitenessOptions(c config.Config) politeness.Options {
 	}
 }
 
-// UsageDeclarations returns the purposes c declares per user, client range
-// and product token (call after Validate); nil when none is declared.
+// UsageDeclarations returns the purposes declared per product token
+// (usage.purposes; call after Validate), nil when none is. Those of users
+// and client ranges go with their pins (PinOptions).
 func UsageDeclarations(c config.Config) *usage.Declarations {
-	users := map[string][]string{}
-	for _, u := range c.Identity.Users {
-		if len(u.Purposes) > 0 {
-			users[u.Name] = u.Purposes
-		}
-	}
-	var ranges []usage.Range
-	for _, r := range c.Identity.ClientRanges {
-		if p, err := netip.ParsePrefix(r.CIDR); err == nil {
-			ranges = append(ranges, usage.Range{Prefix: p, Purposes: r.Purposes})
-		}
-	}
-	declared := len(users) > 0 || len(c.Usage.Purposes) > 0
-	for _, r := range ranges {
-		declared = declared || len(r.Purposes) > 0
-	}
-	if !declared {
+	if len(c.Usage.Purposes) == 0 {
 		return nil
 	}
-	return usage.NewDeclarations(users, ranges, c.Usage.Purposes)
+	return usage.NewDeclarations(c.Usage.Purposes)
 }
 
 // CacheOptions returns the robots.txt cache's options (cache.*). A zero

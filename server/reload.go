@@ -45,7 +45,7 @@ func (s *Server) reload() {
 		return
 	}
 	s.proxy.SetPolicy(next.policy)
-	s.proxy.SetUsageDeclarations(UsageDeclarations(next.diff.next)) // identity.*.purposes
+	s.proxy.SetUsageDeclarations(UsageDeclarations(next.diff.next)) // usage.purposes; identity.*.purposes go with the pinner
 	s.cfg, s.pinner = next.diff.next, next.pinner
 	s.ops.reloaded(true, len(next.diff.restart), time.Now())
 	s.log.Info().Strs("changed", nonNil(next.diff.applied)).Msg("configuration reloaded")

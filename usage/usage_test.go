@@ -2,7 +2,6 @@ package usage_test
 
 import (
 	"maps"
-	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -114,34 +113,29 @@ func TestEvaluate(t *testing.T) {
 }
 
 func TestDeclarations(t *testing.T) {
-	d := usage.NewDeclarations(
-		map[string][]string{"alice": {"search"}, "bob": nil},
-		[]usage.Range{
-			{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Purposes: []string{"train-ai"}},
-			{Prefix: netip.MustParsePrefix("10.1.0.0/16")}, // pins, declares nothing
-			{Prefix: netip.MustParsePrefix("10.2.0.0/16"), Purposes: []string{"ai-input"}},
-		},
-		map[string][]string{"GPTBot": {"train-ai", "search"}})
+	d := usage.NewDeclarations(map[string][]string{"GPTBot": {"train-ai", "search"}})
 	tests := []struct {
-		user, client, token string
-		want                []string
+		pinned []string
+		token  string
+		want   []string
 	}{
-		{"alice", "10.2.3.4", "GPTBot", []string{"search"}},
-		{"bob", "10.2.3.4", "GPTBot", []string{"ai-input"}},
-		{"", "10.9.9.9", "x", []string{"train-ai"}},
-		{"", "::ffff:10.9.9.9", "x", []string{"train-ai"}},
-		{"", "10.1.2.3", "gptbot", []string{"train-ai", "search"}},
-		{"", "192.0.2.1", "GPTBOT", []string{"train-ai", "search"}},
-		{"", "192.0.2.1", "other", nil},
+		{[]string{"search"}, "GPTBot", []string{"search"}},
+		{[]string{"ai-input"}, "x", []string{"ai-input"}},
+		{nil, "gptbot", []string{"train-ai", "search"}},
+		{[]string{}, "GPTBOT", []string{"train-ai", "search"}},
+		{nil, "other", nil},
 	}
 	for _, tt := range tests {
-		if got := d.Purposes(tt.user, netip.MustParseAddr(tt.client), tt.token); !slices.Equal(got, tt.want) {
-			t.Errorf("Purposes(%q, %s, %q): got %v, want %v", tt.user, tt.client, tt.token, got, tt.want)
+		if got := d.Purposes(tt.pinned, tt.token); !slices.Equal(got, tt.want) {
+			t.Errorf("Purposes(%q, %q): got %v, want %v", tt.pinned, tt.token, got, tt.want)
 		}
 	}
 	var none *usage.Declarations
-	if got := none.Purposes("alice", netip.Addr{}, "GPTBot"); got != nil {
+	if got := none.Purposes(nil, "GPTBot"); got != nil {
 		t.Errorf("nil Declarations: got %v, want nil", got)
+	}
+	if got := none.Purposes([]string{"search"}, "GPTBot"); !slices.Equal(got, []string{"search"}) {
+		t.Errorf("nil Declarations with pinned purposes: got %v, want [search]", got)
 	}
 }
 
@@ -156,16 +150,16 @@ func TestSignalKey(t *testing.T) {
 // TestPurposesAllocatesNothing: looking up a product token with capitals
 // (as crawlers send them) allocates nothing on the request path.
 func TestPurposesAllocatesNothing(t *testing.T) {
-	d := usage.NewDeclarations(nil, nil, map[string][]string{"GPTBot": {usage.TrainAI}})
+	d := usage.NewDeclarations(map[string][]string{"GPTBot": {usage.TrainAI}})
 	for _, token := range []string{"GPTBot", "gptbot", "GPTBOT"} {
-		if got := d.Purposes("", netip.Addr{}, token); !slices.Equal(got, []string{usage.TrainAI}) {
+		if got := d.Purposes(nil, token); !slices.Equal(got, []string{usage.TrainAI}) {
 			t.Errorf("Purposes(%q): got %v", token, got)
 		}
 	}
-	if got := d.Purposes("", netip.Addr{}, strings.Repeat("A", 65)); got != nil {
+	if got := d.Purposes(nil, strings.Repeat("A", 65)); got != nil {
 		t.Errorf("a long unknown token: got %v", got)
 	}
-	if n := testing.AllocsPerRun(100, func() { d.Purposes("", netip.Addr{}, "GPTBot") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { d.Purposes(nil, "GPTBot") }); n != 0 {
 		t.Errorf("Purposes allocates %v times per call, want 0", n)
 	}
 }
