@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/netip"
 	"strings"
-
 )
 
 // validateExposure refuses an open proxy: a proxy listener beyond loopback
