@@ -40,15 +40,8 @@ type CacheOptions struct {
 	// newest entry is always kept, so one entry larger than MaxBytes is
 	// cached alone. Default DefaultCacheMaxBytes.
 	MaxBytes int64
-	// MaxTTL is the longest a result is used before refetching; default and
-	// upper bound 24h (RFC 9309 2.4). A shorter Cache-Control max-age wins.
-	MaxTTL time.Duration
-	// MinTTL is the shortest; it protects origins that send max-age=0.
-	// Default 1m; Off for no minimum.
-	MinTTL time.Duration
-	// UnreachableRetry is how long an unreachable result is kept before the
-	// next attempt. Default 1m.
-	UnreachableRetry time.Duration
+	// TTLRules say how long a result stays fresh (RFC 9309 2.4).
+	TTLRules
 	// StaleFor is how long a successful copy may stand in while its host is
 	// unreachable (RFC 9309 2.3.1.4 gives 30 days as an example). Default
 	// 24h; Off never serves a stale copy, so an unreachable host is
@@ -68,21 +61,7 @@ func (o *CacheOptions) setDefaults() {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = DefaultCacheMaxBytes
 	}
-	if o.MaxTTL <= 0 || o.MaxTTL > 24*time.Hour {
-		o.MaxTTL = 24 * time.Hour
-	}
-	switch {
-	case o.MinTTL == 0:
-		o.MinTTL = time.Minute
-	case o.MinTTL < 0:
-		o.MinTTL = 0
-	}
-	if o.MinTTL > o.MaxTTL {
-		o.MinTTL = o.MaxTTL
-	}
-	if o.UnreachableRetry <= 0 {
-		o.UnreachableRetry = time.Minute
-	}
+	o.TTLRules = o.TTLRules.WithDefaults()
 	switch {
 	case o.StaleFor == 0:
 		o.StaleFor = 24 * time.Hour
@@ -210,11 +189,11 @@ func (c *Cache) store(key string, a Access) *entry {
 	switch a.Result {
 	case Successful:
 		e.good, e.goodAt = &e.latest, now
-		e.fresh = now.Add(c.ttl(a))
+		e.fresh = now.Add(c.opts.TTL(a))
 	case Unavailable:
-		e.fresh = now.Add(c.ttl(a))
+		e.fresh = now.Add(c.opts.TTL(a))
 	default: // Unreachable: retry soon, and keep a recent good copy in force.
-		e.fresh = now.Add(c.opts.UnreachableRetry)
+		e.fresh = now.Add(c.opts.TTL(a))
 		if prev, ok := c.items.Get(key); ok {
 			p := prev.(*entry)
 			if p.good != nil && c.opts.StaleFor > 0 && now.Sub(p.goodAt) <= c.opts.StaleFor {
@@ -225,19 +204,6 @@ func (c *Cache) store(key string, a Access) *entry {
 	c.admit(key, entrySize(key, e))
 	c.items.SetDefault(key, e)
 	return e
-}
-
-// ttl is how long a successful or unavailable result stays fresh: its
-// Cache-Control max-age clamped to [MinTTL, MaxTTL] (RFC 9309 2.4).
-func (c *Cache) ttl(a Access) time.Duration {
-	ttl := c.opts.MaxTTL
-	if a.MaxAge >= 0 && a.MaxAge < ttl {
-		ttl = a.MaxAge
-	}
-	if ttl < c.opts.MinTTL {
-		ttl = c.opts.MinTTL
-	}
-	return ttl
 }
 
 // admit records key, whose entry retains size octets, as the newest entry,

@@ -133,7 +133,7 @@ func TestCacheEvictsByBytes(t *testing.T) {
 	}
 	small, large := realisticRobots(20<<10), realisticRobots(100<<10)
 	now := time.Unix(1e9, 0)
-	c := NewCache(fetch, CacheOptions{MaxEntries: 100, MaxBytes: 3*size(small) + size(small)/2, MinTTL: Off,
+	c := NewCache(fetch, CacheOptions{MaxEntries: 100, MaxBytes: 3*size(small) + size(small)/2, TTLRules: TTLRules{MinTTL: Off},
 		Now: func() time.Time { return now }})
 	get := func(auth, body string) {
 		bodies[auth] = body

@@ -128,7 +128,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "shorter MaxTTL option",
-			opts:   access.CacheOptions{MaxTTL: hour},
+			opts:   access.CacheOptions{TTLRules: access.TTLRules{MaxTTL: hour}},
 			script: []access.Access{okAccess("v1", -1), okAccess("v2", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
@@ -138,7 +138,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "MaxTTL option above 24h is capped",
-			opts:   access.CacheOptions{MaxTTL: 2 * day},
+			opts:   access.CacheOptions{TTLRules: access.TTLRules{MaxTTL: 2 * day}},
 			script: []access.Access{okAccess("v1", -1), okAccess("v2", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
@@ -173,7 +173,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "max-age below a custom MinTTL",
-			opts:   access.CacheOptions{MinTTL: 5 * time.Minute},
+			opts:   access.CacheOptions{TTLRules: access.TTLRules{MinTTL: 5 * time.Minute}},
 			script: []access.Access{okAccess("v1", 30*time.Second), okAccess("v2", 0)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
@@ -202,7 +202,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "custom UnreachableRetry",
-			opts:   access.CacheOptions{UnreachableRetry: 10 * time.Second},
+			opts:   access.CacheOptions{TTLRules: access.TTLRules{UnreachableRetry: 10 * time.Second}},
 			script: []access.Access{unreachableAccess("u1"), unreachableAccess("u2")},
 			steps: []cacheStep{
 				{wantResult: X, wantState: miss, wantLabel: "u1", wantFetches: 1},
@@ -238,7 +238,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "MinTTL Off lets max-age 0 refetch at once",
-			opts:   access.CacheOptions{MinTTL: access.Off},
+			opts:   access.CacheOptions{TTLRules: access.TTLRules{MinTTL: access.Off}},
 			script: []access.Access{okAccess("v1", 0), okAccess("v2", 0)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},

@@ -109,7 +109,7 @@ func BenchmarkColdFetch(b *testing.B) {
 	o := newRobotsOrigin(b, body)
 	fetch := fetcher()
 	origin := func(ctx context.Context, _, _ string) access.Access { return fetch(ctx, "http", o.authority()) }
-	s, err := New(Options{URL: rs.URL(), KeyPrefix: "bench:", MaxTTL: time.Hour})
+	s, err := New(Options{URL: rs.URL(), KeyPrefix: "bench:", TTLRules: access.TTLRules{MaxTTL: time.Hour}})
 	if err != nil {
 		b.Fatal(err)
 	}

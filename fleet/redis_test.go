@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/internal/redistest"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -49,8 +50,8 @@ func newReplica(t *testing.T, url string, change func(*Options)) *replica {
 	t.Helper()
 	r := &replica{reg: prometheus.NewRegistry(), log: &syncLog{}}
 	o := Options{URL: url, KeyPrefix: "test:", WaitFor: 2 * time.Second, LockTTL: 3 * time.Second,
-		MinTTL: 0, MaxTTL: time.Hour, UnreachableRetry: time.Minute,
-		Parse: robots.Options{}, Registerer: r.reg, Log: zerolog.New(r.log)}
+		TTLRules: access.TTLRules{MinTTL: access.Off, MaxTTL: time.Hour, UnreachableRetry: time.Minute},
+		Parse:    robots.Options{}, Registerer: r.reg, Log: zerolog.New(r.log)}
 	if change != nil {
 		change(&o)
 	}

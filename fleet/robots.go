@@ -186,17 +186,9 @@ func (s *Store) unreadable(key string, err error) {
 	s.o.Log.Warn().Err(err).Str("key", key).Msg("shared robots.txt result unreadable: fetched again")
 }
 
-// ttl is how long a result is shared: the cache rules (RFC 9309 2.4).
-func (s *Store) ttl(a access.Access) time.Duration {
-	if a.Result == access.Unreachable {
-		return s.o.UnreachableRetry
-	}
-	ttl := s.o.MaxTTL
-	if a.MaxAge >= 0 && a.MaxAge < ttl {
-		ttl = a.MaxAge
-	}
-	return max(ttl, s.o.MinTTL)
-}
+// ttl is how long a result is shared: as long as a single proxy's cache
+// keeps it (access.TTLRules, RFC 9309 2.4).
+func (s *Store) ttl(a access.Access) time.Duration { return s.o.TTL(a) }
 
 // share stores a's result at key (its body first, so that a record never
 // names a missing body). Failures are logged and counted; a stays this

@@ -111,7 +111,7 @@ func TestFetchSharesEveryResult(t *testing.T) {
 		cc      string
 		body    string
 		want    access.AccessResult
-		wantTTL time.Duration // the shared TTL (MinTTL 0, MaxTTL 1h, UnreachableRetry 1m)
+		wantTTL time.Duration // the shared TTL (no MinTTL, MaxTTL 1h, UnreachableRetry 1m)
 	}{
 		{"successful with max-age", 200, "max-age=30", "User-agent: *\nDisallow: /\n", access.Successful, 30 * time.Second},
 		{"successful without max-age", 200, "", "User-agent: *\nAllow: /\n", access.Successful, time.Hour},
@@ -280,7 +280,7 @@ func TestFetchWaitsForTheLockHolder(t *testing.T) {
 }
 
 func TestFreshWithinMaxTTL(t *testing.T) {
-	s := &Store{o: Options{MinTTL: time.Minute, MaxTTL: 24 * time.Hour}}
+	s := &Store{o: Options{TTLRules: access.TTLRules{MinTTL: time.Minute, MaxTTL: 24 * time.Hour}}}
 	tests := []struct {
 		ttl, remaining time.Duration
 		want           bool
@@ -302,7 +302,7 @@ func TestFreshWithinMaxTTL(t *testing.T) {
 }
 
 func TestTTLFollowsTheCacheRules(t *testing.T) {
-	s := &Store{o: Options{MinTTL: time.Minute, MaxTTL: 2 * time.Hour, UnreachableRetry: 30 * time.Second}}
+	s := &Store{o: Options{TTLRules: access.TTLRules{MinTTL: time.Minute, MaxTTL: 2 * time.Hour, UnreachableRetry: 30 * time.Second}}}
 	tests := []struct {
 		result access.AccessResult
 		maxAge time.Duration

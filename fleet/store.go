@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -41,12 +42,10 @@ type Options struct {
 	// WaitFor is how long a replica waits for another replica's fetch
 	// (robots.timeout) before it fetches itself. Default 15s.
 	WaitFor time.Duration
-	// MinTTL, MaxTTL and UnreachableRetry are the cache rules (cache.*):
-	// a successful or unavailable result is shared for its Cache-Control
-	// max-age clamped to [MinTTL, MaxTTL] (RFC 9309 2.4), an unreachable
-	// one for UnreachableRetry. MaxTTL default and upper bound 24h,
-	// UnreachableRetry default 1m; MinTTL 0 is no minimum.
-	MinTTL, MaxTTL, UnreachableRetry time.Duration
+	// TTLRules are the cache rules (cache.*), the robots.txt cache's own:
+	// a result is shared for as long as a single proxy's cache keeps it
+	// (access.TTLRules.TTL).
+	access.TTLRules
 	// Parse is the parse limit (robots.max_bytes): shared bodies are
 	// compiled with it, and a body longer than it plus one octet is
 	// unreadable. Replicas with another limit do not use each other's
@@ -73,13 +72,7 @@ func (o *Options) setDefaults() {
 	if o.WaitFor <= 0 {
 		o.WaitFor = 15 * time.Second
 	}
-	if o.MaxTTL <= 0 || o.MaxTTL > 24*time.Hour {
-		o.MaxTTL = 24 * time.Hour
-	}
-	o.MinTTL = min(max(o.MinTTL, 0), o.MaxTTL)
-	if o.UnreachableRetry <= 0 {
-		o.UnreachableRetry = time.Minute
-	}
+	o.TTLRules = o.TTLRules.WithDefaults()
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -66,13 +66,19 @@ func UsageDeclarations(c config.Config) *usage.Declarations {
 // copy.
 func CacheOptions(c config.Config) access.CacheOptions {
 	return access.CacheOptions{
-		MaxEntries:       c.Cache.MaxEntries,
-		MaxBytes:         int64(c.Cache.MaxBytes),
-		MaxTTL:           c.Cache.MaxTTL,
-		MinTTL:           offIfZero(c.Cache.MinTTL),
-		UnreachableRetry: c.Cache.UnreachableRetry,
-		StaleFor:         offIfZero(c.Cache.StaleFor),
+		MaxEntries: c.Cache.MaxEntries,
+		MaxBytes:   int64(c.Cache.MaxBytes),
+		TTLRules:   TTLRules(c),
+		StaleFor:   offIfZero(c.Cache.StaleFor),
 	}
+}
+
+// TTLRules returns the cache lifetime rules (cache.max_ttl, cache.min_ttl,
+// cache.unreachable_retry) that the robots.txt cache and a fleet's shared
+// store both follow. A zero cache.min_ttl is access.Off: no minimum.
+func TTLRules(c config.Config) access.TTLRules {
+	return access.TTLRules{MaxTTL: c.Cache.MaxTTL, MinTTL: offIfZero(c.Cache.MinTTL),
+		UnreachableRetry: c.Cache.UnreachableRetry}
 }
 
 // offIfZero maps a configuration duration whose documented zero means

@@ -27,17 +27,15 @@ func sharedStore(cfg config.Config, reg prometheus.Registerer, logger zerolog.Lo
 	// one logger per process.
 	redis.SetLogger(redisLog{logger.With().Str("component", "redis").Logger()})
 	return fleet.New(fleet.Options{
-		URL:              cfg.Shared.RedisURL,
-		KeyPrefix:        cfg.Shared.KeyPrefix,
-		LockTTL:          cfg.Shared.LockTTL,
-		Timeout:          cfg.Shared.Timeout,
-		WaitFor:          cfg.Robots.Timeout,
-		MinTTL:           cfg.Cache.MinTTL,
-		MaxTTL:           cfg.Cache.MaxTTL,
-		UnreachableRetry: cfg.Cache.UnreachableRetry,
-		Parse:            robots.Options{MaxBytes: cfg.Robots.MaxBytes},
-		Registerer:       reg,
-		Log:              logger,
+		URL:        cfg.Shared.RedisURL,
+		KeyPrefix:  cfg.Shared.KeyPrefix,
+		LockTTL:    cfg.Shared.LockTTL,
+		Timeout:    cfg.Shared.Timeout,
+		WaitFor:    cfg.Robots.Timeout,
+		TTLRules:   TTLRules(cfg),
+		Parse:      robots.Options{MaxBytes: cfg.Robots.MaxBytes},
+		Registerer: reg,
+		Log:        logger,
 	})
 }
 
