@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,36 +46,8 @@ const (
 )
 
 // FetchRecord is one robots.txt fetch as the archive keeps it, one JSON
-// file per fetch.
-type FetchRecord struct {
-	// URL is the robots.txt URL requested; FinalURL the one that answered
-	// after redirects.
-	URL      string `json:"url"`
-	FinalURL string `json:"final_url,omitempty"`
-	// Status is the HTTP status, 0 when no response came.
-	Status int `json:"status"`
-	// Result is the access result (RFC 9309 2.3.1): successful,
-	// unavailable or unreachable.
-	Result string `json:"access_result"`
-	// Refused is true when the destination guard refused the address.
-	Refused bool `json:"refused,omitempty"`
-	// Error is the fetch error, if any.
-	Error string `json:"error,omitempty"`
-	// FetchedAt is when the fetch began; DurationMS how long it took, in
-	// milliseconds.
-	FetchedAt  time.Time `json:"fetched_at"`
-	DurationMS float64   `json:"duration_ms"`
-	// SHA256 is the body's SHA-256 in hex, "" when no body was read
-	// (every result but successful); Size its length in octets.
-	SHA256 string `json:"sha256,omitempty"`
-	Size   int    `json:"size"`
-	// Header holds the response's Content-Type, Cache-Control,
-	// Last-Modified and ETag fields.
-	Header http.Header `json:"header,omitempty"`
-	// ParseLimit is the parse limit in octets the body was parsed with
-	// (robots.Options.Limit).
-	ParseLimit int `json:"parse_limit"`
-}
+// file per fetch: access.Record, the form a fleet shares results in too.
+type FetchRecord = access.Record
 
 // ArchiveOptions configure an Archive.
 type ArchiveOptions struct {
@@ -262,16 +233,7 @@ func (a *Archive) lookup(name, sha string) (recorded, needBody bool) {
 
 // newFetchRecord converts an Access into its record.
 func newFetchRecord(acc access.Access, parseLimit int) FetchRecord {
-	rec := FetchRecord{URL: acc.URL, FinalURL: acc.FinalURL, Status: acc.Status, Result: string(acc.Result),
-		Refused: acc.Refused, FetchedAt: acc.FetchedAt.UTC(), Header: acc.Header, ParseLimit: parseLimit,
-		DurationMS: float64(acc.Duration.Microseconds()) / 1000}
-	if acc.Err != nil {
-		rec.Error = acc.Err.Error()
-	}
-	if acc.HasBody() {
-		rec.SHA256, rec.Size = hex.EncodeToString(acc.SHA256[:]), len(acc.Raw)
-	}
-	return rec
+	return access.NewRecord(acc, parseLimit)
 }
 
 // find returns where the record name is, or would be, in the index.

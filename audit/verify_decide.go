@@ -153,7 +153,7 @@ func (d *decider) checkNoBody(l *auditLine, recs []FetchRecord) (Kind, string, e
 // the archive's record of its fetch.
 func (l *auditLine) against(rec *FetchRecord) (Kind, string) {
 	switch {
-	case rec.Result != l.Access:
+	case string(rec.Result) != l.Access:
 		return KindDecision, fmt.Sprintf("access_result %s, but the archive's fetch of %s at %s was %s", l.Access, l.RobotsURL, l.RobotsFetchedAt, rec.Result)
 	case l.RobotsStatus != nil && *l.RobotsStatus != rec.Status:
 		return KindDecision, fmt.Sprintf("robots_status %d, but the archive's fetch of %s at %s had status %d", *l.RobotsStatus, l.RobotsURL, l.RobotsFetchedAt, rec.Status)

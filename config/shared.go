@@ -18,7 +18,7 @@ type Shared struct {
 	// (Sentinel) or redis+cluster://host:port?addr=host2:port (Cluster),
 	// with go-redis's query options. Default "": nothing is shared.
 	RedisURL string `yaml:"redis_url"`
-	// KeyPrefix starts every key, before the format version ("v1:").
+	// KeyPrefix starts every key, before the format version ("v2:").
 	// Default "robotsproxy:".
 	KeyPrefix string `yaml:"key_prefix"`
 	// LockTTL bounds how long one replica's robots.txt fetch holds the

@@ -18,16 +18,16 @@
 // # Keys
 //
 // Every key starts with the configured prefix and the format version
-// ("robotsproxy:v1:"). Values are bounded: a body is at most the parse
+// ("robotsproxy:v2:"). Values are bounded: a body is at most the parse
 // limit plus one octet (what the fetcher reads), a record at most
 // maxRecordBytes; a replica reads a value up to one octet past its bound
 // (GETRANGE), so an oversize one is unreadable without being read whole.
 //
-//	PREFIX v1:robots:SCHEME://AUTHORITY   record (JSON), TTL = the cache TTL
-//	PREFIX v1:body:SHA256                  body octets, once per SHA-256
-//	PREFIX v1:lock:SCHEME://AUTHORITY      fetch lock, TTL = shared.lock_ttl
-//	PREFIX v1:pace:SCHEME://AUTHORITY TOKEN politeness state (hash)
-//	PREFIX v1:gate:SCHEME://AUTHORITY      in-flight leases (sorted set)
+//	PREFIX v2:robots:SCHEME://AUTHORITY   record (JSON), TTL = the cache TTL
+//	PREFIX v2:body:SHA256                  body octets, once per SHA-256
+//	PREFIX v2:lock:SCHEME://AUTHORITY      fetch lock, TTL = shared.lock_ttl
+//	PREFIX v2:pace:SCHEME://AUTHORITY TOKEN politeness state (hash)
+//	PREFIX v2:gate:SCHEME://AUTHORITY      in-flight leases (sorted set)
 //
 // # Politeness
 //

@@ -3,6 +3,7 @@ package fleet
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -41,3 +42,54 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 	})
 }
+
+// TestRecordSpeaksTheArchiveFormat: a shared record names and measures an
+// Access as the audit archive's fetch record does (access_result,
+// fetched_at in UTC, duration_ms in fractional milliseconds), so that
+// one codec reads both.
+func TestRecordSpeaksTheArchiveFormat(t *testing.T) {
+	body := []byte("User-agent: *\nDisallow: /private\n")
+	at := time.Date(2026, 3, 1, 12, 0, 0, 500, time.FixedZone("CET", 3600))
+	for _, tt := range []struct {
+		name string
+		a    access.Access
+		want map[string]any
+	}{
+		{"successful", access.Access{Result: access.Successful, URL: "http://a.example/robots.txt", FinalURL: "http://a.example/robots.txt",
+			Status: 200, MaxAge: -1, FetchedAt: at, Duration: 1500 * time.Microsecond, Raw: body, SHA256: sha256.Sum256(body)},
+			map[string]any{"access_result": "successful", "duration_ms": 1.5, "fetched_at": "2026-03-01T11:00:00.0000005Z",
+				"status": 200.0, "size": float64(len(body))}},
+		{"unreachable", access.Access{Result: access.Unreachable, URL: "http://b.example/robots.txt", MaxAge: -1,
+			FetchedAt: at, Duration: 2 * time.Second, Err: errTest},
+			map[string]any{"access_result": "unreachable", "duration_ms": 2000.0, "error": "test error", "status": 0.0}},
+	} {
+		raw, err := json.Marshal(newRecord(tt.a, robots.Options{}.Limit(), time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range tt.want {
+			if got[k] != v {
+				t.Errorf("%s: record %s: %s is %v, want %v", tt.name, raw, k, got[k], v)
+			}
+		}
+		r, err := decodeRecord(raw, robots.Options{}.Limit())
+		if err != nil {
+			t.Fatalf("%s: decodeRecord: %v", tt.name, err)
+		}
+		var b []byte
+		if tt.a.HasBody() {
+			b = body
+		}
+		a, err := r.access(b, time.Minute, robots.Options{})
+		if err != nil || a.Duration != tt.a.Duration || !a.FetchedAt.Equal(tt.a.FetchedAt) || a.Result != tt.a.Result {
+			t.Errorf("%s: round trip: got %s %v at %v (%v), want %s %v at %v", tt.name, a.Result, a.Duration, a.FetchedAt, err,
+				tt.a.Result, tt.a.Duration, tt.a.FetchedAt)
+		}
+	}
+}
+
+var errTest = errors.New("test error")

@@ -17,7 +17,7 @@ import (
 
 // FormatVersion is the version in every key: a replica never reads values
 // of another format.
-const FormatVersion = "v1"
+const FormatVersion = "v2"
 
 // Defaults of Options.
 const (
@@ -142,7 +142,7 @@ func (s *Store) ctx(parent context.Context) (context.Context, context.CancelFunc
 	return context.WithTimeout(parent, s.o.Timeout)
 }
 
-// key returns PREFIX v1:KIND:ID.
+// key returns PREFIX v2:KIND:ID.
 func (s *Store) key(kind, id string) string {
 	var b strings.Builder
 	b.Grow(len(s.prefix) + len(kind) + 1 + len(id))
