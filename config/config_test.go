@@ -496,11 +496,11 @@ func TestPinOptions(t *testing.T) {
 		c := config.Default()
 		o := server.PinOptions(c)
 		if len(o.Users) != 0 || len(o.Ranges) != 0 || o.Required {
-			t.Errorf("Default().PinOptions(): got %+v, want nothing pinned", o)
+			t.Errorf("PinOptions(Default()): got %+v, want nothing pinned", o)
 		}
 		p, err := identity.NewPinner(o)
 		if err != nil || p.Enabled() {
-			t.Errorf("NewPinner(Default().PinOptions()): got %v (Enabled %v), want a disabled Pinner", err, p.Enabled())
+			t.Errorf("NewPinner(PinOptions(Default())): got %v (Enabled %v), want a disabled Pinner", err, p.Enabled())
 		}
 	})
 	t.Run("conversion", func(t *testing.T) {

@@ -3,7 +3,7 @@
 //
 // # robots.txt results
 //
-// The in-process policy.Cache stays in front: a warm request makes no
+// The in-process access.Cache stays in front: a warm request makes no
 // network round trip. Store.Fetch sits behind it, inside the cache's
 // FetchFunc. On a local miss it reads the authority's shared result; on a
 // hit it compiles the shared body itself (the compiled form never leaves

@@ -112,7 +112,7 @@ func TestSetUsageDeclarations(t *testing.T) {
 		t.Errorf("OtherBot declared train-ai after the swap: got %d %q, want 403 usage-preference",
 			resp.StatusCode, resp.Header.Get(proxy.HeaderReason))
 	}
-	// A reload that removes every purpose (config.UsageDeclarations: nil)
+	// A reload that removes every purpose (server.UsageDeclarations: nil)
 	// declares none: TrainBot, declared at start, is no longer refused.
 	h.proxy.SetUsageDeclarations(nil)
 	if resp, _ := h.do(t, "GET", o.URL+"/page", "TrainBot/1.0", ""); resp.StatusCode != 200 {
