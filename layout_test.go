@@ -26,7 +26,7 @@ var layers = map[string]int{
 	"internal/redistest":  0,
 	"access":              1,
 	"identity":            1,
-	"usage":               2, // reads a pin's purposes
+	"usage":               1,
 	"fleet":               2, // shares access results
 	"policy":              3,
 	"check":               4,
