@@ -21,9 +21,9 @@ func FuzzDecodeRecord(f *testing.F) {
 	good, _ := json.Marshal(newRecord(a, robots.Options{}.Limit(), time.Minute))
 	f.Add(good, body)
 	f.Add(good, []byte("User-agent: *\nAllow: /\n"))
-	f.Add([]byte(`{"result":"unavailable","parse_limit":524288,"ttl_ms":1}`), []byte(nil))
-	f.Add([]byte(`{"result":"successful","sha256":"zz","size":-1,"parse_limit":524288}`), []byte("x"))
-	f.Add([]byte(`{"result":"unreachable","error":"x","header":{"Content-Type":["text/plain; charset=koi8-r"]},"parse_limit":524288}`), []byte{0xff})
+	f.Add([]byte(`{"access_result":"unavailable","parse_limit":524288,"ttl_ms":1}`), []byte(nil))
+	f.Add([]byte(`{"access_result":"successful","sha256":"zz","size":-1,"parse_limit":524288}`), []byte("x"))
+	f.Add([]byte(`{"access_result":"unreachable","error":"x","header":{"Content-Type":["text/plain; charset=koi8-r"]},"parse_limit":524288}`), []byte{0xff})
 	limit := robots.Options{}.Limit()
 	f.Fuzz(func(t *testing.T, raw, body []byte) {
 		r, err := decodeRecord(raw, limit)

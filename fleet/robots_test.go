@@ -170,10 +170,10 @@ func TestFetchUnreadableIsMiss(t *testing.T) {
 			r.rdb.Del(context.Background(), bodyKey)
 		}},
 		{"result rewritten", func(t *testing.T, r *replica, recKey, _ string) {
-			r.rdb.Set(context.Background(), recKey, `{"result":"allowed","parse_limit":524288,"ttl_ms":60000}`, time.Minute)
+			r.rdb.Set(context.Background(), recKey, `{"access_result":"allowed","parse_limit":524288,"ttl_ms":60000}`, time.Minute)
 		}},
 		{"successful without a body", func(t *testing.T, r *replica, recKey, _ string) {
-			r.rdb.Set(context.Background(), recKey, `{"result":"successful","parse_limit":524288,"ttl_ms":60000}`, time.Minute)
+			r.rdb.Set(context.Background(), recKey, `{"access_result":"successful","parse_limit":524288,"ttl_ms":60000}`, time.Minute)
 		}},
 		{"another parse limit", func(t *testing.T, r *replica, recKey, _ string) {
 			raw, _ := r.rdb.Get(context.Background(), recKey).Bytes()
