@@ -57,16 +57,10 @@ func newDecider(dir string) *decider {
 // verifies, else the kind of problem and why. The error is an I/O error
 // reading the archive.
 func (d *decider) check(l *auditLine) (Kind, string, error) {
-	want := string(policy.Successful)
-	switch l.Reason {
-	case reasonUnavailable:
-		want = string(policy.Unavailable)
-	case reasonUnreachable, reasonDestination:
-		want = string(policy.Unreachable)
+	if k, msg := l.checkAccess(); k != "" {
+		return k, msg, nil
 	}
 	switch {
-	case l.Access != want:
-		return KindDecision, fmt.Sprintf("reason %s follows from access_result %s, the line has %q", l.Reason, want, l.Access), nil
 	case d.dir == "":
 		return KindUnverifiable, "no robots.txt archive given (-archive)", nil
 	case l.RobotsURLTruncated:
@@ -135,13 +129,7 @@ func (d *decider) checkNoBody(l *auditLine, recs []FetchRecord) (Kind, string, e
 	if k, msg := l.against(rec); k != "" {
 		return k, msg, nil
 	}
-	want := outcome{allowed: true, reason: reasonUnavailable} // RFC 9309 2.3.1.3
-	if l.Access == string(policy.Unreachable) {
-		want = outcome{reason: reasonUnreachable} // RFC 9309 2.3.1.4
-		if rec.Refused {
-			want.reason = reasonDestination
-		}
-	}
+	want := outcomeOf(policy.DecideAccess(&policy.Access{Result: policy.AccessResult(rec.Result), Status: rec.Status, Refused: rec.Refused}, l.path(), l.Candidates))
 	if !l.same(want) {
 		return KindDecision, fmt.Sprintf("logged %s, but the archived fetch (%s, status %d) gives %s", l.logged(), rec.Result, rec.Status, want), nil
 	}
@@ -190,11 +178,7 @@ func (d *decider) checkBody(l *auditLine, recs []FetchRecord) (Kind, string, err
 	if r == nil {
 		return k, msg, err
 	}
-	v, _ := policy.MatchPath(r, l.path(), l.Candidates...)
-	want := outcome{allowed: v.Allowed, reason: reasonNoMatch, group: v.Agent, fallback: v.Fallback}
-	if v.Matched() {
-		want.reason, want.rule, want.ruleLine = reasonRule, v.Rule.Text(), v.Rule.Line
-	}
+	want := outcomeOf(policy.DecideAccess(&policy.Access{Result: policy.Successful, Robots: r}, l.path(), l.Candidates))
 	if !l.same(want) {
 		return KindDecision, fmt.Sprintf("logged %s, but robots.txt %.16s… gives %s", l.logged(), sha, want), nil
 	}

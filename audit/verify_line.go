@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/robots"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // auditLine holds the fields of an audit line (see proxy/audit.go) that
@@ -59,18 +59,46 @@ func (l *auditLine) isDecision() bool {
 	return false
 }
 
-// path returns the request path the proxy decided (see proxy's
-// requestPath): "/" for a CONNECT (a host-level decision), else the
-// path and query of the URL as sent, "#" read as "%23".
+// path returns the request path the proxy decided: "/" for a CONNECT (a
+// host-level decision, see policy.DecideConnect), else the path and query
+// of the URL as sent (policy.RequestPath).
 func (l *auditLine) path() string {
 	if l.Method == http.MethodConnect {
 		return "/"
 	}
-	u := strings.ReplaceAll(l.URL, "#", "%23")
-	if strings.HasPrefix(u, "/") {
-		return u
+	return policy.RequestPath(l.URL)
+}
+
+// checkAccess checks the line's reason against its own access_result,
+// before any archive is read: DecideAccess on that result alone must give
+// the line's reason (a successful result: a rule, or no matching rule).
+func (l *auditLine) checkAccess() (Kind, string) {
+	var want string
+	switch policy.AccessResult(l.Access) {
+	case policy.Successful:
+		if l.Reason == reasonRule || l.Reason == reasonNoMatch {
+			return "", ""
+		}
+		return KindDecision, fmt.Sprintf("reason %s does not follow from access_result %s (only %s or %s do)", l.Reason, l.Access, reasonRule, reasonNoMatch)
+	case policy.Unavailable, policy.Unreachable:
+		a := policy.Access{Result: policy.AccessResult(l.Access), Refused: l.Reason == reasonDestination}
+		want = string(policy.DecideAccess(&a, l.path(), l.Candidates).Reason)
+	default:
+		return KindDecision, fmt.Sprintf("reason %s needs an access_result, the line has %q", l.Reason, l.Access)
 	}
-	return robots.PathOf(u)
+	if l.Reason != want {
+		return KindDecision, fmt.Sprintf("reason %s does not follow from access_result %s (%s does)", l.Reason, l.Access, want)
+	}
+	return "", ""
+}
+
+// outcomeOf returns what the proxy logs of decision d.
+func outcomeOf(d policy.Decision) outcome {
+	o := outcome{allowed: d.Allowed, reason: string(d.Reason), group: d.Verdict.Agent, fallback: d.Verdict.Fallback}
+	if r := d.Rule(); r != nil {
+		o.rule, o.ruleLine = r.Text(), r.Line
+	}
+	return o
 }
 
 // outcome is what the proxy logs of a decision: the fields verify compares.
