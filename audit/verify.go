@@ -12,6 +12,8 @@ import (
 	"hash"
 	"io"
 	"os"
+
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // Kind classifies a Problem.
@@ -55,6 +57,11 @@ type VerifyOptions struct {
 	// whatever it is, and reported as the chain's start (older files may
 	// have been removed by rotation).
 	Genesis bool
+	// ExemptHosts are the exempt_hosts of the proxy's configuration:
+	// lines with reason override are checked against them. Nil (no
+	// configuration given) leaves those lines unverifiable; an empty,
+	// non-nil list exempts no host.
+	ExemptHosts []string
 	// Report is called with each problem, in log order; nil drops them.
 	Report func(Problem)
 }
@@ -62,11 +69,13 @@ type VerifyOptions struct {
 // VerifyResult counts what Verify found.
 type VerifyResult struct {
 	Files, Lines int
-	// Decisions are lines the robots.txt decided (reasons rule,
-	// no-matching-rule, unavailable, unreachable, destination-refused);
-	// Verified those re-decided with the same outcome. ChainOnly are the
-	// other lines (not-proxied, proxy-auth-*, host-denied, ...), which are
-	// only chained.
+	// Decisions are lines that carry a decision verify re-decides
+	// (reasons rule, no-matching-rule, unavailable, unreachable,
+	// destination-refused, implicit-robots-txt, override, crawl-delay,
+	// backoff, host-concurrency, usage-preference); Verified those
+	// re-decided with the same outcome. ChainOnly are the other lines
+	// (not-proxied, proxy-auth-*, host-denied, ...), which are only
+	// chained.
 	Decisions, Verified, ChainOnly int
 	// Problems by kind.
 	Differ, Altered, BadLines, Unverifiable, ChainBreaks int
@@ -127,7 +136,11 @@ func newVerifier(o VerifyOptions) *verifier {
 	if o.Report == nil {
 		o.Report = func(Problem) {}
 	}
-	return &verifier{opts: o, h: sha256.New(), dec: newDecider(o.Archive), in: interner{}}
+	dec := newDecider(o.Archive)
+	if o.ExemptHosts != nil {
+		dec.exempt = policy.Exemptions(o.ExemptHosts)
+	}
+	return &verifier{opts: o, h: sha256.New(), dec: dec, in: interner{}}
 }
 
 // file verifies the lines of one log.

@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -32,31 +33,44 @@ type auditLine struct {
 	RobotsSHA256        string
 	RobotsFetchedAt     string
 	// RobotsReason is robots.txt's reason when politeness replaced the
-	// line's reason (a request that waited: reason crawl-delay, backoff
-	// or host-concurrency); parseLine moves it into Reason, which is what
-	// is re-decided.
+	// line's reason (a request that waited or was refused: reason
+	// crawl-delay, backoff or host-concurrency): what is re-decided.
 	RobotsReason string
+	// Purposes are the purposes declared for the crawler, UsageRefused
+	// the one robots.txt refused (reason usage-preference).
+	Purposes     []string
+	UsageRefused string
 
 	in interner // interns the values read (see parseLine)
 }
 
-// Reasons of the decisions robots.txt makes (see policy.Reason).
-const (
-	reasonRule        = "rule"
-	reasonNoMatch     = "no-matching-rule"
-	reasonUnavailable = "unavailable"
-	reasonUnreachable = "unreachable"
-	reasonDestination = "destination-refused"
-)
-
-// isDecision reports whether robots.txt decided the line: its reason is
-// one that follows from the matcher or the access result.
+// isDecision reports whether the line carries a decision that verify
+// re-decides: one robots.txt makes (a rule, no matching rule, the access
+// result, /robots.txt itself), the configuration's exemption (override),
+// and the reasons that replace robots.txt's on the line: politeness
+// (whose robots_reason is re-decided) and a usage preference.
 func (l *auditLine) isDecision() bool {
-	switch l.Reason {
-	case reasonRule, reasonNoMatch, reasonUnavailable, reasonUnreachable, reasonDestination:
+	switch policy.Reason(l.Reason) {
+	case policy.ReasonRule, policy.ReasonNoMatch, policy.ReasonUnavailable, policy.ReasonUnreachable,
+		policy.ReasonDestination, policy.ReasonImplicit, policy.ReasonOverride,
+		policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency, policy.ReasonUsage:
 		return true
 	}
 	return false
+}
+
+// target returns the scheme and host (with optional port) of the line's
+// request: a CONNECT's authority is https (see policy.ConnectAuthority),
+// else the url's. ok is false when the url names no host.
+func (l *auditLine) target() (scheme, hostport string, ok bool) {
+	if l.Method == http.MethodConnect {
+		return "https", l.URL, l.URL != ""
+	}
+	u, err := url.Parse(l.URL)
+	if err != nil || u.Host == "" {
+		return "", "", false
+	}
+	return u.Scheme, u.Host, true
 }
 
 // path returns the request path the proxy decided: "/" for a CONNECT (a
@@ -69,25 +83,28 @@ func (l *auditLine) path() string {
 	return policy.RequestPath(l.URL)
 }
 
-// checkAccess checks the line's reason against its own access_result,
-// before any archive is read: DecideAccess on that result alone must give
-// the line's reason (a successful result: a rule, or no matching rule).
-func (l *auditLine) checkAccess() (Kind, string) {
-	var want string
+// checkAccess checks the robots.txt reason of the line (its reason, or
+// its robots_reason; "" for any that a successful access gives) against
+// its own access_result, before any archive is read: DecideAccess on that
+// result alone must give the reason (a successful result: a rule, or no
+// matching rule).
+func (l *auditLine) checkAccess(reason string) (Kind, string) {
+	var want policy.Reason
 	switch policy.AccessResult(l.Access) {
 	case policy.Successful:
-		if l.Reason == reasonRule || l.Reason == reasonNoMatch {
+		switch policy.Reason(reason) {
+		case "", policy.ReasonRule, policy.ReasonNoMatch:
 			return "", ""
 		}
-		return KindDecision, fmt.Sprintf("reason %s does not follow from access_result %s (only %s or %s do)", l.Reason, l.Access, reasonRule, reasonNoMatch)
+		return KindDecision, fmt.Sprintf("reason %s does not follow from access_result %s (only %s or %s do)", reason, l.Access, policy.ReasonRule, policy.ReasonNoMatch)
 	case policy.Unavailable, policy.Unreachable:
-		a := policy.Access{Result: policy.AccessResult(l.Access), Refused: l.Reason == reasonDestination}
-		want = string(policy.DecideAccess(&a, l.path(), l.Candidates).Reason)
+		a := policy.Access{Result: policy.AccessResult(l.Access), Refused: reason == string(policy.ReasonDestination)}
+		want = policy.DecideAccess(&a, l.path(), l.Candidates).Reason
 	default:
-		return KindDecision, fmt.Sprintf("reason %s needs an access_result, the line has %q", l.Reason, l.Access)
+		return KindDecision, fmt.Sprintf("reason %s needs an access_result, the line has %q", reason, l.Access)
 	}
-	if l.Reason != want {
-		return KindDecision, fmt.Sprintf("reason %s does not follow from access_result %s (%s does)", l.Reason, l.Access, want)
+	if reason != string(want) {
+		return KindDecision, fmt.Sprintf("reason %s does not follow from access_result %s (%s does)", reason, l.Access, want)
 	}
 	return "", ""
 }
