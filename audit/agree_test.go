@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -147,4 +148,70 @@ func fmtRule(r *check.Rule) string {
 	}
 	b, _ := json.Marshal(r)
 	return string(b)
+}
+
+// TestVerifyUsagePreference re-decides usage-preference lines: the line
+// the proxy logs for a refused purpose verifies; one naming a purpose the
+// file does not refuse, or a path robots.txt disallows, does not.
+func TestVerifyUsagePreference(t *testing.T) {
+	const body = "User-agent: *\nDisallow: /private\nContent-Usage: train-ai=n\nContent-Usage: /open/ train-ai=y\n"
+	tests := []struct {
+		name, path, purposes, refused string
+		want                          audit.Kind
+	}{
+		{"refused purpose", "/x", `["search","train-ai"]`, "train-ai", ""},
+		{"purpose the path allows", "/open/x", `["train-ai"]`, "train-ai", audit.KindDecision},
+		{"another purpose", "/x", `["search","train-ai"]`, "search", audit.KindDecision},
+		{"disallowed path", "/private", `["train-ai"]`, "train-ai", audit.KindDecision},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := policy.Access{Result: policy.Successful, URL: "http://example.com/robots.txt", FinalURL: "http://example.com/robots.txt",
+				Status: 200, FetchedAt: time.Date(2026, 11, 22, 20, 0, 0, 0, time.UTC), MaxAge: -1,
+				Raw: []byte(body), SHA256: sha256.Sum256([]byte(body)), Robots: robots.Parse([]byte(body)),
+				Header: http.Header{"Content-Type": {"text/plain"}}}
+			dir := t.TempDir()
+			ar, err := audit.OpenArchive(audit.ArchiveOptions{Dir: filepath.Join(dir, "archive"), ParseLimit: 512 << 10, Log: zerolog.Nop()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ar.Record(a); err != nil {
+				t.Fatal(err)
+			}
+			ident := policy.NewIdentifier(policy.DefaultBrowserTokens(), nil)
+			cache := policy.NewCache(func(context.Context, string, string) policy.Access { b := a; b.Raw = nil; return b }, policy.CacheOptions{})
+			pol := policy.New(policy.Options{Identifier: ident, Cache: cache})
+			d := pol.Decide(context.Background(), policy.Request{Scheme: "http", Host: "example.com", Path: tt.path, UserAgent: "ExampleBot/1.0"})
+			// As the proxy logs a usage refusal: reason usage-preference,
+			// the purposes declared and the one refused.
+			line := auditLine("http://example.com"+tt.path, "ExampleBot/1.0", d, a)
+			line = bytes.Replace(line, []byte(`"decision":"`+map[bool]string{true: "allow", false: "deny"}[d.Allowed]+`","reason":"`+string(d.Reason)+`"`),
+				[]byte(`"decision":"deny","reason":"usage-preference","purposes":`+tt.purposes+`,"usage_refused":"`+tt.refused+`"`), 1)
+			log := filepath.Join(dir, "audit.log")
+			out, prev, err := audit.OpenFile(audit.FileOptions{Path: log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := audit.NewWriter(out, audit.Options{Chain: true, Prev: prev})
+			if _, err := w.Write(line); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			var got []audit.Kind
+			res, err := audit.Verify([]string{log}, audit.VerifyOptions{Archive: filepath.Join(dir, "archive"), Genesis: true,
+				Report: func(p audit.Problem) { got = append(got, p.Kind); t.Log(p) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []audit.Kind
+			if tt.want != "" {
+				want = []audit.Kind{tt.want}
+			}
+			if !slices.Equal(got, want) || res.Decisions != 1 {
+				t.Errorf("line %s: got problems %v (%d decisions), want %v (1 decision)", line, got, res.Decisions, want)
+			}
+		})
+	}
 }
