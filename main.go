@@ -38,7 +38,7 @@ const defaultConfig = "config.yaml"
 
 const usage = `usage:
   robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-ca-cert FILE -ca-key FILE]
-  robotsproxy check [-json] [-rfc] ROBOTS_FILE USER_AGENT URL...   (URL "-" reads URLs from stdin)
+  robotsproxy check [-json] ROBOTS_FILE USER_AGENT URL...   (URL "-" reads URLs from stdin)
                                                             (-usage PURPOSE: also the usage preference for train-ai, search, ai-input...)
   robotsproxy ca init -cert FILE -key FILE [-name NAME]     (a new interception CA; the key is written 0600)
   robotsproxy hash-password [-cost N] < password            (a bcrypt hash for identity.users)
