@@ -45,7 +45,7 @@ func access(url, body string, at time.Time) policy.Access {
 // fetched from robotsURL at at, as the proxy logs it.
 func bodyLine(robotsURL, body, path string, at time.Time) *auditLine {
 	v, _ := policy.MatchPath(robots.Parse([]byte(body)), path)
-	l := &auditLine{URL: path, Decision: "deny", Reason: string(policy.ReasonNoMatch), Group: v.Agent, StarFallback: v.Fallback,
+	l := &auditLine{URL: strings.TrimSuffix(robotsURL, "/robots.txt") + path, Decision: "deny", Reason: string(policy.ReasonNoMatch), Group: v.Agent, StarFallback: v.Fallback,
 		Access: string(policy.Successful), RobotsURL: robotsURL, RobotsFetchedAt: at.Format(time.RFC3339Nano)}
 	if v.Allowed {
 		l.Decision = "allow"

@@ -156,6 +156,11 @@ func (d *decider) redecide(l *auditLine, reason string) (dec policy.Decision, fr
 		return dec, "", KindUnverifiable, "no robots.txt archive given (-archive)", nil
 	case l.RobotsURLTruncated:
 		return dec, "", KindUnverifiable, "robots_url was cut short in the log", nil
+	}
+	if k, msg := l.checkRobotsURL(); k != "" {
+		return dec, "", k, msg, nil
+	}
+	switch {
 	case l.RobotsFetchedAt == "" && l.Access != string(policy.Successful):
 		return dec, "", KindUnverifiable, "no robots_fetched_at: the fetch cannot be found in the archive", nil
 	}

@@ -22,7 +22,7 @@ func TestVerifyForgedReasons(t *testing.T) {
 	type forged struct {
 		base   int               // a line of the current file, -1 for a bare line
 		edit   map[string]string // replacements in the base line
-		fields string            // a bare line's fields; PATH is the origin's URL of A
+		fields string            // a bare line's fields; ORIGIN (here and in edit) is origin A's URL, HOSTPORT its authority
 	}
 	tests := []struct {
 		name   string
@@ -60,6 +60,8 @@ func TestVerifyForgedReasons(t *testing.T) {
 			fields: `"method":"GET","url":"ORIGIN/private/x","decision":"allow","reason":"override","candidates":["examplebot"]`}, []string{"example.com"}, audit.KindDecision},
 		{"override of an exempt host", forged{base: -1,
 			fields: `"method":"GET","url":"ORIGIN/private/x","decision":"allow","reason":"override","candidates":["examplebot"]`}, []string{"127.0.0.1"}, ""},
+		{"override of an exempt host by CONNECT", forged{base: -1,
+			fields: `"method":"CONNECT","url":"HOSTPORT","decision":"allow","reason":"override","candidates":["examplebot"]`}, []string{"127.0.0.1"}, ""},
 		{"override denying", forged{base: -1,
 			fields: `"method":"GET","url":"ORIGIN/private/x","decision":"deny","reason":"override","candidates":["examplebot"]`}, []string{"127.0.0.1"}, audit.KindDecision},
 		{"usage-preference allowing", forged{base: allowNoRule,
@@ -68,6 +70,8 @@ func TestVerifyForgedReasons(t *testing.T) {
 			edit: map[string]string{`"decision":"allow","reason":"no-matching-rule"`: `"decision":"deny","reason":"usage-preference","purposes":["train-ai"],"usage_refused":"train-ai"`}}, nil, audit.KindDecision},
 		{"usage-preference on a disallowed path", forged{base: denyRule,
 			edit: map[string]string{`"decision":"deny","reason":"rule"`: `"decision":"deny","reason":"usage-preference","purposes":["train-ai"],"usage_refused":"train-ai"`}}, nil, audit.KindDecision},
+		{"robots.txt of another authority", forged{base: allowNoRule,
+			edit: map[string]string{`"url":"ORIGIN/public"`: `"url":"http://other.example/public"`}}, nil, audit.KindDecision},
 		{"rule line with the reason of another access result", forged{base: allowNoRule,
 			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"unavailable"`}}, nil, audit.KindDecision},
 	}
@@ -87,10 +91,11 @@ func TestVerifyForgedReasons(t *testing.T) {
 				}
 				line := base
 				if tt.line.base < 0 {
-					line = `{"time":"2026-11-22T20:10:51Z",` + strings.ReplaceAll(tt.line.fields, "ORIGIN", m[1]) +
+					line = `{"time":"2026-11-22T20:10:51Z",` + strings.NewReplacer("ORIGIN", m[1], "HOSTPORT", strings.TrimPrefix(m[1], "http://")).Replace(tt.line.fields) +
 						`,"status":200,"prev":"` + strings.Repeat("0", 64) + "\"}\n"
 				}
 				for from, to := range tt.line.edit {
+					from = strings.ReplaceAll(from, "ORIGIN", m[1])
 					if !strings.Contains(line, from) {
 						t.Fatalf("no %s in %s", from, line)
 					}

@@ -60,11 +60,13 @@ func (l *auditLine) isDecision() bool {
 }
 
 // target returns the scheme and host (with optional port) of the line's
-// request: a CONNECT's authority is https (see policy.ConnectAuthority),
-// else the url's. ok is false when the url names no host.
+// request: for a CONNECT, its authority and the scheme whose robots.txt
+// applies to it (policy.ConnectAuthority), else the url's. ok is false
+// when the url names no host.
 func (l *auditLine) target() (scheme, hostport string, ok bool) {
 	if l.Method == http.MethodConnect {
-		return "https", l.URL, l.URL != ""
+		scheme, _, err := policy.ConnectAuthority(l.URL)
+		return scheme, l.URL, err == nil
 	}
 	u, err := url.Parse(l.URL)
 	if err != nil || u.Host == "" {
@@ -81,6 +83,27 @@ func (l *auditLine) path() string {
 		return "/"
 	}
 	return policy.RequestPath(l.URL)
+}
+
+// checkRobotsURL checks that robots_url is the robots.txt URL of the
+// line's url (policy.Authority, policy.RobotsURL): a line cannot borrow
+// another authority's robots.txt. A url cut short is not checked.
+func (l *auditLine) checkRobotsURL() (Kind, string) {
+	if l.URLTruncated {
+		return "", ""
+	}
+	scheme, host, ok := l.target()
+	if !ok {
+		return KindDecision, fmt.Sprintf("url %q names no authority robots.txt covers", l.URL)
+	}
+	scheme, authority, err := policy.Authority(scheme, host)
+	if err != nil {
+		return KindDecision, fmt.Sprintf("url %q names no authority robots.txt covers: %v", l.URL, err)
+	}
+	if want := policy.RobotsURL(scheme, authority); want != l.RobotsURL {
+		return KindDecision, fmt.Sprintf("robots_url %s, but the robots.txt of url %q is %s", l.RobotsURL, l.URL, want)
+	}
+	return "", ""
 }
 
 // checkAccess checks the robots.txt reason of the line (its reason, or
