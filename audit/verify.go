@@ -23,9 +23,12 @@ const (
 	// KindChain: the line's prev is not the SHA-256 of the line before it
 	// (a line deleted, inserted, edited or moved), or the line has none.
 	KindChain Kind = "chain"
-	// KindDecision: re-deciding the line from the archived robots.txt
-	// gives another decision, reason, group, rule or rule line, or the
-	// archive's fetch record contradicts the line.
+	// KindDecision: re-deciding the line (from the archived robots.txt,
+	// its path, or the configuration's exempt hosts) gives another
+	// decision, reason, group, rule or rule line; or the archive's fetch
+	// record contradicts the line; or the line lacks what its reason
+	// needs (robots_reason for politeness reasons), names another
+	// authority's robots.txt, or allows for a reason that never allows.
 	KindDecision Kind = "decision"
 	// KindAltered: the archived body the line names does not hash to its
 	// name: the archive was changed.
@@ -33,7 +36,8 @@ const (
 	// KindBadLine: the line is not a JSON object, or was cut (no newline).
 	KindBadLine Kind = "bad-line"
 	// KindUnverifiable: a decision line that cannot be re-decided: no
-	// archive, no archived body or fetch record, or a field cut short.
+	// archive, no archived body or fetch record, a field cut short, or
+	// reason override without a configuration (VerifyOptions.ExemptHosts).
 	KindUnverifiable Kind = "unverifiable"
 )
 
@@ -50,7 +54,8 @@ func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s: %s", p.File, p
 // VerifyOptions configure Verify.
 type VerifyOptions struct {
 	// Archive is the robots.txt archive directory; "" leaves every
-	// decision line unverifiable.
+	// decision line that robots.txt decided unverifiable (those with
+	// reason implicit-robots-txt or override need none).
 	Archive string
 	// Genesis requires the first line's prev to be 64 zeros: the logs
 	// given start the chain. Otherwise the first line's prev is accepted

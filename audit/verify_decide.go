@@ -66,6 +66,10 @@ func (d *decider) check(l *auditLine) (Kind, string, error) {
 		return d.checkPolite(l)
 	case policy.ReasonUsage:
 		return d.checkUsage(l)
+	case policy.ReasonRule, policy.ReasonNoMatch, policy.ReasonUnavailable, policy.ReasonUnreachable,
+		policy.ReasonDestination, policy.ReasonImplicit, policy.ReasonOverride:
+	default:
+		return KindDecision, fmt.Sprintf("decision %s with reason %s, which never allows a request", l.Decision, l.Reason), nil
 	}
 	dec, from, k, msg, err := d.redecide(l, l.Reason)
 	if k != "" || err != nil {

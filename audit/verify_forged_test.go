@@ -72,6 +72,10 @@ func TestVerifyForgedReasons(t *testing.T) {
 			edit: map[string]string{`"decision":"deny","reason":"rule"`: `"decision":"deny","reason":"usage-preference","purposes":["train-ai"],"usage_refused":"train-ai"`}}, nil, audit.KindDecision},
 		{"robots.txt of another authority", forged{base: allowNoRule,
 			edit: map[string]string{`"url":"ORIGIN/public"`: `"url":"http://other.example/public"`}}, nil, audit.KindDecision},
+		{"allowed for a reason that never allows", forged{base: -1,
+			fields: `"method":"GET","url":"ORIGIN/private/x","decision":"allow","reason":"host-denied","candidates":["examplebot"]`}, nil, audit.KindDecision},
+		{"allowed for an unknown reason", forged{base: allowNoRule,
+			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"trusted"`}}, nil, audit.KindDecision},
 		{"rule line with the reason of another access result", forged{base: allowNoRule,
 			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"unavailable"`}}, nil, audit.KindDecision},
 	}

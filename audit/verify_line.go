@@ -48,15 +48,19 @@ type auditLine struct {
 // re-decides: one robots.txt makes (a rule, no matching rule, the access
 // result, /robots.txt itself), the configuration's exemption (override),
 // and the reasons that replace robots.txt's on the line: politeness
-// (whose robots_reason is re-decided) and a usage preference.
+// (whose robots_reason is re-decided) and a usage preference. A line that
+// allows for any other reason is one too, and fails: only an intercepted
+// CONNECT (whose requests have lines of their own) allows otherwise.
 func (l *auditLine) isDecision() bool {
 	switch policy.Reason(l.Reason) {
 	case policy.ReasonRule, policy.ReasonNoMatch, policy.ReasonUnavailable, policy.ReasonUnreachable,
 		policy.ReasonDestination, policy.ReasonImplicit, policy.ReasonOverride,
 		policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency, policy.ReasonUsage:
 		return true
+	case policy.ReasonIntercept:
+		return false
 	}
-	return false
+	return l.Decision == "allow"
 }
 
 // target returns the scheme and host (with optional port) of the line's
