@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -59,7 +61,40 @@ func checkForgedAppends(t *testing.T, archive string, rawLines []string, lines [
 		writeLines(t, log, append(append([]string{}, rawLines...), forged))
 		wantVerify(t, "appended: "+tt.name, archive, log, 1, []verifyProblem{{log, len(rawLines) + 1, tt.kind}})
 	}
-	return fmt.Sprintf("%d forged appends (implicit-robots-txt, politeness, override, usage-preference, host-denied) fail", len(tests))
+
+	// override against the configuration given with -config: an exempt
+	// host verifies, another does not.
+	m := regexp.MustCompile(`"url":"(http://([^":/]+)[^"]*)"`).FindStringSubmatch(denied)
+	if m == nil {
+		t.Fatalf("no url in %s", denied)
+	}
+	line := `{"method":"GET","url":"` + m[1] + `","decision":"allow","reason":"override","enforced":true,"status":200}` + "\n"
+	log := filepath.Join(dir, "override.log")
+	writeLines(t, log, append(append([]string{}, rawLines...), string(audit.AppendPrev(nil, []byte(line), prev))))
+	for _, c := range []struct {
+		exempt string
+		code   int
+		probs  []verifyProblem
+	}{
+		{m[2], 0, nil},
+		{"example.com", 1, []verifyProblem{{log, len(rawLines) + 1, "decision"}}},
+	} {
+		cfg := filepath.Join(dir, "config-"+c.exempt+".yaml")
+		writeLines(t, cfg, []string{"exempt_hosts: [\"" + c.exempt + "\"]\n"})
+		stdout, stderr, code := runBinary(t, "", "audit", "verify", "-archive", archive, "-config", cfg, log)
+		var probs []verifyProblem
+		for _, l := range strings.Split(stdout, "\n") {
+			if m := problemLine.FindStringSubmatch(l); m != nil && m[1] == log {
+				n, _ := strconv.Atoi(m[2])
+				probs = append(probs, verifyProblem{m[1], n, m[3]})
+			}
+		}
+		if code != c.code || fmt.Sprint(probs) != fmt.Sprint(c.probs) {
+			t.Errorf("audit verify -config (exempt_hosts %s), override line appended: got exit code %d and problems %v, want %d and %v; output:\n%s%s",
+				c.exempt, code, probs, c.code, c.probs, stdout, stderr)
+		}
+	}
+	return fmt.Sprintf("%d forged appends (implicit-robots-txt, politeness, override, usage-preference, host-denied) fail; override checked against -config", len(tests))
 }
 
 func indexOf(l []string, s string) int {
