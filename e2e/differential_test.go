@@ -242,3 +242,36 @@ func runCheck(file, ua string, urls []string) ([]bool, error) {
 	}
 	return out, sc.Err()
 }
+
+// TestCheckReadings runs "check" and "check -rfc" through the binary on
+// the paths the proxy denies under Disallow: /action/ although their
+// spelling differs: check denies them and names the reading that decided;
+// -rfc allows them and says it read the path as sent only.
+func TestCheckReadings(t *testing.T) {
+	robotsTxt := filepath.Join(t.TempDir(), "robots.txt")
+	if err := os.WriteFile(robotsTxt, []byte("User-agent: *\nDisallow: /action/\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	urls := []string{"http://example.com/index.html/../action/x", "http://example.com/%2e%2e/action/x",
+		"http://example.com/a/..%2Faction/x", "http://example.com//action/x", "http://example.com/action;p/x"}
+	stdout, stderr, code := runBinary(t, "", append([]string{"check", robotsTxt, "ExampleBot"}, urls...)...)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if code != 1 || len(lines) != len(urls) {
+		t.Fatalf("check: got exit code %d and %d lines, want 1 and %d:\n%s%s", code, len(lines), len(urls), stdout, stderr)
+	}
+	for i, l := range lines {
+		if want := "DISALLOWED " + urls[i] + "\t"; !strings.HasPrefix(l, want) || !strings.HasSuffix(l, "\tpath_resolved /action/x") {
+			t.Errorf("check: got %q, want it to start with %q and end with path_resolved /action/x", l, want)
+		}
+	}
+	stdout, stderr, code = runBinary(t, "", append([]string{"check", "-rfc", robotsTxt, "ExampleBot"}, urls...)...)
+	lines = strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if code != 0 || len(lines) != len(urls) {
+		t.Fatalf("check -rfc: got exit code %d and %d lines, want 0 and %d:\n%s%s", code, len(lines), len(urls), stdout, stderr)
+	}
+	for i, l := range lines {
+		if want := "ALLOWED " + urls[i] + "\t"; !strings.HasPrefix(l, want) || !strings.Contains(l, "\treading rfc9309: the path as sent only") {
+			t.Errorf("check -rfc: got %q, want it to start with %q and name the RFC 9309 reading", l, want)
+		}
+	}
+}
