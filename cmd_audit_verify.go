@@ -20,7 +20,7 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	archive := fs.String("archive", "", "robots.txt archive `DIR` (default: audit.archive_dir of -config)")
-	cfgPath := fs.String("config", defaultConfig, "configuration `FILE` that names the archive when -archive is not given")
+	cfgPath := fs.String("config", defaultConfig, "configuration `FILE` that names the archive when -archive is not given, and the exempt_hosts that lines with reason override are checked against")
 	genesis := fs.Bool("genesis", false, "require the first line to start the chain (prev of 64 zeros)")
 	allowUnverifiable := fs.Bool("allow-unverifiable", false, "exit 0 even when some decision lines cannot be re-decided (no archived body or fetch record)")
 	if err := fs.Parse(args); err != nil {
@@ -33,8 +33,16 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return &exitError{2, fmt.Errorf("audit verify: %w", err)}
 	}
+	var exempt []string // nil: override lines are unverifiable
+	if isSet(fs, "config") {
+		cfg, err := loadConfig(*cfgPath, true, zerolog.Nop())
+		if err != nil {
+			return &exitError{2, fmt.Errorf("audit verify: %w", err)}
+		}
+		exempt = append([]string{}, cfg.ExemptHosts...)
+	}
 	out := bufio.NewWriter(stdout)
-	res, err := audit.Verify(fs.Args(), audit.VerifyOptions{Archive: dir, Genesis: *genesis,
+	res, err := audit.Verify(fs.Args(), audit.VerifyOptions{Archive: dir, Genesis: *genesis, ExemptHosts: exempt,
 		Report: func(p audit.Problem) { fmt.Fprintln(out, p) }})
 	if err != nil {
 		out.Flush()

@@ -2,7 +2,7 @@
 // robots.txt (RFC 9309).
 //
 //	robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-ca-cert FILE -ca-key FILE]
-//	robotsproxy check [-json] [-usage PURPOSE] ROBOTS_FILE USER_AGENT URL...
+//	robotsproxy check [-json] [-rfc] [-usage PURPOSE] ROBOTS_FILE USER_AGENT URL...
 //	robotsproxy ca init -cert FILE -key FILE [-name NAME]
 //	robotsproxy hash-password [-cost N] < password
 //	robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
@@ -222,13 +222,14 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "write one JSON object per URL")
 	purpose := fs.String("usage", "", "write the usage preference for `PURPOSE` (train-ai, search, ai-input...) that applies to each URL")
+	rfc := fs.Bool("rfc", false, "decide each path as sent only (plain RFC 9309), not also as origins may resolve it as the proxy does")
 	if err := fs.Parse(args); err != nil {
 		return usageErr("check: %v", err)
 	}
 	if fs.NArg() < 3 {
 		return usageErr("check: want ROBOTS_FILE USER_AGENT URL...\n%s", usage)
 	}
-	all, err := check.Run(fs.Arg(0), fs.Arg(1), fs.Args()[2:], check.Options{JSON: *asJSON, Usage: *purpose, Stdin: stdin, Stdout: stdout})
+	all, err := check.Run(fs.Arg(0), fs.Arg(1), fs.Args()[2:], check.Options{JSON: *asJSON, Usage: *purpose, RFC: *rfc, Stdin: stdin, Stdout: stdout})
 	switch {
 	case err != nil:
 		return &exitError{2, fmt.Errorf("check: %w", err)}

@@ -12,6 +12,8 @@ import (
 	"hash"
 	"io"
 	"os"
+
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // Kind classifies a Problem.
@@ -21,9 +23,12 @@ const (
 	// KindChain: the line's prev is not the SHA-256 of the line before it
 	// (a line deleted, inserted, edited or moved), or the line has none.
 	KindChain Kind = "chain"
-	// KindDecision: re-deciding the line from the archived robots.txt
-	// gives another decision, reason, group, rule or rule line, or the
-	// archive's fetch record contradicts the line.
+	// KindDecision: re-deciding the line (from the archived robots.txt,
+	// its path, or the configuration's exempt hosts) gives another
+	// decision, reason, group, rule or rule line; or the archive's fetch
+	// record contradicts the line; or the line lacks what its reason
+	// needs (robots_reason for politeness reasons), names another
+	// authority's robots.txt, or allows for a reason that never allows.
 	KindDecision Kind = "decision"
 	// KindAltered: the archived body the line names does not hash to its
 	// name: the archive was changed.
@@ -31,7 +36,8 @@ const (
 	// KindBadLine: the line is not a JSON object, or was cut (no newline).
 	KindBadLine Kind = "bad-line"
 	// KindUnverifiable: a decision line that cannot be re-decided: no
-	// archive, no archived body or fetch record, or a field cut short.
+	// archive, no archived body or fetch record, a field cut short, or
+	// reason override without a configuration (VerifyOptions.ExemptHosts).
 	KindUnverifiable Kind = "unverifiable"
 )
 
@@ -48,13 +54,19 @@ func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s: %s", p.File, p
 // VerifyOptions configure Verify.
 type VerifyOptions struct {
 	// Archive is the robots.txt archive directory; "" leaves every
-	// decision line unverifiable.
+	// decision line that robots.txt decided unverifiable (those with
+	// reason implicit-robots-txt or override need none).
 	Archive string
 	// Genesis requires the first line's prev to be 64 zeros: the logs
 	// given start the chain. Otherwise the first line's prev is accepted
 	// whatever it is, and reported as the chain's start (older files may
 	// have been removed by rotation).
 	Genesis bool
+	// ExemptHosts are the exempt_hosts of the proxy's configuration:
+	// lines with reason override are checked against them. Nil (no
+	// configuration given) leaves those lines unverifiable; an empty,
+	// non-nil list exempts no host.
+	ExemptHosts []string
 	// Report is called with each problem, in log order; nil drops them.
 	Report func(Problem)
 }
@@ -62,11 +74,14 @@ type VerifyOptions struct {
 // VerifyResult counts what Verify found.
 type VerifyResult struct {
 	Files, Lines int
-	// Decisions are lines the robots.txt decided (reasons rule,
-	// no-matching-rule, unavailable, unreachable, destination-refused);
-	// Verified those re-decided with the same outcome. ChainOnly are the
-	// other lines (not-proxied, proxy-auth-*, host-denied, ...), which are
-	// only chained.
+	// Decisions are lines that carry a decision verify re-decides
+	// (reasons rule, no-matching-rule, unavailable, unreachable,
+	// destination-refused, implicit-robots-txt, override, crawl-delay,
+	// backoff, host-concurrency, usage-preference) and lines that allow
+	// for any other reason but intercept (a problem each); Verified those
+	// re-decided with the same outcome. ChainOnly are the other lines
+	// (not-proxied, proxy-auth-*, host-denied, ...), which are only
+	// chained.
 	Decisions, Verified, ChainOnly int
 	// Problems by kind.
 	Differ, Altered, BadLines, Unverifiable, ChainBreaks int
@@ -127,7 +142,11 @@ func newVerifier(o VerifyOptions) *verifier {
 	if o.Report == nil {
 		o.Report = func(Problem) {}
 	}
-	return &verifier{opts: o, h: sha256.New(), dec: newDecider(o.Archive), in: interner{}}
+	dec := newDecider(o.Archive)
+	if o.ExemptHosts != nil {
+		dec.exempt = policy.Exemptions(o.ExemptHosts)
+	}
+	return &verifier{opts: o, h: sha256.New(), dec: dec, in: interner{}}
 }
 
 // file verifies the lines of one log.

@@ -10,6 +10,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
+	"github.com/robotsproxy/robotsproxy/usage"
 )
 
 // decider re-decides decision lines from the archive. It caches what it
@@ -28,6 +29,9 @@ type decider struct {
 	compiled map[compiledKey]*robots.Robots
 	octets   int // parsed into compiled (Robots.Size)
 	max      cacheBounds
+	// exempt tests a target against the configuration's exempt hosts
+	// (policy.Exemptions); nil when no configuration was given.
+	exempt func(scheme, hostport string) (bool, error)
 }
 
 // bodyEntry is what the decider keeps of one archived body: not its
@@ -54,35 +58,147 @@ func newDecider(dir string) *decider {
 		compiled: map[compiledKey]*robots.Robots{}}
 }
 
-// check re-decides one decision line. It returns "" when the line
-// verifies, else the kind of problem and why. The error is an I/O error
-// reading the archive.
+// check re-decides one decision line (see isDecision). It returns "" when
+// the line verifies, else the kind of problem and why. The error is an I/O
+// error reading the archive.
 func (d *decider) check(l *auditLine) (Kind, string, error) {
-	want := string(access.Successful)
-	switch l.Reason {
-	case reasonUnavailable:
-		want = string(access.Unavailable)
-	case reasonUnreachable, reasonDestination:
-		want = string(access.Unreachable)
+	switch policy.Reason(l.Reason) {
+	case policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency:
+		return d.checkPolite(l)
+	case policy.ReasonUsage:
+		return d.checkUsage(l)
+	case policy.ReasonRule, policy.ReasonNoMatch, policy.ReasonUnavailable, policy.ReasonUnreachable,
+		policy.ReasonDestination, policy.ReasonImplicit, policy.ReasonOverride:
+	default:
+		return KindDecision, fmt.Sprintf("decision %s with reason %s, which never allows a request", l.Decision, l.Reason), nil
+	}
+	dec, from, k, msg, err := d.redecide(l, l.Reason)
+	if k != "" || err != nil {
+		return k, msg, err
+	}
+	if want := outcomeOf(dec); !l.same(want) {
+		return KindDecision, fmt.Sprintf("logged %s, but %s gives %s", l.logged(), from, want), nil
+	}
+	return "", "", nil
+}
+
+// checkPolite checks a line whose reason is politeness's (crawl-delay,
+// backoff, host-concurrency): the robots.txt decision behind it, named by
+// robots_reason, is re-decided. A request politeness held keeps that
+// decision; one it refused is denied whatever robots.txt said, so a
+// denial needs only robots_reason to be right.
+func (d *decider) checkPolite(l *auditLine) (Kind, string, error) {
+	switch policy.Reason(l.RobotsReason) {
+	case "":
+		return KindDecision, fmt.Sprintf("reason %s without robots_reason: the robots.txt decision behind it is not named", l.Reason), nil
+	case policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency, policy.ReasonUsage:
+		return KindDecision, fmt.Sprintf("robots_reason %s is not a robots.txt decision", l.RobotsReason), nil
+	}
+	c := *l
+	c.Reason = l.RobotsReason
+	dec, from, k, msg, err := d.redecide(&c, c.Reason)
+	if k != "" || err != nil {
+		return k, msg, err
+	}
+	want := outcomeOf(dec)
+	if l.Decision == "deny" {
+		want.allowed = false // refused by politeness, or denied in report mode
+	}
+	if !c.same(want) {
+		return KindDecision, fmt.Sprintf("logged %s under reason %s, but %s gives %s", c.logged(), l.Reason, from, want), nil
+	}
+	return "", "", nil
+}
+
+// checkUsage checks a usage-preference line: robots.txt's own decision,
+// re-decided, allows the request (a usage preference denies only what
+// robots.txt allows) with the logged group and rule, and the preferences
+// it states refuse the line's usage_refused, the first refused of the
+// purposes it declares.
+func (d *decider) checkUsage(l *auditLine) (Kind, string, error) {
+	if l.Decision != "deny" || l.Access != string(access.Successful) || l.UsageRefused == "" {
+		return KindDecision, fmt.Sprintf("reason %s needs decision deny, access_result successful and usage_refused; the line has %s, %q, %q",
+			l.Reason, l.Decision, l.Access, l.UsageRefused), nil
+	}
+	c := *l
+	dec, from, k, msg, err := d.redecide(&c, "")
+	if k != "" || err != nil {
+		return k, msg, err
+	}
+	want := outcomeOf(dec)
+	c.Reason, c.Decision = want.reason, "allow"
+	if !dec.Allowed || !c.same(want) {
+		return KindDecision, fmt.Sprintf("logged %s (before the usage preference), but %s gives %s", c.logged(), from, want), nil
+	}
+	e := usage.Evaluate(l.Purposes, policy.UsagePreferences(&dec, l.path(), l.Candidates))
+	if e.Refused != l.UsageRefused {
+		return KindDecision, fmt.Sprintf("usage_refused %q, but for the purposes %q %s refuses %q", l.UsageRefused, l.Purposes, from, e.Refused), nil
+	}
+	return "", "", nil
+}
+
+// redecide returns the decision the proxy makes for line l as robots.txt
+// and the configuration decide it, where reason is the line's reason (or
+// its robots_reason), "" for any reason a successful access gives; from
+// says what decided, for messages. Otherwise it returns the problem that
+// prevents re-deciding; the error is an I/O error reading the archive.
+func (d *decider) redecide(l *auditLine, reason string) (dec policy.Decision, from string, k Kind, msg string, err error) {
+	switch policy.Reason(reason) {
+	case policy.ReasonImplicit:
+		// RFC 9309 2.2.2: no robots.txt is read for /robots.txt.
+		if l.URLTruncated {
+			return dec, "", KindUnverifiable, "url was cut short in the log (url_truncated)", nil
+		}
+		return policy.DecideAccess(nil, l.path(), l.Candidates), fmt.Sprintf("the path %q (implicitly allowed only when every reading of it names /robots.txt)", l.path()), "", "", nil
+	case policy.ReasonOverride:
+		return d.override(l)
+	}
+	if k, msg := l.checkAccess(reason); k != "" {
+		return dec, "", k, msg, nil
 	}
 	switch {
-	case l.Access != want:
-		return KindDecision, fmt.Sprintf("reason %s follows from access_result %s, the line has %q", l.Reason, want, l.Access), nil
 	case d.dir == "":
-		return KindUnverifiable, "no robots.txt archive given (-archive)", nil
+		return dec, "", KindUnverifiable, "no robots.txt archive given (-archive)", nil
 	case l.RobotsURLTruncated:
-		return KindUnverifiable, "robots_url was cut short in the log", nil
+		return dec, "", KindUnverifiable, "robots_url was cut short in the log", nil
+	}
+	if k, msg := l.checkRobotsURL(); k != "" {
+		return dec, "", k, msg, nil
+	}
+	switch {
 	case l.RobotsFetchedAt == "" && l.Access != string(access.Successful):
-		return KindUnverifiable, "no robots_fetched_at: the fetch cannot be found in the archive", nil
+		return dec, "", KindUnverifiable, "no robots_fetched_at: the fetch cannot be found in the archive", nil
 	}
 	recs, msg, err := d.records(l)
 	if err != nil || msg != "" {
-		return KindUnverifiable, msg, err
+		return dec, "", KindUnverifiable, msg, err
 	}
 	if l.Access != string(access.Successful) {
-		return d.checkNoBody(l, recs)
+		return d.redecideNoBody(l, recs)
 	}
-	return d.checkBody(l, recs)
+	return d.redecideBody(l, recs)
+}
+
+// override re-decides a line with reason override: its host must be one
+// of the configuration's exempt hosts (see VerifyOptions.ExemptHosts).
+func (d *decider) override(l *auditLine) (dec policy.Decision, from string, k Kind, msg string, err error) {
+	if d.exempt == nil {
+		return dec, "", KindUnverifiable, "reason override: no configuration given (-config) to check exempt_hosts against", nil
+	}
+	if l.URLTruncated {
+		return dec, "", KindUnverifiable, "url was cut short in the log (url_truncated)", nil
+	}
+	scheme, host, ok := l.target()
+	exempt, aerr := d.exempt(scheme, host)
+	if !ok || aerr != nil {
+		return dec, "", KindDecision, fmt.Sprintf("reason override, but url %q names no host robots.txt covers", l.URL), nil
+	}
+	from = "the configuration's exempt_hosts"
+	if !exempt {
+		return dec, from, KindDecision, fmt.Sprintf("reason override, but %s is not in %s", host, from), nil
+	}
+	dec.Allowed, dec.Reason = true, policy.ReasonOverride
+	return dec, from, "", "", nil
 }
 
 // records returns the archive's records of the fetch the line names (none
@@ -116,9 +232,9 @@ func (d *decider) records(l *auditLine) (recs []FetchRecord, msg string, err err
 	return recs, "", nil
 }
 
-// checkNoBody checks an unavailable or unreachable line against the
+// redecideNoBody re-decides an unavailable or unreachable line from the
 // archive's record of its fetch.
-func (d *decider) checkNoBody(l *auditLine, recs []FetchRecord) (Kind, string, error) {
+func (d *decider) redecideNoBody(l *auditLine, recs []FetchRecord) (dec policy.Decision, from string, k Kind, msg string, err error) {
 	var rec *FetchRecord
 	for i := range recs {
 		if recs[i].SHA256 == "" {
@@ -128,25 +244,16 @@ func (d *decider) checkNoBody(l *auditLine, recs []FetchRecord) (Kind, string, e
 	}
 	switch {
 	case rec == nil && len(recs) > 0:
-		return KindDecision, fmt.Sprintf("the archive's fetch of %s at %s read a body (sha256 %s): it was %s, not %s",
+		return dec, "", KindDecision, fmt.Sprintf("the archive's fetch of %s at %s read a body (sha256 %s): it was %s, not %s",
 			l.RobotsURL, l.RobotsFetchedAt, recs[0].SHA256, recs[0].Result, l.Access), nil
 	case rec == nil:
-		return KindUnverifiable, fmt.Sprintf("no fetch record of %s at %s in the archive (pruned, or fetched while the archive was off)", l.RobotsURL, l.RobotsFetchedAt), nil
+		return dec, "", KindUnverifiable, fmt.Sprintf("no fetch record of %s at %s in the archive (pruned, or fetched while the archive was off)", l.RobotsURL, l.RobotsFetchedAt), nil
 	}
 	if k, msg := l.against(rec); k != "" {
-		return k, msg, nil
+		return dec, "", k, msg, nil
 	}
-	want := outcome{allowed: true, reason: reasonUnavailable} // RFC 9309 2.3.1.3
-	if l.Access == string(access.Unreachable) {
-		want = outcome{reason: reasonUnreachable} // RFC 9309 2.3.1.4
-		if rec.Refused {
-			want.reason = reasonDestination
-		}
-	}
-	if !l.same(want) {
-		return KindDecision, fmt.Sprintf("logged %s, but the archived fetch (%s, status %d) gives %s", l.logged(), rec.Result, rec.Status, want), nil
-	}
-	return "", "", nil
+	dec = policy.DecideAccess(&access.Access{Result: access.AccessResult(rec.Result), Status: rec.Status, Refused: rec.Refused}, l.path(), l.Candidates)
+	return dec, fmt.Sprintf("the archived fetch (%s, status %d)", rec.Result, rec.Status), "", "", nil
 }
 
 // against checks the line's access result and robots.txt status against
@@ -161,17 +268,17 @@ func (l *auditLine) against(rec *FetchRecord) (Kind, string) {
 	return "", ""
 }
 
-// checkBody re-decides a line whose robots.txt was fetched successfully
+// redecideBody re-decides a line whose robots.txt was fetched successfully
 // from the archived body.
-func (d *decider) checkBody(l *auditLine, recs []FetchRecord) (Kind, string, error) {
+func (d *decider) redecideBody(l *auditLine, recs []FetchRecord) (dec policy.Decision, from string, k Kind, msg string, err error) {
 	sha := l.RobotsSHA256
 	switch {
 	case sha == "":
-		return KindUnverifiable, "no robots_sha256: the robots.txt body is not named", nil
+		return dec, "", KindUnverifiable, "no robots_sha256: the robots.txt body is not named", nil
 	case l.URLTruncated:
-		return KindUnverifiable, "url was cut short in the log (url_truncated)", nil
+		return dec, "", KindUnverifiable, "url was cut short in the log (url_truncated)", nil
 	case l.CandidatesTruncated:
-		return KindUnverifiable, "candidates were cut short in the log (candidates_truncated)", nil
+		return dec, "", KindUnverifiable, "candidates were cut short in the log (candidates_truncated)", nil
 	}
 	var rec *FetchRecord
 	for i := range recs {
@@ -180,26 +287,19 @@ func (d *decider) checkBody(l *auditLine, recs []FetchRecord) (Kind, string, err
 		}
 	}
 	if rec == nil && len(recs) > 0 {
-		return KindDecision, fmt.Sprintf("robots_sha256 %s, but the archive's fetch of %s at %s read body %s", sha, l.RobotsURL, l.RobotsFetchedAt, orNone(recs[0].SHA256)), nil
+		return dec, "", KindDecision, fmt.Sprintf("robots_sha256 %s, but the archive's fetch of %s at %s read body %s", sha, l.RobotsURL, l.RobotsFetchedAt, orNone(recs[0].SHA256)), nil
 	}
 	if rec != nil {
 		if k, msg := l.against(rec); k != "" {
-			return k, msg, nil
+			return dec, "", k, msg, nil
 		}
 	}
 	r, k, msg, err := d.compile(sha, rec)
 	if r == nil {
-		return k, msg, err
+		return dec, "", k, msg, err
 	}
-	v, _ := policy.MatchPath(r, l.path(), l.Candidates...)
-	want := outcome{allowed: v.Allowed, reason: reasonNoMatch, group: v.Agent, fallback: v.Fallback}
-	if v.Matched() {
-		want.reason, want.rule, want.ruleLine = reasonRule, v.Rule.Text(), v.Rule.Line
-	}
-	if !l.same(want) {
-		return KindDecision, fmt.Sprintf("logged %s, but robots.txt %.16s… gives %s", l.logged(), sha, want), nil
-	}
-	return "", "", nil
+	dec = policy.DecideAccess(&access.Access{Result: access.Successful, Robots: r}, l.path(), l.Candidates)
+	return dec, fmt.Sprintf("robots.txt %.16s…", sha), "", "", nil
 }
 
 // compile returns the body sha parsed as the fetch rec parsed it. Without

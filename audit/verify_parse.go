@@ -71,9 +71,6 @@ func parseLine(b []byte, l *auditLine, in interner) error {
 	if skipWS(b, i) != len(b) {
 		return errNotObject
 	}
-	if l.RobotsReason != "" {
-		l.Reason = l.RobotsReason // the robots.txt decision behind a politeness wait
-	}
 	return nil
 }
 
@@ -138,6 +135,10 @@ func (l *auditLine) value(key string, b []byte, i int) (int, error) {
 		s = &l.RobotsFetchedAt
 	case "robots_reason":
 		s = &l.RobotsReason
+	case "usage_refused":
+		s = &l.UsageRefused
+	case "purposes":
+		return l.strings(&l.Purposes, b, i)
 	case "url_truncated":
 		flag = &l.URLTruncated
 	case "candidates_truncated":
@@ -185,6 +186,11 @@ func (l *auditLine) value(key string, b []byte, i int) (int, error) {
 
 // candidates reads an array of strings (or null).
 func (l *auditLine) candidates(b []byte, i int) (int, error) {
+	return l.strings(&l.Candidates, b, i)
+}
+
+// strings reads an array of strings (or null) at b[i:] onto *dst.
+func (l *auditLine) strings(dst *[]string, b []byte, i int) (int, error) {
 	if isNull(b, i) {
 		return i + 4, nil
 	}
@@ -200,7 +206,7 @@ func (l *auditLine) candidates(b []byte, i int) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		l.Candidates = append(l.Candidates, v)
+		*dst = append(*dst, v)
 		i = skipWS(b, j)
 		switch {
 		case i >= len(b):

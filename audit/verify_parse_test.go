@@ -24,7 +24,7 @@ func TestParseLine(t *testing.T) {
 		// A request politeness held: its reason is the wait's cause, and
 		// robots_reason the robots.txt decision that is re-decided.
 		{"politeness wait", `{"decision":"allow","reason":"crawl-delay","robots_reason":"no-matching-rule"}`,
-			` - allow no-matching-rule [] - false "" 0  - - -`, nil},
+			` - allow crawl-delay [] - false "" 0  - - -`, nil},
 		{"nulls", `{"decision":null,"candidates":null,"rule_line":null,"star_fallback":null,"robots_status":null}`, ` -   [] - false "" 0  - - -`, nil},
 		{"last key wins", `{"decision":"allow","decision":"deny"}`, ` - deny  [] - false "" 0  - - -`, nil},
 		{"empty object", `{}`, ` -   [] - false "" 0  - - -`, nil},

@@ -1,6 +1,8 @@
 // Package check implements "robotsproxy check": it decides URLs against a
 // local robots.txt file for one crawler, as the proxy would on a successful
-// access, and explains each decision, with the other records of the
+// access (policy.DecideAccess: the path as sent and every reading an origin
+// may take of it), or under the plain RFC 9309 reading of the path as sent
+// (Options.RFC), and explains each decision, with the other records of the
 // crawler's groups and the usage preferences that apply to each URL.
 package check
 
@@ -12,7 +14,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/identity"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -24,6 +28,11 @@ type Options struct {
 	Stdin io.Reader
 	// Stdout receives one line per URL.
 	Stdout io.Writer
+	// RFC decides each URL's path as sent only, the plain RFC 9309 2.2.2
+	// reading (-rfc), instead of as the proxy does: as sent and as origins
+	// may resolve it (dot segments, "%2F", "%2e", ";parameters", "//").
+	// The output says which reading decided.
+	RFC bool
 	// Usage is a purpose, a usage category label such as "train-ai",
 	// "search" or "ai-input" (-usage): the preference that applies to each
 	// URL for it is written, from Content-Usage rules and from the
@@ -41,6 +50,13 @@ type Result struct {
 	Rule          *Rule    `json:"rule,omitempty"`
 	StarFallback  bool     `json:"star_fallback"`
 	Implicit      bool     `json:"implicit_robots_txt,omitempty"`
+	// PathResolved is the reading of the path that decided when it is not
+	// the path as sent (see policy.MatchPath), normalised as rules are
+	// matched; omitted when the path as sent decided.
+	PathResolved string `json:"path_resolved,omitempty"`
+	// Reading is ReadingRFC under -rfc (Options.RFC); omitted otherwise,
+	// when the path is read as the proxy reads it (ReadingProxy).
+	Reading string `json:"reading,omitempty"`
 	// The other records of the crawler's groups and file (the same for
 	// every URL), null or empty when the file has none.
 	CrawlDelay    *CrawlDelay       `json:"crawl_delay"`
@@ -52,6 +68,16 @@ type Result struct {
 	// Usage answers -usage PURPOSE; omitted without it.
 	Usage *UsageResult `json:"usage,omitempty"`
 }
+
+// The readings of a path check decides by (Result.Reading).
+const (
+	// ReadingProxy: the path as sent and every reading an origin may take
+	// of it, as the proxy decides; denied when any reading is disallowed.
+	ReadingProxy = "proxy"
+	// ReadingRFC: the path as sent only (RFC 9309 2.2.2), the -rfc
+	// reading; the proxy may deny what it allows.
+	ReadingRFC = "rfc9309"
+)
 
 // Group is a matched group: where it starts and whom it names.
 type Group struct {
@@ -84,8 +110,10 @@ func Run(path, userAgent string, urls []string, o Options) (bool, error) {
 		out:    bufio.NewWriter(o.Stdout),
 		json:   o.JSON,
 		usage:  o.Usage,
+		rfc:    o.RFC,
 		all:    true,
 	}
+	c.access = access.Access{Result: access.Successful, Robots: c.robots}
 	c.extras = newFileExtras(c.robots, c.id.Candidates)
 	for _, u := range urls {
 		if u == "-" {
@@ -104,7 +132,9 @@ func Run(path, userAgent string, urls []string, o Options) (bool, error) {
 
 type checker struct {
 	robots *robots.Robots
+	access access.Access // a successful access to robots
 	id     identity.Identity
+	rfc    bool
 	out    *bufio.Writer
 	json   bool
 	usage  string
@@ -134,34 +164,83 @@ func (c *checker) stream(r io.Reader) error {
 	return nil
 }
 
+// verdict is one URL's decision as check writes it.
+type verdict struct {
+	up robots.UsagePrefs // the crawl verdict, and the preferences that apply
+	// resolved is the reading of the path that decided, "" when the path
+	// as sent decided.
+	resolved string
+}
+
 // decide writes the decision for one URL.
 func (c *checker) decide(u string) {
-	up := c.robots.Usage(robots.PathOf(u), c.id.Candidates...)
-	if !up.Verdict.Allowed {
+	v := c.verdict(u)
+	if !v.up.Verdict.Allowed {
 		c.all = false
 	}
 	var err error
 	if c.json {
-		err = c.writeJSON(u, up)
+		err = c.writeJSON(u, v)
 	} else {
-		err = c.writeText(u, up)
+		err = c.writeText(u, v)
 	}
 	if err != nil && c.err == nil {
 		c.err = fmt.Errorf("write: %w", err)
 	}
 }
 
-func (c *checker) writeText(u string, up robots.UsagePrefs) error {
-	v := up.Verdict
+// verdict decides one URL: the path a client sends for it (without its
+// fragment, which HTTP clients do not send) as the proxy decides it on a
+// successful access (policy.DecideAccess), or under -rfc as sent only. The
+// usage preferences are read for the path the proxy reads them for: the
+// deciding reading when it is not the path as sent.
+func (c *checker) verdict(u string) verdict {
+	if i := strings.IndexByte(u, '#'); i >= 0 {
+		u = u[:i]
+	}
+	path := policy.RequestPath(u)
+	cands := c.id.Candidates
+	if c.rfc {
+		return verdict{up: c.robots.Usage(path, cands...)}
+	}
+	d := policy.DecideAccess(&c.access, path, cands)
+	var v verdict
+	switch {
+	case d.Reason == policy.ReasonImplicit:
+		v.up = c.robots.Usage(path, cands...)
+		v.up.Verdict = robots.Verdict{Allowed: true, Implicit: true}
+	case !d.Allowed:
+		v.up.Verdict = d.Verdict // no preference applies to a disallowed URL
+		if c.robots.Test(path, cands...).Allowed {
+			v.resolved = d.ResolvedPath // another reading decided
+		}
+	default:
+		p := path
+		if d.ResolvedPath != "" {
+			p = d.ResolvedPath
+		}
+		v.up = c.robots.Usage(p, cands...)
+		v.up.Verdict = d.Verdict
+	}
+	return v
+}
+
+func (c *checker) writeText(u string, v verdict) error {
 	word := "ALLOWED"
-	if !v.Allowed {
+	if !v.up.Verdict.Allowed {
 		word = "DISALLOWED"
 	}
-	usage := ""
-	if c.usage != "" {
-		usage = "\t" + c.extras.usageText(up, c.usage)
+	more := ""
+	if v.resolved != "" {
+		more = "	path_resolved " + v.resolved
 	}
-	_, err := fmt.Fprintf(c.out, "%s %s\t%s%s\n", word, u, detail(v), usage)
+	if c.usage != "" {
+		more += "\t" + c.extras.usageText(v.up, c.usage)
+	}
+	if c.rfc {
+		more += "\treading rfc9309: the path as sent only; the proxy also decides the readings origins may take of it"
+	}
+	_, err := fmt.Fprintf(c.out, "%s %s\t%s%s\n", word, u, detail(v.up.Verdict), more)
 	return err
 }
 
@@ -182,9 +261,11 @@ func detail(v robots.Verdict) string {
 	return fmt.Sprintf("%s: line %d: %s", group, v.Rule.Line, v.Rule.Text())
 }
 
-func (c *checker) writeJSON(u string, up robots.UsagePrefs) error {
+func (c *checker) writeJSON(u string, vd verdict) error {
+	up := vd.up
 	v := up.Verdict
 	res := Result{
+		PathResolved:  vd.resolved,
 		URL:           u,
 		Allowed:       v.Allowed,
 		ProductTokens: c.id.Candidates,
@@ -201,6 +282,9 @@ func (c *checker) writeJSON(u string, up robots.UsagePrefs) error {
 	if c.usage != "" {
 		r := c.extras.usageResult(up, c.usage)
 		res.Usage = &r
+	}
+	if c.rfc {
+		res.Reading = ReadingRFC
 	}
 	if res.ProductTokens == nil {
 		res.ProductTokens = []string{}

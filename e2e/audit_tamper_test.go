@@ -112,8 +112,9 @@ func checkAuditVerify(t *testing.T, logPath, archive string, origins []*auditOri
 		t.Fatalf("no decision line used robots.txt %s", origins[0].sha)
 	}
 	wantVerify(t, "body "+origins[0].sha[:12]+" swapped", swapped, logPath, 1, altered)
-	return fmt.Sprintf("%d lines OK; line %d deleted: chain at %d; line %d edited: decision at %d, chain at %d; body of %s swapped: %d lines altered",
-		n, del, del, edit, edit, edit+1, origins[0].file.name, len(altered))
+	forged := checkForgedAppends(t, archive, rawLines, lines)
+	return fmt.Sprintf("%d lines OK; line %d deleted: chain at %d; line %d edited: decision at %d, chain at %d; body of %s swapped: %d lines altered; %s",
+		n, del, del, edit, edit, edit+1, origins[0].file.name, len(altered), forged)
 }
 
 func writeLines(t *testing.T, path string, lines []string) {

@@ -189,3 +189,19 @@ func (p *Policy) Authenticate(ctx context.Context, proxyAuthorization string, cl
 	}
 	return pin, d
 }
+
+// Exemptions returns the test Decide applies to a request's target for
+// hosts, the operator's exempt hosts (Options.ExemptHosts): whether a
+// request to scheme and hostport (host with optional port, as sent; see
+// Authority) is allowed without robots.txt, reason override. The error is
+// Authority's. audit verify checks override lines with it.
+func Exemptions(hosts []string) func(scheme, hostport string) (bool, error) {
+	l := newHostList(hosts)
+	return func(scheme, hostport string) (bool, error) {
+		_, authority, err := Authority(scheme, hostport)
+		if err != nil {
+			return false, err
+		}
+		return l.match(hostOf(authority)), nil
+	}
+}

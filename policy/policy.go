@@ -132,42 +132,25 @@ func (p *Policy) decide(ctx context.Context, r Request) Decision {
 		return d
 	}
 	d.RobotsURL = t.robotsURL
-	// Issue 8: the path is matched as sent and as origins resolve it.
+	// The path is matched as sent and as origins resolve it.
 	rs := readPath(r.Path)
-	d.ResolvedPath = rs.resolved
 	switch {
 	case t.denied != nil:
-		d.Reason, d.Err = ReasonHostDenied, t.denied
+		d.Reason, d.Err, d.ResolvedPath = ReasonHostDenied, t.denied, rs.resolved
 		return d
 	case t.exempt:
-		d.Allowed, d.Reason = true, ReasonOverride
-		return d
-	case rs.robotsTxt():
-		// RFC 9309 2.2.2: the /robots.txt URI is implicitly allowed, when
-		// every reading of the path names it.
-		d.Allowed, d.Reason = true, ReasonImplicit
+		d.Allowed, d.Reason, d.ResolvedPath = true, ReasonOverride, rs.resolved
 		return d
 	}
-	a, state := p.opts.Cache.GetKeyed(ctx, t.key, t.scheme, t.authority)
-	d.Access, d.Status, d.Cache, d.Err = a.Result, a.Status, state, a.Err
-	d.RobotsSHA256, d.RobotsFetchedAt = a.SHA256, a.FetchedAt // the evidence (issue 9)
-	switch a.Result {
-	case access.Successful:
-		d.Verdict, d.ResolvedPath = rs.match(a.Robots, d.Identity.Candidates)
-		d.Robots = a.Robots // issue 11: crawl delay and usage preferences
-		d.Allowed, d.Reason = d.Verdict.Allowed, ReasonRule
-		if !d.Verdict.Matched() {
-			d.Reason = ReasonNoMatch
-		}
-	case access.Unavailable:
-		d.Allowed, d.Reason = true, ReasonUnavailable // RFC 9309 2.3.1.3
-	default:
-		d.Reason = ReasonUnreachable // RFC 9309 2.3.1.4: complete disallow
-		if a.Refused {
-			d.Reason = ReasonDestination
-		}
+	var a *access.Access
+	if !rs.robotsTxt() { // the implicitly allowed /robots.txt needs no fetch
+		var got access.Access
+		got, d.Cache = p.opts.Cache.GetKeyed(ctx, t.key, t.scheme, t.authority)
+		a = &got
 	}
-	return d
+	out := decideAccess(a, &rs, d.Identity.Candidates)
+	out.Identity, out.RobotsURL, out.Cache = d.Identity, d.RobotsURL, d.Cache
+	return out
 }
 
 var errNoHost = errors.New("no host")

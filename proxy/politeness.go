@@ -34,8 +34,8 @@ const (
 	// to wait (its Retry-After, before rounding up to seconds).
 	FieldRetryAfterMS = "retry_after_ms"
 	// FieldRobotsReason is robots.txt's reason for a request that
-	// politeness held (its reason is then crawl-delay, backoff or
-	// host-concurrency): what audit verify re-decides.
+	// politeness held or refused (its reason is then crawl-delay, backoff
+	// or host-concurrency): what audit verify re-decides.
 	FieldRobotsReason = "robots_reason"
 )
 
@@ -65,6 +65,8 @@ func (p *Proxy) admit(req *http.Request, st *state) *http.Response {
 		}
 		return nil
 	}
+	// A refusal keeps robots.txt's reason too: audit verify re-decides it.
+	st.robotsReason = d.Reason
 	d.Allowed, d.ReportOnly, d.Reason, d.RetryAfter = false, false, policy.Reason(t.Refused), t.RetryAfter
 	if t.Err != nil {
 		d.Err = t.Err

@@ -112,7 +112,7 @@ func TestCrawlDelayReject(t *testing.T) {
 		t.Errorf("requests at the origin: got %d, want 2", n+1)
 	}
 	l := h.audit.lines(t)[1]
-	assertFields(t, l, map[string]any{"decision": "deny", "reason": "crawl-delay", "status": 429.0, "waited_ms": 0.0})
+	assertFields(t, l, map[string]any{"decision": "deny", "reason": "crawl-delay", "robots_reason": "rule", "status": 429.0, "waited_ms": 0.0})
 	if ra, _ := l["retry_after_ms"].(float64); ra < 4900 || ra > 5000 {
 		t.Errorf("retry_after_ms: got %v, want about 5000", l["retry_after_ms"])
 	}
@@ -145,7 +145,7 @@ func TestBackoff(t *testing.T) {
 	}
 	lines := h.audit.lines(t)
 	assertFields(t, lines[0], map[string]any{"decision": "allow", "status": 503.0, "backoff_ms": 30000.0})
-	assertFields(t, lines[1], map[string]any{"decision": "deny", "reason": "backoff", "status": 429.0})
+	assertFields(t, lines[1], map[string]any{"decision": "deny", "reason": "backoff", "robots_reason": "rule", "status": 429.0})
 }
 
 func TestConcurrencyCapAcrossTokens(t *testing.T) {

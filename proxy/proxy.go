@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/elazarl/goproxy"
@@ -18,7 +17,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/politeness"
-	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // Options configure a Proxy.
@@ -381,17 +379,12 @@ func (p *Proxy) roundTripInner(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 	return resp, nil
 }
 
-// requestPath returns the request target's path and query exactly as the
-// client sent them, so no decoding or re-encoding happens before RFC 9309
-// normalisation. An origin-form target ("/a?b", inside an intercepted
-// tunnel) is the path itself: "//x/y" is a path there, not an authority
-// (RFC 9112 3.2.1). A "#" in a target is no fragment delimiter: it is
-// forwarded as "%23", so it is matched as that.
+// requestPath returns the path and query the request is decided on: its
+// request target as sent (policy.RequestPath), or, for a request that has
+// none, its URL's path and query as parsed.
 func requestPath(req *http.Request) string {
-	if t := strings.ReplaceAll(req.RequestURI, "#", "%23"); strings.HasPrefix(t, "/") {
-		return t
-	} else if t != "" {
-		return robots.PathOf(t)
+	if req.RequestURI != "" {
+		return policy.RequestPath(req.RequestURI)
 	}
 	p := req.URL.EscapedPath()
 	if req.URL.RawQuery != "" || req.URL.ForceQuery {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/robots"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/usage"
 )
 
@@ -55,17 +55,8 @@ type UsageOptions struct {
 func (p *Proxy) checkUsage(req *http.Request, st *state) {
 	d := &st.decision
 	var prefs usage.Preferences
-	if d.Robots != nil && (d.Robots.HasContentUsage() || d.Robots.HasContentSignal()) {
-		path := d.ResolvedPath
-		if path == "" {
-			path = requestPath(req)
-		}
-		cands := d.Identity.Candidates
-		var u robots.UsagePrefs // no Content-Usage rule: skip Usage's second path match
-		if d.Robots.HasContentUsage() {
-			u = d.Robots.Usage(path, cands...)
-		}
-		prefs = usage.FromRobots(u, d.Robots.Extras(cands...))
+	if d.Robots != nil {
+		prefs = policy.UsagePreferences(d, requestPath(req), d.Identity.Candidates)
 	}
 	purposes := p.declarations().Purposes(st.pin.Purposes, d.Identity.Token)
 	if len(prefs) == 0 && len(purposes) == 0 {

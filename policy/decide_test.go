@@ -1,0 +1,64 @@
+package policy_test
+
+import (
+	"testing"
+
+	"github.com/robotsproxy/robotsproxy/access"
+	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/robots"
+)
+
+func TestDecideAccess(t *testing.T) {
+	r := robots.Parse([]byte("User-agent: *\nDisallow: /action/\n"))
+	ok := &access.Access{Result: access.Successful, Status: 200, Robots: r}
+	tests := []struct {
+		name     string
+		a        *access.Access
+		path     string
+		allowed  bool
+		reason   policy.Reason
+		resolved string
+	}{
+		{"rule", ok, "/action/x", false, policy.ReasonRule, ""},
+		{"no rule", ok, "/other", true, policy.ReasonNoMatch, ""},
+		{"empty path is /", ok, "", true, policy.ReasonNoMatch, ""},
+		{"a reading decides", ok, "/a/..%2Faction/x", false, policy.ReasonRule, "/action/x"},
+		{"robots.txt without an access", nil, "/robots.txt", true, policy.ReasonImplicit, ""},
+		{"robots.txt whatever the access", &access.Access{Result: access.Unreachable}, "/robots.txt?x=1", true, policy.ReasonImplicit, ""},
+		{"not robots.txt under every reading", nil, "/robots.txt/../action/x", false, policy.ReasonUnreachable, "/action/x"},
+		{"unavailable", &access.Access{Result: access.Unavailable, Status: 404}, "/action/x", true, policy.ReasonUnavailable, ""},
+		{"unreachable", &access.Access{Result: access.Unreachable, Status: 500}, "/x", false, policy.ReasonUnreachable, ""},
+		{"destination refused", &access.Access{Result: access.Unreachable, Refused: true}, "/x", false, policy.ReasonDestination, ""},
+		{"no access: fail closed", nil, "/x", false, policy.ReasonUnreachable, ""},
+		{"unknown result: fail closed", &access.Access{Result: "bogus"}, "/x", false, policy.ReasonUnreachable, ""},
+		{"successful without rules: fail closed", &access.Access{Result: access.Successful}, "/x", false, policy.ReasonUnreachable, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := policy.DecideAccess(tt.a, tt.path, []string{"bot"})
+			if d.Allowed != tt.allowed || d.Reason != tt.reason || d.ResolvedPath != tt.resolved {
+				t.Errorf("DecideAccess(%+v, %q): got %v %s %q, want %v %s %q", tt.a, tt.path, d.Allowed, d.Reason, d.ResolvedPath,
+					tt.allowed, tt.reason, tt.resolved)
+			}
+		})
+	}
+}
+
+func TestRequestPath(t *testing.T) {
+	tests := []struct{ target, want string }{
+		{"", "/"},
+		{"/a?b", "/a?b"},
+		{"//x/y", "//x/y"}, // origin-form: a path, not an authority
+		{"/a#b", "/a%23b"},
+		{"http://example.com/a/../b?q=1", "/a/../b?q=1"},
+		{"http://example.com//x", "//x"},
+		{"http://example.com", "/"},
+		{"http://example.com?q", "/?q"},
+		{"https://example.com:8443/a#b#c", "/a%23b%23c"},
+	}
+	for _, tt := range tests {
+		if got := policy.RequestPath(tt.target); got != tt.want {
+			t.Errorf("RequestPath(%q): got %q, want %q", tt.target, got, tt.want)
+		}
+	}
+}
