@@ -7,44 +7,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-)
 
-// Audit log field names: one JSON line per request carries these.
-const (
-	FieldClient       = "client"
-	FieldMethod       = "method"
-	FieldURL          = "url"
-	FieldUserAgent    = "user_agent"
-	FieldToken        = "product_token"
-	FieldTokenSource  = "token_source"
-	FieldCandidates   = "candidates"
-	FieldDecision     = "decision"
-	FieldEnforced     = "enforced"
-	FieldPathResolved = "path_resolved"
-	FieldReason       = "reason"
-	FieldGroup        = "group"
-	FieldFallback     = "star_fallback"
-	FieldRule         = "rule"
-	FieldRuleLine     = "rule_line"
-	FieldRobotsURL    = "robots_url"
-	FieldAccess       = "access_result"
-	FieldRobotsStatus = "robots_status"
-	FieldCache        = "cache"
-	FieldRobotsSHA256 = "robots_sha256"
-	// FieldRobotsFetchedAt is when the robots.txt in force was fetched
-	// (RFC 3339 with nanoseconds, UTC).
-	FieldRobotsFetchedAt = "robots_fetched_at"
-	FieldStatus          = "status"
-	FieldBytes           = "bytes"
-	FieldDurationMS      = "duration_ms"
-	FieldTunnel          = "tunnel"
-	FieldIntercepted     = "intercepted"
-	FieldUser            = "user"
-	FieldError           = "error"
-	// FieldTime is when the request finished: Options.Now, in RFC 3339
-	// with seconds (zerolog's TimeFieldFormat, which robotsproxy leaves
-	// at its default).
-	FieldTime = "time"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 )
 
 // audit writes the request's canonical log line and counts it in metrics,
@@ -55,74 +19,74 @@ func (p *Proxy) audit(r *http.Request, st *state, status int, bytes int64) {
 		return
 	}
 	st.audited = true
-	decision, reason, enforced := "none", "not-proxied", true
+	decision, reason, enforced := auditlog.DecisionNone, auditlog.ReasonNotProxied, true
 	if st.decided {
 		d := &st.decision
-		decision, reason, enforced = "deny", string(d.Reason), !d.ReportOnly
+		decision, reason, enforced = auditlog.DecisionDeny, string(d.Reason), !d.ReportOnly
 		if d.Allowed {
-			decision = "allow"
+			decision = auditlog.DecisionAllow
 		}
 	}
 	p.opts.Metrics.countRequest(decision, reason, enforced)
 
 	f := fieldWriter{max: p.opts.MaxFieldBytes}
 	e := p.opts.Audit.Log()
-	e = f.str(e, FieldClient, r.RemoteAddr)
-	e = f.str(e, FieldMethod, r.Method)
+	e = f.str(e, auditlog.FieldClient, r.RemoteAddr)
+	e = f.str(e, auditlog.FieldMethod, r.Method)
 	target := st.target
 	if target == "" {
 		target = requestURL(r, st.parent != nil)
 	}
-	e = f.str(e, FieldURL, target)
-	e = f.str(e, FieldUserAgent, r.Header.Get("User-Agent"))
-	e = e.Str(FieldDecision, decision).Str(FieldReason, reason)
+	e = f.str(e, auditlog.FieldURL, target)
+	e = f.str(e, auditlog.FieldUserAgent, r.Header.Get("User-Agent"))
+	e = e.Str(auditlog.FieldDecision, decision).Str(auditlog.FieldReason, reason)
 	if st.decided {
 		d := &st.decision
-		e = e.Bool(FieldEnforced, enforced)
-		e = f.str(e, FieldToken, d.Identity.Token)
-		e = e.Str(FieldTokenSource, string(d.Identity.Source))
-		e = f.strs(e, FieldCandidates, d.Identity.Candidates)
-		e = f.str(e, FieldRobotsURL, d.RobotsURL)
+		e = e.Bool(auditlog.FieldEnforced, enforced)
+		e = f.str(e, auditlog.FieldToken, d.Identity.Token)
+		e = e.Str(auditlog.FieldTokenSource, string(d.Identity.Source))
+		e = f.strs(e, auditlog.FieldCandidates, d.Identity.Candidates)
+		e = f.str(e, auditlog.FieldRobotsURL, d.RobotsURL)
 		if d.Identity.User != "" {
-			e = f.str(e, FieldUser, d.Identity.User)
+			e = f.str(e, auditlog.FieldUser, d.Identity.User)
 		}
 		if d.Verdict.Agent != "" {
-			e = f.str(e, FieldGroup, d.Verdict.Agent).Bool(FieldFallback, d.Verdict.Fallback)
+			e = f.str(e, auditlog.FieldGroup, d.Verdict.Agent).Bool(auditlog.FieldFallback, d.Verdict.Fallback)
 		}
 		if rule := d.Rule(); rule != nil {
-			e = f.str(e, FieldRule, rule.Text()).Int(FieldRuleLine, rule.Line)
+			e = f.str(e, auditlog.FieldRule, rule.Text()).Int(auditlog.FieldRuleLine, rule.Line)
 		}
 		if d.Access != "" {
-			e = e.Str(FieldAccess, string(d.Access)).Int(FieldRobotsStatus, d.Status).Str(FieldCache, string(d.Cache))
+			e = e.Str(auditlog.FieldAccess, string(d.Access)).Int(auditlog.FieldRobotsStatus, d.Status).Str(auditlog.FieldCache, string(d.Cache))
 			if d.RobotsSHA256 != [32]byte{} {
-				e = e.Hex(FieldRobotsSHA256, d.RobotsSHA256[:])
+				e = e.Hex(auditlog.FieldRobotsSHA256, d.RobotsSHA256[:])
 			}
 			if !d.RobotsFetchedAt.IsZero() {
-				e = appendTime(e, FieldRobotsFetchedAt, d.RobotsFetchedAt)
+				e = appendTime(e, auditlog.FieldRobotsFetchedAt, d.RobotsFetchedAt)
 			}
 		}
 		if d.ResolvedPath != "" {
-			e = f.str(e, FieldPathResolved, d.ResolvedPath)
+			e = f.str(e, auditlog.FieldPathResolved, d.ResolvedPath)
 		}
 		if d.Err != nil {
-			e = f.str(e, FieldError, d.Err.Error())
+			e = f.str(e, auditlog.FieldError, d.Err.Error())
 		}
-		e = usageFields(f, politeFields(e, st), d.Usage) // issue 11
+		e = usageFields(f, politeFields(e, st), d.Usage)
 	}
 	if st.tunnel != "" {
-		e = e.Str(FieldTunnel, st.tunnel)
+		e = e.Str(auditlog.FieldTunnel, st.tunnel)
 	}
 	if st.parent != nil {
-		e = e.Bool(FieldIntercepted, true)
+		e = e.Bool(auditlog.FieldIntercepted, true)
 	}
 	if st.cutOff != "" {
-		e = e.Str(FieldCutOff, st.cutOff)
+		e = e.Str(auditlog.FieldCutOff, st.cutOff)
 	}
 	now := p.opts.Now()
-	e.Int(FieldStatus, status).
-		Int64(FieldBytes, bytes).
-		Float64(FieldDurationMS, float64(now.Sub(st.start).Microseconds())/1000).
-		Time(FieldTime, now).
+	e.Int(auditlog.FieldStatus, status).
+		Int64(auditlog.FieldBytes, bytes).
+		Float64(auditlog.FieldDurationMS, float64(now.Sub(st.start).Microseconds())/1000).
+		Time(auditlog.FieldTime, now).
 		Send()
 }
 
@@ -149,7 +113,7 @@ func requestURL(r *http.Request, intercepted bool) string {
 }
 
 // NewAuditLogger returns the zerolog logger audit lines are written with:
-// JSON, no level. The proxy adds each line's "time" (FieldTime) itself,
+// JSON, no level. The proxy adds each line's "time" (auditlog.FieldTime) itself,
 // from its Options.Now, read once per line for the time and the duration.
 func NewAuditLogger(w io.Writer) zerolog.Logger {
 	return zerolog.New(w)
@@ -189,7 +153,7 @@ func (b *auditBody) Read(p []byte) (int, error) {
 func (b *auditBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.finish()
-	b.st.ticket.Release() // issue 11: the request is no longer in flight
+	b.st.ticket.Release() // the request is no longer in flight
 	return err
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/politeness"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -44,8 +45,8 @@ type Options struct {
 	AuthRealm string
 	// MaxFieldBytes bounds each free-text audit field, in octets of
 	// encoded JSON; a longer value is cut and marked FIELD_truncated with
-	// FIELD_length. Default DefaultMaxFieldBytes; at most
-	// MaxFieldBytesLimit, so that a line stays under MaxAuditLineBytes.
+	// FIELD_length. Default auditlog.DefaultMaxFieldBytes; at most
+	// auditlog.MaxFieldBytesLimit, so that a line stays under auditlog.MaxWrittenLineBytes.
 	MaxFieldBytes int
 	// MaxRequestTargetBytes bounds the request target (the URL as sent),
 	// in octets: a longer one is answered 414 URI Too Long before goproxy
@@ -86,9 +87,9 @@ func New(o Options) *Proxy {
 		o.AuthRealm = "robotsproxy"
 	}
 	if o.MaxFieldBytes <= 0 {
-		o.MaxFieldBytes = DefaultMaxFieldBytes
+		o.MaxFieldBytes = auditlog.DefaultMaxFieldBytes
 	}
-	o.MaxFieldBytes = min(o.MaxFieldBytes, MaxFieldBytesLimit)
+	o.MaxFieldBytes = min(o.MaxFieldBytes, auditlog.MaxFieldBytesLimit)
 	if o.MaxRequestTargetBytes <= 0 {
 		o.MaxRequestTargetBytes = DefaultMaxRequestTargetBytes
 	}

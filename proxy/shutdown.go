@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -78,7 +79,7 @@ func (p *Proxy) Abandon() int {
 		f.once(func() {
 			n++
 			p.AuditRefusal(Refusal{Client: f.client, Method: f.method, Target: f.url, UserAgent: f.userAgent,
-				Reason: policy.ReasonShutdown, CutOff: CutOffShutdown, Start: f.start,
+				Reason: policy.ReasonShutdown, CutOff: auditlog.CutOffShutdown, Start: f.start,
 				Err: errors.New("the handler did not return within the shutdown grace period")})
 		})
 	}
@@ -86,16 +87,16 @@ func (p *Proxy) Abandon() int {
 }
 
 // cutOff returns the cut_off field of a request whose handler returned:
-// CutOffShutdown when shutdown cancelled its context, CutOffBodyIdle when
+// auditlog.CutOffShutdown when shutdown cancelled its context, auditlog.CutOffBodyIdle when
 // its body went idle, "" otherwise.
 func cutOff(r *http.Request, body *idleBody) string {
 	switch {
 	case errors.Is(context.Cause(r.Context()), ErrShutdown):
-		return CutOffShutdown
+		return auditlog.CutOffShutdown
 	case body != nil && body.slow.Load():
-		return CutOffBodySlow
+		return auditlog.CutOffBodySlow
 	case body != nil && body.idle.Load():
-		return CutOffBodyIdle
+		return auditlog.CutOffBodyIdle
 	}
 	return ""
 }
@@ -115,11 +116,11 @@ func cutOffResponse(req *http.Request) *http.Response {
 	switch cutOff(req, b) {
 	case "":
 		return nil
-	case CutOffShutdown:
+	case auditlog.CutOffShutdown:
 		status, text = http.StatusServiceUnavailable, "robotsproxy: the proxy is shutting down; the request was cut off, retry later\n"
-	case CutOffBodySlow:
+	case auditlog.CutOffBodySlow:
 		text = fmt.Sprintf("robotsproxy: the request body came slower than %d octets/s; the request was cut off\n", b.minRate)
-	case CutOffBodyIdle:
+	case auditlog.CutOffBodyIdle:
 		text = fmt.Sprintf("robotsproxy: no request body octet for %s; the request was cut off\n", b.timeout)
 	}
 	h := http.Header{}
