@@ -7,11 +7,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"os"
+
+	"github.com/robotsproxy/robotsproxy/auditlog"
 )
 
 // Kind classifies a Problem.
@@ -89,9 +90,9 @@ func (r *VerifyResult) OK(allowUnverifiable bool) bool {
 		(allowUnverifiable || r.Unverifiable == 0)
 }
 
-// maxLine bounds the octets of a line kept for parsing; a longer line is
-// still hashed whole, and is a bad line.
-const maxLine = 4 << 20
+// maxLine bounds the octets of a line kept for parsing, the one limit of
+// every reader; a longer line is still hashed whole, and is a bad line.
+const maxLine = auditlog.MaxLineBytes
 
 // Verify checks audit logs, given oldest first (rotated files, the current
 // file last; plain or gzip, recognised by content): the hash chain through
@@ -308,5 +309,3 @@ func prevOf(line []byte) (prev [sha256.Size]byte, ok bool) {
 	}
 	return prev, true
 }
-
-var errNotObject = errors.New("not a JSON object")
