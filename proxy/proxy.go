@@ -131,8 +131,8 @@ type state struct {
 	parent *state
 	// authority is the canonical authority of an intercepted tunnel.
 	authority string
-	// audited is set once the audit line is written.
-	audited bool
+	// line writes the request's one audit line.
+	line requestAudit
 	// cutOff is the audit line's cut_off field, "" for none.
 	cutOff string
 	// target is the request target as the client sent it (see
@@ -148,10 +148,6 @@ type state struct {
 	// robotsReason is robots.txt's reason when politeness held the
 	// request and its reason became the wait's cause.
 	robotsReason policy.Reason
-	// flight is the ServeHTTP call this state belongs to (nil for a
-	// request inside an intercepted tunnel): a line written before the
-	// handler returns goes through its once.
-	flight *flight
 	// client is the client's address once clientParsed (see clientAddr).
 	client       netip.Addr
 	clientParsed bool
@@ -181,7 +177,7 @@ func (st *state) decide(d policy.Decision) *policy.Decision {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := p.begin(w, r, p.opts.Now())
 	defer p.end(r, x)
-	if p.refuseTarget(w, r, &x.flight) {
+	if p.refuseTarget(w, r, x) {
 		return
 	}
 	r, body := p.watchBody(w, r) // a copy when watched: the server keeps its own body
@@ -193,8 +189,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status = x.st.status
 	}
 	x.st.cutOff = cutOff(r, body)
-	x.st.ticket.Release() // issue 11: no longer in flight; not under the flight's lock
-	x.once(func() { p.audit(r, &x.st, status, x.w.bytes) })
+	p.auditOnce(r, &x.st, status, x.w.bytes) // end gives back the politeness slot
 }
 
 // onRequest decides a plain-HTTP proxy request, or a request inside an
@@ -315,12 +310,7 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 func (p *Proxy) rejectConnect(ctx *goproxy.ProxyCtx, st *state, d *policy.Decision) *goproxy.ConnectAction {
 	ctx.Resp = rejectResponse(ctx.Req, d, p.opts.AuthRealm)
 	st.status = ctx.Resp.StatusCode
-	audit := func() { p.audit(ctx.Req, st, st.status, ctx.Resp.ContentLength) }
-	if st.flight != nil {
-		st.flight.once(audit) // Abandon may be writing this request's line
-	} else {
-		audit()
-	}
+	p.auditOnce(ctx.Req, st, st.status, ctx.Resp.ContentLength) // Abandon may be writing this request's line
 	return &goproxy.ConnectAction{Action: goproxy.ConnectReject}
 }
 
@@ -346,8 +336,7 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 		if ab, ok := resp.Body.(*auditBody); ok {
 			ab.status = resp.StatusCode // written when the body is closed
 		} else {
-			p.audit(ctx.Req, st, resp.StatusCode, resp.ContentLength)
-			st.ticket.Release() // issue 11: the request is no longer in flight
+			p.finishInner(ctx.Req, st, resp.StatusCode, resp.ContentLength)
 		}
 	}
 	return resp

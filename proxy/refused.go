@@ -95,37 +95,20 @@ func (p *Proxy) AuditRefusal(r Refusal) {
 		r.Start = now
 	}
 	f := fieldWriter{max: p.opts.MaxFieldBytes}
-	e := p.opts.Audit.Log()
-	e = f.str(e, auditlog.FieldClient, r.Client)
-	e = f.str(e, auditlog.FieldMethod, r.Method)
-	if cut, whole := cutEncoded(r.Target, f.max); r.TargetCut || !whole {
-		// The original length is unknown when the target was cut on read.
-		e = e.Str(auditlog.FieldURL, cut).Bool(auditlog.FieldURL+auditlog.TruncatedSuffix, true)
-		if !r.TargetCut {
-			e = e.Int(auditlog.FieldURL+auditlog.LengthSuffix, len(r.Target))
-		}
-	} else {
-		e = e.Str(auditlog.FieldURL, r.Target)
-	}
-	e = f.str(e, auditlog.FieldUserAgent, r.UserAgent)
-	e = e.Str(auditlog.FieldDecision, auditlog.DecisionDeny).Str(auditlog.FieldReason, string(r.Reason))
+	e := p.lineHead(f, r.Client, r.Method, r.Target, r.TargetCut, r.UserAgent, auditlog.DecisionDeny, string(r.Reason))
 	if r.CutOff != "" {
 		e = e.Str(auditlog.FieldCutOff, r.CutOff)
 	}
 	if r.Err != nil {
 		e = f.str(e, auditlog.FieldError, r.Err.Error())
 	}
-	e.Int(auditlog.FieldStatus, r.Status).
-		Int64(auditlog.FieldBytes, r.Bytes).
-		Float64(auditlog.FieldDurationMS, float64(now.Sub(r.Start).Microseconds())/1000).
-		Time(auditlog.FieldTime, now).
-		Send()
+	lineEnd(e, r.Status, r.Bytes, r.Start, now)
 }
 
 // refuseTarget answers 414 URI Too Long, before goproxy or any policy
 // work, when the request target is longer than MaxRequestTargetBytes, and
 // writes the request's audit line. It reports whether it did.
-func (p *Proxy) refuseTarget(w http.ResponseWriter, r *http.Request, f *flight) bool {
+func (p *Proxy) refuseTarget(w http.ResponseWriter, r *http.Request, x *exchange) bool {
 	limit := p.opts.MaxRequestTargetBytes
 	if len(r.RequestURI) <= limit {
 		return false
@@ -137,10 +120,10 @@ func (p *Proxy) refuseTarget(w http.ResponseWriter, r *http.Request, f *flight) 
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusRequestURITooLong)
 	n, _ := io.WriteString(w, body)
-	f.once(func() {
+	x.st.line.write(func() {
 		p.AuditRefusal(Refusal{Client: r.RemoteAddr, Method: r.Method, Target: r.RequestURI,
 			UserAgent: r.Header.Get("User-Agent"), Status: http.StatusRequestURITooLong, Bytes: int64(n),
-			Reason: policy.ReasonURITooLong, Cause: CauseURITooLong, Start: f.start})
+			Reason: policy.ReasonURITooLong, Cause: CauseURITooLong, Start: x.flight.start})
 	})
 	return true
 }

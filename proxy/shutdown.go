@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
@@ -20,24 +19,11 @@ var ErrShutdown = errors.New("robotsproxy is shutting down")
 
 // flight is one ServeHTTP call in progress, as Abandon sees it: what the
 // client sent, copied when the handler started (goproxy edits the request
-// later), and whether its audit line is written.
+// later). Whether its audit line is written is its exchange's state's
+// (state.line).
 type flight struct {
 	client, method, url, userAgent string
 	start                          time.Time
-
-	mu      sync.Mutex
-	audited bool
-}
-
-// once runs audit unless the line of this request is already written (by
-// the handler or by Abandon).
-func (f *flight) once(audit func()) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.audited {
-		f.audited = true
-		audit()
-	}
 }
 
 // InFlight returns the number of requests whose handler is running.
@@ -69,14 +55,15 @@ func (p *Proxy) WaitIdle(ctx context.Context) bool {
 // handler writes to the audit log. It returns the number abandoned.
 func (p *Proxy) Abandon() int {
 	p.flights.mu.Lock()
-	list := make([]*flight, 0, len(p.flights.set))
+	list := make([]*exchange, 0, len(p.flights.set))
 	for _, x := range p.flights.set {
-		list = append(list, &x.flight)
+		list = append(list, x)
 	}
 	p.flights.mu.Unlock()
 	n := 0
-	for _, f := range list {
-		f.once(func() {
+	for _, x := range list {
+		f := &x.flight
+		x.st.line.write(func() {
 			n++
 			p.AuditRefusal(Refusal{Client: f.client, Method: f.method, Target: f.url, UserAgent: f.userAgent,
 				Reason: policy.ReasonShutdown, CutOff: auditlog.CutOffShutdown, Start: f.start,
