@@ -319,11 +319,32 @@ func (s *Scanner) str(i int) ([]byte, int, error) {
 	if b[i] != '"' {
 		return nil, 0, ErrSyntax
 	}
-	if q := bytes.IndexByte(b[i+1:], '"'); q >= 0 && printable(b[i+1:i+1+q]) {
-		return b[i+1 : i+1+q], i + q + 2, nil
+	// Short strings (keys, most values) octet by octet; longer ones
+	// with IndexByte, which is vectorised.
+	j := i + 1
+	for end := min(j+16, len(b)); j < end; j++ {
+		c := b[j]
+		if c == '"' {
+			return b[i+1 : j], j + 1, nil
+		}
+		if !plainOctet[c] {
+			return s.strSlow(i, j)
+		}
 	}
-	return s.strSlow(i, i+1)
+	if q := bytes.IndexByte(b[j:], '"'); q >= 0 && printable(b[j:j+q]) {
+		return b[i+1 : j+q], j + q + 1, nil
+	}
+	return s.strSlow(i, j)
 }
+
+// plainOctet tells the octets a string holds as they are: printable ASCII
+// but '"' and '\\' (and '"' is tested first).
+var plainOctet = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '\\'
+	}
+	return t
+}()
 
 // printable reports whether b is all printable ASCII without '\\'.
 func printable(b []byte) bool {
@@ -695,11 +716,14 @@ func hasPrefix(b []byte, lit string) bool {
 
 // skipWS skips JSON white space (RFC 8259 section 2).
 func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+	for i < len(b) && isWS[b[i]] {
 		i++
 	}
 	return i
 }
+
+// isWS tells JSON's white space octets.
+var isWS = [256]bool{' ': true, '\t': true, '\r': true, '\n': true}
 
 // unsafeString views b as a string that is not kept.
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
