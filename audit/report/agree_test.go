@@ -23,7 +23,8 @@ func TestVerifyAndReportAgree(t *testing.T) {
 		{"65 deep", `"x":` + strings.Repeat("[", 65) + strings.Repeat("]", 65), false},
 		{"literal run on", `"x":nullx`, true},
 		{"mismatched brackets", `"x":[}`, true},
-		{"longer than the line limit", `"x":"` + strings.Repeat("a", auditlog.MaxLineBytes) + `"`, true},
+		{"as long as the line limit", `"x":"` + strings.Repeat("a", auditlog.MaxLineBytes-len(head)-7) + `"`, false},
+		{"one octet over the line limit", `"x":"` + strings.Repeat("a", auditlog.MaxLineBytes-len(head)-6) + `"`, true},
 		{"between the former limits", `"x":"` + strings.Repeat("a", 2<<20) + `"`, true},
 		{"well formed", `"x":[{"y":null}]`, false},
 	} {

@@ -13,10 +13,10 @@ import (
 	"github.com/robotsproxy/robotsproxy/auditlog"
 )
 
-// maxLine bounds one audit line, the one limit of every reader; a longer
-// line is skipped ("line too long") and read past without being held in
-// memory.
-const maxLine = auditlog.MaxLineBytes
+// maxLine bounds one audit line with its newline: auditlog.MaxLineBytes,
+// the one limit of every reader, and the newline. A longer line is skipped
+// ("line too long") and read past without being held in memory.
+const maxLine = auditlog.MaxLineBytes + 1
 
 // readBuf is the size of each read buffer: the compressed and the line
 // reader each have one.
