@@ -146,3 +146,15 @@ const (
 	// client.body_min_rate on average after its first body_idle_timeout.
 	CutOffBodySlow = "body-slow"
 )
+
+// Values of FieldAccess: the access result in force (RFC 9309 2.3.1).
+const (
+	// AccessSuccessful: robots.txt was fetched (RFC 9309 2.3.1.1).
+	AccessSuccessful = "successful"
+	// AccessUnavailable: robots.txt is unavailable (4xx); everything is
+	// allowed (RFC 9309 2.3.1.3).
+	AccessUnavailable = "unavailable"
+	// AccessUnreachable: robots.txt is unreachable (5xx, network error);
+	// everything is disallowed (RFC 9309 2.3.1.4).
+	AccessUnreachable = "unreachable"
+)
