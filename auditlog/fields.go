@@ -158,3 +158,13 @@ const (
 	// everything is disallowed (RFC 9309 2.3.1.4).
 	AccessUnreachable = "unreachable"
 )
+
+// Values of FieldTunnel: how a CONNECT tunnel was served.
+const (
+	// TunnelHostLevel: the tunnel was decided for the host as a whole
+	// (path "/") and its octets relayed unread.
+	TunnelHostLevel = "host-level"
+	// TunnelIntercepted: the tunnel was intercepted; each request inside
+	// it is decided and audited on its own.
+	TunnelIntercepted = "intercepted"
+)

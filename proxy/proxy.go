@@ -121,7 +121,8 @@ type state struct {
 	// status is set when the response bypasses the ResponseWriter
 	// (CONNECT replies written on the hijacked connection).
 	status int
-	// tunnel is the CONNECT line's mode: "host-level" or "intercepted".
+	// tunnel is the CONNECT line's mode: auditlog.TunnelHostLevel or
+	// auditlog.TunnelIntercepted.
 	tunnel string
 	// pin is the pinned identity of the client, shared by every request
 	// inside an intercepted tunnel.
@@ -293,10 +294,10 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 		return p.rejectConnect(ctx, st, d), host
 	}
 	if !intercept {
-		st.tunnel = "host-level"
+		st.tunnel = auditlog.TunnelHostLevel
 		return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, authority
 	}
-	st.tunnel = "intercepted"
+	st.tunnel = auditlog.TunnelIntercepted
 	st.authority = authority
 	ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTripInner)
 	return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: p.opts.Intercept}, authority
