@@ -21,7 +21,7 @@ var layers = map[string]int{
 	"mitm":                0,
 	"politeness":          0,
 	"auditlog":            0,
-	"audit/report":        0,
+	"audit/report":        1, // reads lines through auditlog
 	"deploy":              0,
 	"internal/redistest":  0,
 	"access":              1,

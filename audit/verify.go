@@ -7,12 +7,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"os"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -104,9 +104,10 @@ func (r *VerifyResult) OK(allowUnverifiable bool) bool {
 		(allowUnverifiable || r.Unverifiable == 0)
 }
 
-// maxLine bounds the octets of a line kept for parsing; a longer line is
-// still hashed whole, and is a bad line.
-const maxLine = 4 << 20
+// maxLine bounds the octets of a line kept for parsing, its newline
+// included: auditlog.MaxLineBytes, the one limit of every reader, and the
+// newline. A longer line is still hashed whole, and is a bad line.
+const maxLine = auditlog.MaxLineBytes + 1
 
 // Verify checks audit logs, given oldest first (rotated files, the current
 // file last; plain or gzip, recognised by content): the hash chain through
@@ -229,7 +230,7 @@ func (v *verifier) line(file string, n int, line []byte, long, cut bool) error {
 		v.problem(file, n, KindBadLine, "the line is cut: no newline at the end (a crash while it was written)")
 		return nil
 	case long:
-		v.problem(file, n, KindBadLine, fmt.Sprintf("longer than %d octets", maxLine))
+		v.problem(file, n, KindBadLine, fmt.Sprintf("longer than %d octets", auditlog.MaxLineBytes))
 		return nil
 	}
 	l := &v.l
@@ -327,5 +328,3 @@ func prevOf(line []byte) (prev [sha256.Size]byte, ok bool) {
 	}
 	return prev, true
 }
-
-var errNotObject = errors.New("not a JSON object")

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/robotsproxy/robotsproxy/auditlog"
 )
 
 func TestParseLine(t *testing.T) {
-	deep := `{"x":` + strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1) + `}`
+	deep := `{"x":` + strings.Repeat("[", auditlog.MaxDepth) + strings.Repeat("]", auditlog.MaxDepth) + `}`
 	for _, tt := range []struct {
 		name, in string
 		want     string // fmt of the fields read

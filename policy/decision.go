@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/access"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/robots"
 	"github.com/robotsproxy/robotsproxy/usage"
@@ -14,81 +15,81 @@ type Reason string
 
 const (
 	// ReasonRule: an allow or disallow rule matched (the longest match).
-	ReasonRule Reason = "rule"
+	ReasonRule Reason = Reason(auditlog.ReasonRule)
 	// ReasonNoMatch: no rule matched the path, or no group applied; the
 	// path is allowed (RFC 9309 2.2.1, 2.2.2).
-	ReasonNoMatch Reason = "no-matching-rule"
+	ReasonNoMatch Reason = Reason(auditlog.ReasonNoMatch)
 	// ReasonUnavailable: robots.txt was unavailable; everything is allowed
 	// (RFC 9309 2.3.1.3).
-	ReasonUnavailable Reason = "unavailable"
+	ReasonUnavailable Reason = Reason(auditlog.ReasonUnavailable)
 	// ReasonUnreachable: robots.txt was unreachable; complete disallow
 	// (RFC 9309 2.3.1.4).
-	ReasonUnreachable Reason = "unreachable"
+	ReasonUnreachable Reason = Reason(auditlog.ReasonUnreachable)
 	// ReasonImplicit: the request is for /robots.txt, which is always
 	// allowed (RFC 9309 2.2.2).
-	ReasonImplicit Reason = "implicit-robots-txt"
+	ReasonImplicit Reason = Reason(auditlog.ReasonImplicit)
 	// ReasonOverride: the operator's configuration exempts the host.
-	ReasonOverride Reason = "override"
+	ReasonOverride Reason = Reason(auditlog.ReasonOverride)
 	// ReasonDestination: the destination resolves to a refused address
 	// (loopback, private, link-local, ...).
-	ReasonDestination Reason = "destination-refused"
+	ReasonDestination Reason = Reason(auditlog.ReasonDestination)
 	// ReasonBadRequest: the request URL cannot be enforced (no host, or a
 	// scheme robots.txt does not cover).
-	ReasonBadRequest Reason = "bad-request"
+	ReasonBadRequest Reason = Reason(auditlog.ReasonBadRequest)
 	// ReasonHostDenied: the host is on the deny list, or not on a non-empty
 	// allow list.
-	ReasonHostDenied Reason = "host-denied"
+	ReasonHostDenied Reason = Reason(auditlog.ReasonHostDenied)
 	// ReasonConnectRefused: the configuration refuses every CONNECT.
-	ReasonConnectRefused Reason = "connect-refused"
+	ReasonConnectRefused Reason = Reason(auditlog.ReasonConnectRefused)
 	// ReasonConnectPort: CONNECT to a port outside the allowed ones.
-	ReasonConnectPort Reason = "connect-port"
+	ReasonConnectPort Reason = Reason(auditlog.ReasonConnectPort)
 	// ReasonIntercept: a CONNECT tunnel that is intercepted; each request
 	// inside it is decided on its own.
-	ReasonIntercept Reason = "intercept"
+	ReasonIntercept Reason = Reason(auditlog.ReasonIntercept)
 	// ReasonAuthRequired: proxy authentication is required and the request
 	// has none (HTTP 407).
-	ReasonAuthRequired Reason = "proxy-auth-required"
+	ReasonAuthRequired Reason = Reason(auditlog.ReasonAuthRequired)
 	// ReasonAuthFailed: the request's proxy credentials are wrong (HTTP 407).
-	ReasonAuthFailed Reason = "proxy-auth-failed"
+	ReasonAuthFailed Reason = Reason(auditlog.ReasonAuthFailed)
 	// ReasonAuthThrottled: the client address or the user name has used up
 	// its failed proxy authentication attempts; the credentials were not
 	// checked (HTTP 429 with Retry-After).
-	ReasonAuthThrottled Reason = "proxy-auth-throttled"
+	ReasonAuthThrottled Reason = Reason(auditlog.ReasonAuthThrottled)
 	// ReasonURITooLong: the request target is longer than
 	// client.max_request_target_bytes (HTTP 414); refused before any
 	// policy work.
-	ReasonURITooLong Reason = "uri-too-long"
+	ReasonURITooLong Reason = Reason(auditlog.ReasonURITooLong)
 	// ReasonHeaderTooLarge: the request line and headers exceed
 	// client.max_header_bytes (HTTP 431, sent by the HTTP server).
-	ReasonHeaderTooLarge Reason = "header-too-large"
+	ReasonHeaderTooLarge Reason = Reason(auditlog.ReasonHeaderTooLarge)
 	// ReasonMalformed: the HTTP server could not parse the request
 	// (HTTP 400, 417, 501 or 505, sent by the HTTP server).
-	ReasonMalformed Reason = "malformed-request"
+	ReasonMalformed Reason = Reason(auditlog.ReasonMalformed)
 	// ReasonClientTimeout: the client sent part of a request line and
 	// headers, then nothing more for client.read_header_timeout; no
 	// response is sent (status 0).
-	ReasonClientTimeout Reason = "client-timeout"
+	ReasonClientTimeout Reason = Reason(auditlog.ReasonClientTimeout)
 	// ReasonShutdown: the proxy shut down before the request was decided
 	// (HTTP 503, or status 0 when nothing could be sent).
-	ReasonShutdown Reason = "shutdown"
+	ReasonShutdown Reason = Reason(auditlog.ReasonShutdown)
 	// ReasonCrawlDelay: the request came before the robots.txt crawl delay
 	// of its product token at its authority had passed since the previous
 	// one, and could not wait for its turn (politeness.crawl_delay; HTTP
 	// 429 with Retry-After).
-	ReasonCrawlDelay Reason = "crawl-delay"
+	ReasonCrawlDelay Reason = Reason(auditlog.ReasonCrawlDelay)
 	// ReasonBackoff: the origin asked the product token to slow down (429,
 	// or 503 with Retry-After) and the pause had not ended
 	// (politeness.backoff; HTTP 429 with Retry-After).
-	ReasonBackoff Reason = "backoff"
+	ReasonBackoff Reason = Reason(auditlog.ReasonBackoff)
 	// ReasonHostConcurrency: the authority had
 	// politeness.max_concurrent_per_host requests in flight (HTTP 429 with
 	// Retry-After).
-	ReasonHostConcurrency Reason = "host-concurrency"
+	ReasonHostConcurrency Reason = Reason(auditlog.ReasonHostConcurrency)
 	// ReasonUsage: a purpose declared for the crawler is one the site
 	// refuses for the path, by a Content-Usage rule or a Content-Signal
 	// line of robots.txt (usage.enforce; HTTP 403). Decision.Usage holds
 	// the deciding line.
-	ReasonUsage Reason = "usage-preference"
+	ReasonUsage Reason = Reason(auditlog.ReasonUsage)
 )
 
 // NeedsAuth reports whether the decision is a proxy authentication failure,

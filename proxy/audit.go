@@ -7,123 +7,145 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/robotsproxy/robotsproxy/auditlog"
 )
 
-// Audit log field names: one JSON line per request carries these.
-const (
-	FieldClient       = "client"
-	FieldMethod       = "method"
-	FieldURL          = "url"
-	FieldUserAgent    = "user_agent"
-	FieldToken        = "product_token"
-	FieldTokenSource  = "token_source"
-	FieldCandidates   = "candidates"
-	FieldDecision     = "decision"
-	FieldEnforced     = "enforced"
-	FieldPathResolved = "path_resolved"
-	FieldReason       = "reason"
-	FieldGroup        = "group"
-	FieldFallback     = "star_fallback"
-	FieldRule         = "rule"
-	FieldRuleLine     = "rule_line"
-	FieldRobotsURL    = "robots_url"
-	FieldAccess       = "access_result"
-	FieldRobotsStatus = "robots_status"
-	FieldCache        = "cache"
-	FieldRobotsSHA256 = "robots_sha256"
-	// FieldRobotsFetchedAt is when the robots.txt in force was fetched
-	// (RFC 3339 with nanoseconds, UTC).
-	FieldRobotsFetchedAt = "robots_fetched_at"
-	FieldStatus          = "status"
-	FieldBytes           = "bytes"
-	FieldDurationMS      = "duration_ms"
-	FieldTunnel          = "tunnel"
-	FieldIntercepted     = "intercepted"
-	FieldUser            = "user"
-	FieldError           = "error"
-	// FieldTime is when the request finished: Options.Now, in RFC 3339
-	// with seconds (zerolog's TimeFieldFormat, which robotsproxy leaves
-	// at its default).
-	FieldTime = "time"
-)
+// requestAudit owns a request's guarantee of exactly one audit line.
+// Every path that can end a request writes through it: the handler when
+// it returns (ServeHTTP), the read of a body's last octets (lastRead,
+// auditBody), a refused CONNECT (rejectConnect), a response inside an
+// intercepted tunnel (onResponse), a refused request target
+// (refuseTarget) and shutdown (Abandon). The first writes the line; the
+// others write nothing. The line is written under the lock, so that once
+// Abandon returns no handler is writing to the audit log. The zero value
+// is ready to use; it lives in the request's state.
+type requestAudit struct {
+	mu      sync.Mutex
+	written bool
+}
 
-// audit writes the request's canonical log line and counts it in metrics,
-// once per request: status is the status sent to the client, bytes the
-// response body size (-1 when unknown).
-func (p *Proxy) audit(r *http.Request, st *state, status int, bytes int64) {
-	if st.audited {
-		return
+// write runs line unless the request's line is written (or being
+// written) already, and reports whether it ran.
+func (a *requestAudit) write(line func()) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.written {
+		return false
 	}
-	st.audited = true
-	decision, reason, enforced := "none", "not-proxied", true
+	a.written = true
+	line()
+	return true
+}
+
+// auditOnce writes the request's audit line (see audit) unless it is
+// written already.
+func (p *Proxy) auditOnce(r *http.Request, st *state, status int, bytes int64) {
+	st.line.write(func() { p.audit(r, st, status, bytes) })
+}
+
+// finishInner ends a request from inside an intercepted tunnel, which has
+// no handler of its own: it writes the request's audit line unless it is
+// written already and gives back its politeness slot (a request with a
+// handler gets its slot back when the handler returns: see end).
+func (p *Proxy) finishInner(r *http.Request, st *state, status int, bytes int64) {
+	p.auditOnce(r, st, status, bytes)
+	st.ticket.Release() // outside the line's lock: a shared gate's release is a Redis call
+}
+
+// lineHead starts an audit line with the fields every line starts with:
+// client, method, url (url_truncated when cut, with url_length unless
+// urlCutOnRead: the target was cut when read, its length is unknown),
+// user_agent, decision and reason.
+func (p *Proxy) lineHead(f fieldWriter, client, method, url string, urlCutOnRead bool, userAgent, decision, reason string) *zerolog.Event {
+	e := p.opts.Audit.Log()
+	e = f.str(e, auditlog.FieldClient, client)
+	e = f.str(e, auditlog.FieldMethod, method)
+	if cut, whole := cutEncoded(url, f.max); urlCutOnRead || !whole {
+		e = e.Str(auditlog.FieldURL, cut).Bool(auditlog.FieldURL+auditlog.TruncatedSuffix, true)
+		if !urlCutOnRead {
+			e = e.Int(auditlog.FieldURL+auditlog.LengthSuffix, len(url))
+		}
+	} else {
+		e = e.Str(auditlog.FieldURL, url)
+	}
+	e = f.str(e, auditlog.FieldUserAgent, userAgent)
+	return e.Str(auditlog.FieldDecision, decision).Str(auditlog.FieldReason, reason)
+}
+
+// lineEnd adds the fields every line ends with (status, bytes,
+// duration_ms since start, time: now) and writes the line.
+func lineEnd(e *zerolog.Event, status int, bytes int64, start, now time.Time) {
+	e.Int(auditlog.FieldStatus, status).
+		Int64(auditlog.FieldBytes, bytes).
+		Float64(auditlog.FieldDurationMS, float64(now.Sub(start).Microseconds())/1000).
+		Time(auditlog.FieldTime, now).
+		Send()
+}
+
+// audit writes the request's canonical log line and counts it in metrics:
+// status is the status sent to the client, bytes the response body size
+// (-1 when unknown). Callers go through auditOnce.
+func (p *Proxy) audit(r *http.Request, st *state, status int, bytes int64) {
+	decision, reason, enforced := auditlog.DecisionNone, auditlog.ReasonNotProxied, true
 	if st.decided {
 		d := &st.decision
-		decision, reason, enforced = "deny", string(d.Reason), !d.ReportOnly
+		decision, reason, enforced = auditlog.DecisionDeny, string(d.Reason), !d.ReportOnly
 		if d.Allowed {
-			decision = "allow"
+			decision = auditlog.DecisionAllow
 		}
 	}
 	p.opts.Metrics.countRequest(decision, reason, enforced)
 
 	f := fieldWriter{max: p.opts.MaxFieldBytes}
-	e := p.opts.Audit.Log()
-	e = f.str(e, FieldClient, r.RemoteAddr)
-	e = f.str(e, FieldMethod, r.Method)
 	target := st.target
 	if target == "" {
 		target = requestURL(r, st.parent != nil)
 	}
-	e = f.str(e, FieldURL, target)
-	e = f.str(e, FieldUserAgent, r.Header.Get("User-Agent"))
-	e = e.Str(FieldDecision, decision).Str(FieldReason, reason)
+	e := p.lineHead(f, r.RemoteAddr, r.Method, target, false, r.Header.Get("User-Agent"), decision, reason)
 	if st.decided {
 		d := &st.decision
-		e = e.Bool(FieldEnforced, enforced)
-		e = f.str(e, FieldToken, d.Identity.Token)
-		e = e.Str(FieldTokenSource, string(d.Identity.Source))
-		e = f.strs(e, FieldCandidates, d.Identity.Candidates)
-		e = f.str(e, FieldRobotsURL, d.RobotsURL)
+		e = e.Bool(auditlog.FieldEnforced, enforced)
+		e = f.str(e, auditlog.FieldToken, d.Identity.Token)
+		e = e.Str(auditlog.FieldTokenSource, string(d.Identity.Source))
+		e = f.strs(e, auditlog.FieldCandidates, d.Identity.Candidates)
+		e = f.str(e, auditlog.FieldRobotsURL, d.RobotsURL)
 		if d.Identity.User != "" {
-			e = f.str(e, FieldUser, d.Identity.User)
+			e = f.str(e, auditlog.FieldUser, d.Identity.User)
 		}
 		if d.Verdict.Agent != "" {
-			e = f.str(e, FieldGroup, d.Verdict.Agent).Bool(FieldFallback, d.Verdict.Fallback)
+			e = f.str(e, auditlog.FieldGroup, d.Verdict.Agent).Bool(auditlog.FieldFallback, d.Verdict.Fallback)
 		}
 		if rule := d.Rule(); rule != nil {
-			e = f.str(e, FieldRule, rule.Text()).Int(FieldRuleLine, rule.Line)
+			e = f.str(e, auditlog.FieldRule, rule.Text()).Int(auditlog.FieldRuleLine, rule.Line)
 		}
 		if d.Access != "" {
-			e = e.Str(FieldAccess, string(d.Access)).Int(FieldRobotsStatus, d.Status).Str(FieldCache, string(d.Cache))
+			e = e.Str(auditlog.FieldAccess, string(d.Access)).Int(auditlog.FieldRobotsStatus, d.Status).Str(auditlog.FieldCache, string(d.Cache))
 			if d.RobotsSHA256 != [32]byte{} {
-				e = e.Hex(FieldRobotsSHA256, d.RobotsSHA256[:])
+				e = e.Hex(auditlog.FieldRobotsSHA256, d.RobotsSHA256[:])
 			}
 			if !d.RobotsFetchedAt.IsZero() {
-				e = appendTime(e, FieldRobotsFetchedAt, d.RobotsFetchedAt)
+				e = appendTime(e, auditlog.FieldRobotsFetchedAt, d.RobotsFetchedAt)
 			}
 		}
 		if d.ResolvedPath != "" {
-			e = f.str(e, FieldPathResolved, d.ResolvedPath)
+			e = f.str(e, auditlog.FieldPathResolved, d.ResolvedPath)
 		}
 		if d.Err != nil {
-			e = f.str(e, FieldError, d.Err.Error())
+			e = f.str(e, auditlog.FieldError, d.Err.Error())
 		}
-		e = usageFields(f, politeFields(e, st), d.Usage) // issue 11
+		e = usageFields(f, politeFields(e, st), d.Usage)
 	}
 	if st.tunnel != "" {
-		e = e.Str(FieldTunnel, st.tunnel)
+		e = e.Str(auditlog.FieldTunnel, st.tunnel)
 	}
 	if st.parent != nil {
-		e = e.Bool(FieldIntercepted, true)
+		e = e.Bool(auditlog.FieldIntercepted, true)
 	}
 	if st.cutOff != "" {
-		e = e.Str(FieldCutOff, st.cutOff)
+		e = e.Str(auditlog.FieldCutOff, st.cutOff)
 	}
-	now := p.opts.Now()
-	e.Int(FieldStatus, status).
-		Int64(FieldBytes, bytes).
-		Float64(FieldDurationMS, float64(now.Sub(st.start).Microseconds())/1000).
-		Time(FieldTime, now).
-		Send()
+	lineEnd(e, status, bytes, st.start, p.opts.Now())
 }
 
 // appendTime adds key: t in UTC, RFC 3339 with nanoseconds, formatted
@@ -149,7 +171,7 @@ func requestURL(r *http.Request, intercepted bool) string {
 }
 
 // NewAuditLogger returns the zerolog logger audit lines are written with:
-// JSON, no level. The proxy adds each line's "time" (FieldTime) itself,
+// JSON, no level. The proxy adds each line's "time" (auditlog.FieldTime) itself,
 // from its Options.Now, read once per line for the time and the duration.
 func NewAuditLogger(w io.Writer) zerolog.Logger {
 	return zerolog.New(w)
@@ -171,10 +193,9 @@ type auditBody struct {
 	status int
 	// The audit line's writer and arguments (no closure: one allocation
 	// less per request).
-	p    *Proxy
-	req  *http.Request
-	st   *state
-	once sync.Once
+	p   *Proxy
+	req *http.Request
+	st  *state
 }
 
 func (b *auditBody) Read(p []byte) (int, error) {
@@ -188,12 +209,11 @@ func (b *auditBody) Read(p []byte) (int, error) {
 
 func (b *auditBody) Close() error {
 	err := b.ReadCloser.Close()
-	b.finish()
-	b.st.ticket.Release() // issue 11: the request is no longer in flight
+	b.p.finishInner(b.req, b.st, b.status, b.n) // the request is no longer in flight
 	return err
 }
 
-// finish writes the request's audit line, once.
+// finish writes the request's audit line unless it is written already.
 func (b *auditBody) finish() {
-	b.once.Do(func() { b.p.audit(b.req, b.st, b.status, b.n) })
+	b.p.auditOnce(b.req, b.st, b.status, b.n)
 }

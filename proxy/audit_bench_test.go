@@ -30,7 +30,6 @@ func BenchmarkAuditLine(b *testing.B) {
 		RobotsSHA256: sha256.Sum256([]byte("x")), RobotsFetchedAt: time.Now()}
 	b.ReportAllocs()
 	for b.Loop() {
-		st.audited = false
 		p.audit(r, st, 200, 100)
 	}
 }

@@ -34,7 +34,7 @@ func (p *Proxy) begin(w http.ResponseWriter, r *http.Request, start time.Time) *
 	x := &exchange{flight: flight{client: r.RemoteAddr, method: r.Method, url: requestURL(r, false),
 		userAgent: r.Header.Get("User-Agent"), start: start}, req: r}
 	x.w.ResponseWriter = w
-	x.st.start, x.st.target, x.st.w, x.st.flight = start, x.flight.url, &x.w, &x.flight
+	x.st.start, x.st.target, x.st.w = start, x.flight.url, &x.w
 	x.w.x, x.w.p = x, p
 	p.flights.mu.Lock()
 	if p.flights.set == nil {

@@ -4,23 +4,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
-)
 
-// Audit line size bounds. Every free-text field of an audit line is cut to
-// Options.MaxFieldBytes of encoded JSON (at most MaxFieldBytesLimit), and
-// the candidates list to maxCandidates entries of maxCandidateBytes, so a
-// line never exceeds MaxAuditLineBytes whatever a client or an origin sends.
-const (
-	// MaxAuditLineBytes is the documented upper bound of one audit line.
-	MaxAuditLineBytes = 64 << 10
-	// MaxFieldBytesLimit is the largest allowed Options.MaxFieldBytes: at
-	// most 12 free-text fields of this size, plus the fixed fields, stay
-	// under MaxAuditLineBytes.
-	MaxFieldBytesLimit = 4096
-	// DefaultMaxFieldBytes is Options.MaxFieldBytes when it is 0.
-	DefaultMaxFieldBytes = 2048
-	maxCandidates        = 16
-	maxCandidateBytes    = 128
+	"github.com/robotsproxy/robotsproxy/auditlog"
 )
 
 // fieldWriter adds bounded string fields to an audit event.
@@ -36,20 +21,20 @@ func (w fieldWriter) str(e *zerolog.Event, key, val string) *zerolog.Event {
 	if ok {
 		return e.Str(key, val)
 	}
-	return e.Str(key, cut).Bool(key+"_truncated", true).Int(key+"_length", len(val))
+	return e.Str(key, cut).Bool(key+auditlog.TruncatedSuffix, true).Int(key+auditlog.LengthSuffix, len(val))
 }
 
-// strs adds a bounded list: at most maxCandidates entries, each cut to
-// maxCandidateBytes; a cut list is marked KEY_truncated with KEY_length,
+// strs adds a bounded list: at most auditlog.MaxListEntries entries, each cut to
+// auditlog.MaxListEntryBytes; a cut list is marked KEY_truncated with KEY_length,
 // the original number of entries.
 func (w fieldWriter) strs(e *zerolog.Event, key string, vals []string) *zerolog.Event {
 	total, cut := len(vals), false
-	if total > maxCandidates {
-		vals, cut = vals[:maxCandidates], true
+	if total > auditlog.MaxListEntries {
+		vals, cut = vals[:auditlog.MaxListEntries], true
 	}
 	var out []string // a copy, made only when an entry is cut
 	for i, v := range vals {
-		if c, ok := cutEncoded(v, maxCandidateBytes); !ok {
+		if c, ok := cutEncoded(v, auditlog.MaxListEntryBytes); !ok {
 			if out == nil {
 				out = append([]string(nil), vals...)
 			}
@@ -61,7 +46,7 @@ func (w fieldWriter) strs(e *zerolog.Event, key string, vals []string) *zerolog.
 	}
 	e = e.Strs(key, out)
 	if cut {
-		e = e.Bool(key+"_truncated", true).Int(key+"_length", total)
+		e = e.Bool(key+auditlog.TruncatedSuffix, true).Int(key+auditlog.LengthSuffix, total)
 	}
 	return e
 }

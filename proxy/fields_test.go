@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
+
+	"github.com/robotsproxy/robotsproxy/auditlog"
 )
 
 func TestCutEncoded(t *testing.T) {
@@ -36,7 +38,7 @@ func TestCutEncoded(t *testing.T) {
 }
 
 // TestFieldsBoundTheLine writes the worst a client can send into every
-// free-text field and checks the encoded line against MaxAuditLineBytes.
+// free-text field and checks the encoded line against auditlog.MaxWrittenLineBytes.
 func TestFieldsBoundTheLine(t *testing.T) {
 	hostile := []string{
 		strings.Repeat("a", 1<<20),
@@ -46,31 +48,31 @@ func TestFieldsBoundTheLine(t *testing.T) {
 	}
 	for _, v := range hostile {
 		var buf bytes.Buffer
-		f := fieldWriter{max: MaxFieldBytesLimit}
+		f := fieldWriter{max: auditlog.MaxFieldBytesLimit}
 		l := zerolog.New(&buf)
 		e := l.Log()
-		for _, k := range []string{FieldClient, FieldMethod, FieldURL, FieldUserAgent, FieldToken, FieldRobotsURL,
-			FieldUser, FieldGroup, FieldRule, FieldError, "path_resolved", "spare"} {
+		for _, k := range []string{auditlog.FieldClient, auditlog.FieldMethod, auditlog.FieldURL, auditlog.FieldUserAgent, auditlog.FieldToken, auditlog.FieldRobotsURL,
+			auditlog.FieldUser, auditlog.FieldGroup, auditlog.FieldRule, auditlog.FieldError, "path_resolved", "spare"} {
 			e = f.str(e, k, v)
 		}
 		cands := make([]string, 1000)
 		for i := range cands {
 			cands[i] = v[:1000]
 		}
-		e = f.strs(e, FieldCandidates, cands)
+		e = f.strs(e, auditlog.FieldCandidates, cands)
 		e.Send()
-		if buf.Len() > MaxAuditLineBytes-1024 {
-			t.Errorf("line of %d octets for %q...; want at most %d (with 1 KiB left for fixed fields)", buf.Len(), v[:4], MaxAuditLineBytes-1024)
+		if buf.Len() > auditlog.MaxWrittenLineBytes-1024 {
+			t.Errorf("line of %d octets for %q...; want at most %d (with 1 KiB left for fixed fields)", buf.Len(), v[:4], auditlog.MaxWrittenLineBytes-1024)
 		}
 		var m map[string]any
 		if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
 			t.Fatalf("not JSON: %v", err)
 		}
-		if m[FieldURL+"_truncated"] != true || m[FieldURL+"_length"] != float64(len(v)) {
-			t.Errorf("url_truncated = %v, url_length = %v; want true, %d", m[FieldURL+"_truncated"], m[FieldURL+"_length"], len(v))
+		if m[auditlog.FieldURL+"_truncated"] != true || m[auditlog.FieldURL+"_length"] != float64(len(v)) {
+			t.Errorf("url_truncated = %v, url_length = %v; want true, %d", m[auditlog.FieldURL+"_truncated"], m[auditlog.FieldURL+"_length"], len(v))
 		}
-		if m[FieldCandidates+"_length"] != float64(1000) || len(m[FieldCandidates].([]any)) != maxCandidates {
-			t.Errorf("candidates: %d entries, candidates_length %v; want %d, 1000", len(m[FieldCandidates].([]any)), m[FieldCandidates+"_length"], maxCandidates)
+		if m[auditlog.FieldCandidates+"_length"] != float64(1000) || len(m[auditlog.FieldCandidates].([]any)) != auditlog.MaxListEntries {
+			t.Errorf("candidates: %d entries, candidates_length %v; want %d, 1000", len(m[auditlog.FieldCandidates].([]any)), m[auditlog.FieldCandidates+"_length"], auditlog.MaxListEntries)
 		}
 	}
 }

@@ -11,32 +11,9 @@ import (
 	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/politeness"
-)
-
-// Audit fields of politeness (issue 11).
-const (
-	// FieldWaitedMS is how long politeness held the request, in
-	// milliseconds (crawl delay, back-off pause, in-flight cap).
-	FieldWaitedMS = "waited_ms"
-	// FieldWaitReason is what held it longest: "crawl-delay", "backoff"
-	// or "host-concurrency".
-	FieldWaitReason = "wait_reason"
-	// FieldCrawlDelayMS is the crawl delay applied to the request, in
-	// milliseconds.
-	FieldCrawlDelayMS = "crawl_delay_ms"
-	// FieldBackoffMS is the pause the origin's answer (429, or 503 with
-	// Retry-After) started for the product token at the authority, in
-	// milliseconds.
-	FieldBackoffMS = "backoff_ms"
-	// FieldRetryAfterMS is how long a request refused with 429 was told
-	// to wait (its Retry-After, before rounding up to seconds).
-	FieldRetryAfterMS = "retry_after_ms"
-	// FieldRobotsReason is robots.txt's reason for a request that
-	// politeness held or refused (its reason is then crawl-delay, backoff
-	// or host-concurrency): what audit verify re-decides.
-	FieldRobotsReason = "robots_reason"
 )
 
 // admit holds a request that is to be forwarded until politeness lets it
@@ -59,7 +36,7 @@ func (p *Proxy) admit(req *http.Request, st *state) *http.Response {
 	st.ticket = t
 	if t.Refused == "" {
 		if t.Waited > 0 && t.WaitCause != "" {
-			// Issue 11: a request held for its turn is audited with the
+			// A request held for its turn is audited with the
 			// cause as its reason; robots_reason keeps robots.txt's.
 			st.robotsReason, d.Reason = d.Reason, policy.Reason(t.WaitCause)
 		}
@@ -101,22 +78,22 @@ func politeFields(e *zerolog.Event, st *state) *zerolog.Event {
 		return e
 	}
 	if t.Waited > 0 || t.Refused != "" {
-		e = e.Float64(FieldWaitedMS, ms(t.Waited))
+		e = e.Float64(auditlog.FieldWaitedMS, ms(t.Waited))
 	}
 	if st.robotsReason != "" {
-		e = e.Str(FieldRobotsReason, string(st.robotsReason))
+		e = e.Str(auditlog.FieldRobotsReason, string(st.robotsReason))
 	}
 	if t.WaitCause != "" {
-		e = e.Str(FieldWaitReason, string(t.WaitCause))
+		e = e.Str(auditlog.FieldWaitReason, string(t.WaitCause))
 	}
 	if t.Delay > 0 {
-		e = e.Float64(FieldCrawlDelayMS, ms(t.Delay))
+		e = e.Float64(auditlog.FieldCrawlDelayMS, ms(t.Delay))
 	}
 	if t.Backoff > 0 {
-		e = e.Float64(FieldBackoffMS, ms(t.Backoff))
+		e = e.Float64(auditlog.FieldBackoffMS, ms(t.Backoff))
 	}
 	if t.Refused != "" {
-		e = e.Float64(FieldRetryAfterMS, ms(t.RetryAfter))
+		e = e.Float64(auditlog.FieldRetryAfterMS, ms(t.RetryAfter))
 	}
 	return e
 }
@@ -124,7 +101,7 @@ func politeFields(e *zerolog.Event, st *state) *zerolog.Event {
 // ms is d in milliseconds, to the microsecond.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// politeDenialText explains a refusal of issue 11: a usage preference, or
+// politeDenialText explains a refusal for a usage preference, or for
 // politeness; "" when it cannot (denialText's general text applies).
 func politeDenialText(d *policy.Decision) string {
 	token := d.Identity.Token

@@ -14,6 +14,7 @@ import (
 	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/politeness"
@@ -43,8 +44,8 @@ type Options struct {
 	AuthRealm string
 	// MaxFieldBytes bounds each free-text audit field, in octets of
 	// encoded JSON; a longer value is cut and marked FIELD_truncated with
-	// FIELD_length. Default DefaultMaxFieldBytes; at most
-	// MaxFieldBytesLimit, so that a line stays under MaxAuditLineBytes.
+	// FIELD_length. Default auditlog.DefaultMaxFieldBytes; at most
+	// auditlog.MaxFieldBytesLimit, so that a line stays under auditlog.MaxWrittenLineBytes.
 	MaxFieldBytes int
 	// MaxRequestTargetBytes bounds the request target (the URL as sent),
 	// in octets: a longer one is answered 414 URI Too Long before goproxy
@@ -85,9 +86,9 @@ func New(o Options) *Proxy {
 		o.AuthRealm = "robotsproxy"
 	}
 	if o.MaxFieldBytes <= 0 {
-		o.MaxFieldBytes = DefaultMaxFieldBytes
+		o.MaxFieldBytes = auditlog.DefaultMaxFieldBytes
 	}
-	o.MaxFieldBytes = min(o.MaxFieldBytes, MaxFieldBytesLimit)
+	o.MaxFieldBytes = min(o.MaxFieldBytes, auditlog.MaxFieldBytesLimit)
 	if o.MaxRequestTargetBytes <= 0 {
 		o.MaxRequestTargetBytes = DefaultMaxRequestTargetBytes
 	}
@@ -119,7 +120,8 @@ type state struct {
 	// status is set when the response bypasses the ResponseWriter
 	// (CONNECT replies written on the hijacked connection).
 	status int
-	// tunnel is the CONNECT line's mode: "host-level" or "intercepted".
+	// tunnel is the CONNECT line's mode: auditlog.TunnelHostLevel or
+	// auditlog.TunnelIntercepted.
 	tunnel string
 	// pin is the pinned identity of the client, shared by every request
 	// inside an intercepted tunnel.
@@ -129,8 +131,8 @@ type state struct {
 	parent *state
 	// authority is the canonical authority of an intercepted tunnel.
 	authority string
-	// audited is set once the audit line is written.
-	audited bool
+	// line writes the request's one audit line.
+	line requestAudit
 	// cutOff is the audit line's cut_off field, "" for none.
 	cutOff string
 	// target is the request target as the client sent it (see
@@ -146,10 +148,6 @@ type state struct {
 	// robotsReason is robots.txt's reason when politeness held the
 	// request and its reason became the wait's cause.
 	robotsReason policy.Reason
-	// flight is the ServeHTTP call this state belongs to (nil for a
-	// request inside an intercepted tunnel): a line written before the
-	// handler returns goes through its once.
-	flight *flight
 	// client is the client's address once clientParsed (see clientAddr).
 	client       netip.Addr
 	clientParsed bool
@@ -179,7 +177,7 @@ func (st *state) decide(d policy.Decision) *policy.Decision {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := p.begin(w, r, p.opts.Now())
 	defer p.end(r, x)
-	if p.refuseTarget(w, r, &x.flight) {
+	if p.refuseTarget(w, r, x) {
 		return
 	}
 	r, body := p.watchBody(w, r) // a copy when watched: the server keeps its own body
@@ -191,8 +189,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status = x.st.status
 	}
 	x.st.cutOff = cutOff(r, body)
-	x.st.ticket.Release() // issue 11: no longer in flight; not under the flight's lock
-	x.once(func() { p.audit(r, &x.st, status, x.w.bytes) })
+	p.auditOnce(r, &x.st, status, x.w.bytes) // end gives back the politeness slot
 }
 
 // onRequest decides a plain-HTTP proxy request, or a request inside an
@@ -296,10 +293,10 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 		return p.rejectConnect(ctx, st, d), host
 	}
 	if !intercept {
-		st.tunnel = "host-level"
+		st.tunnel = auditlog.TunnelHostLevel
 		return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, authority
 	}
-	st.tunnel = "intercepted"
+	st.tunnel = auditlog.TunnelIntercepted
 	st.authority = authority
 	ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTripInner)
 	return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: p.opts.Intercept}, authority
@@ -313,12 +310,7 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 func (p *Proxy) rejectConnect(ctx *goproxy.ProxyCtx, st *state, d *policy.Decision) *goproxy.ConnectAction {
 	ctx.Resp = rejectResponse(ctx.Req, d, p.opts.AuthRealm)
 	st.status = ctx.Resp.StatusCode
-	audit := func() { p.audit(ctx.Req, st, st.status, ctx.Resp.ContentLength) }
-	if st.flight != nil {
-		st.flight.once(audit) // Abandon may be writing this request's line
-	} else {
-		audit()
-	}
+	p.auditOnce(ctx.Req, st, st.status, ctx.Resp.ContentLength) // Abandon may be writing this request's line
 	return &goproxy.ConnectAction{Action: goproxy.ConnectReject}
 }
 
@@ -344,8 +336,7 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 		if ab, ok := resp.Body.(*auditBody); ok {
 			ab.status = resp.StatusCode // written when the body is closed
 		} else {
-			p.audit(ctx.Req, st, resp.StatusCode, resp.ContentLength)
-			st.ticket.Release() // issue 11: the request is no longer in flight
+			p.finishInner(ctx.Req, st, resp.StatusCode, resp.ContentLength)
 		}
 	}
 	return resp

@@ -10,24 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/policy"
-)
-
-// FieldCutOff names the audit field set on a request the proxy cut off
-// before it completed: CutOffShutdown or CutOffBodyIdle.
-const FieldCutOff = "cut_off"
-
-// Values of the cut_off audit field.
-const (
-	// CutOffShutdown: the proxy was shutting down and the request was still
-	// being served when client.shutdown_timeout expired.
-	CutOffShutdown = "shutdown"
-	// CutOffBodyIdle: the client sent no request body octet for
-	// Options.BodyIdleTimeout.
-	CutOffBodyIdle = "body-idle"
-	// CutOffBodySlow: the request body came slower than
-	// Options.BodyMinRate on average after its first BodyIdleTimeout.
-	CutOffBodySlow = "body-slow"
 )
 
 // RefusalCause labels robotsproxy_client_refusals_total: why a client
@@ -105,43 +89,26 @@ func (p *Proxy) AuditRefusal(r Refusal) {
 	if r.Cause != "" {
 		p.opts.Metrics.CountClientRefusal(r.Cause)
 	}
-	p.opts.Metrics.countRequest("deny", string(r.Reason), true)
+	p.opts.Metrics.countRequest(auditlog.DecisionDeny, string(r.Reason), true)
 	now := p.opts.Now()
 	if r.Start.IsZero() {
 		r.Start = now
 	}
 	f := fieldWriter{max: p.opts.MaxFieldBytes}
-	e := p.opts.Audit.Log()
-	e = f.str(e, FieldClient, r.Client)
-	e = f.str(e, FieldMethod, r.Method)
-	if cut, whole := cutEncoded(r.Target, f.max); r.TargetCut || !whole {
-		// The original length is unknown when the target was cut on read.
-		e = e.Str(FieldURL, cut).Bool(FieldURL+"_truncated", true)
-		if !r.TargetCut {
-			e = e.Int(FieldURL+"_length", len(r.Target))
-		}
-	} else {
-		e = e.Str(FieldURL, r.Target)
-	}
-	e = f.str(e, FieldUserAgent, r.UserAgent)
-	e = e.Str(FieldDecision, "deny").Str(FieldReason, string(r.Reason))
+	e := p.lineHead(f, r.Client, r.Method, r.Target, r.TargetCut, r.UserAgent, auditlog.DecisionDeny, string(r.Reason))
 	if r.CutOff != "" {
-		e = e.Str(FieldCutOff, r.CutOff)
+		e = e.Str(auditlog.FieldCutOff, r.CutOff)
 	}
 	if r.Err != nil {
-		e = f.str(e, FieldError, r.Err.Error())
+		e = f.str(e, auditlog.FieldError, r.Err.Error())
 	}
-	e.Int(FieldStatus, r.Status).
-		Int64(FieldBytes, r.Bytes).
-		Float64(FieldDurationMS, float64(now.Sub(r.Start).Microseconds())/1000).
-		Time(FieldTime, now).
-		Send()
+	lineEnd(e, r.Status, r.Bytes, r.Start, now)
 }
 
 // refuseTarget answers 414 URI Too Long, before goproxy or any policy
 // work, when the request target is longer than MaxRequestTargetBytes, and
 // writes the request's audit line. It reports whether it did.
-func (p *Proxy) refuseTarget(w http.ResponseWriter, r *http.Request, f *flight) bool {
+func (p *Proxy) refuseTarget(w http.ResponseWriter, r *http.Request, x *exchange) bool {
 	limit := p.opts.MaxRequestTargetBytes
 	if len(r.RequestURI) <= limit {
 		return false
@@ -153,10 +120,10 @@ func (p *Proxy) refuseTarget(w http.ResponseWriter, r *http.Request, f *flight) 
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusRequestURITooLong)
 	n, _ := io.WriteString(w, body)
-	f.once(func() {
+	x.st.line.write(func() {
 		p.AuditRefusal(Refusal{Client: r.RemoteAddr, Method: r.Method, Target: r.RequestURI,
 			UserAgent: r.Header.Get("User-Agent"), Status: http.StatusRequestURITooLong, Bytes: int64(n),
-			Reason: policy.ReasonURITooLong, Cause: CauseURITooLong, Start: f.start})
+			Reason: policy.ReasonURITooLong, Cause: CauseURITooLong, Start: x.flight.start})
 	})
 	return true
 }

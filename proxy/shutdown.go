@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -19,24 +19,11 @@ var ErrShutdown = errors.New("robotsproxy is shutting down")
 
 // flight is one ServeHTTP call in progress, as Abandon sees it: what the
 // client sent, copied when the handler started (goproxy edits the request
-// later), and whether its audit line is written.
+// later). Whether its audit line is written is its exchange's state's
+// (state.line).
 type flight struct {
 	client, method, url, userAgent string
 	start                          time.Time
-
-	mu      sync.Mutex
-	audited bool
-}
-
-// once runs audit unless the line of this request is already written (by
-// the handler or by Abandon).
-func (f *flight) once(audit func()) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.audited {
-		f.audited = true
-		audit()
-	}
 }
 
 // InFlight returns the number of requests whose handler is running.
@@ -68,17 +55,18 @@ func (p *Proxy) WaitIdle(ctx context.Context) bool {
 // handler writes to the audit log. It returns the number abandoned.
 func (p *Proxy) Abandon() int {
 	p.flights.mu.Lock()
-	list := make([]*flight, 0, len(p.flights.set))
+	list := make([]*exchange, 0, len(p.flights.set))
 	for _, x := range p.flights.set {
-		list = append(list, &x.flight)
+		list = append(list, x)
 	}
 	p.flights.mu.Unlock()
 	n := 0
-	for _, f := range list {
-		f.once(func() {
+	for _, x := range list {
+		f := &x.flight
+		x.st.line.write(func() {
 			n++
 			p.AuditRefusal(Refusal{Client: f.client, Method: f.method, Target: f.url, UserAgent: f.userAgent,
-				Reason: policy.ReasonShutdown, CutOff: CutOffShutdown, Start: f.start,
+				Reason: policy.ReasonShutdown, CutOff: auditlog.CutOffShutdown, Start: f.start,
 				Err: errors.New("the handler did not return within the shutdown grace period")})
 		})
 	}
@@ -86,16 +74,16 @@ func (p *Proxy) Abandon() int {
 }
 
 // cutOff returns the cut_off field of a request whose handler returned:
-// CutOffShutdown when shutdown cancelled its context, CutOffBodyIdle when
+// auditlog.CutOffShutdown when shutdown cancelled its context, auditlog.CutOffBodyIdle when
 // its body went idle, "" otherwise.
 func cutOff(r *http.Request, body *idleBody) string {
 	switch {
 	case errors.Is(context.Cause(r.Context()), ErrShutdown):
-		return CutOffShutdown
+		return auditlog.CutOffShutdown
 	case body != nil && body.slow.Load():
-		return CutOffBodySlow
+		return auditlog.CutOffBodySlow
 	case body != nil && body.idle.Load():
-		return CutOffBodyIdle
+		return auditlog.CutOffBodyIdle
 	}
 	return ""
 }
@@ -115,11 +103,11 @@ func cutOffResponse(req *http.Request) *http.Response {
 	switch cutOff(req, b) {
 	case "":
 		return nil
-	case CutOffShutdown:
+	case auditlog.CutOffShutdown:
 		status, text = http.StatusServiceUnavailable, "robotsproxy: the proxy is shutting down; the request was cut off, retry later\n"
-	case CutOffBodySlow:
+	case auditlog.CutOffBodySlow:
 		text = fmt.Sprintf("robotsproxy: the request body came slower than %d octets/s; the request was cut off\n", b.minRate)
-	case CutOffBodyIdle:
+	case auditlog.CutOffBodyIdle:
 		text = fmt.Sprintf("robotsproxy: no request body octet for %s; the request was cut off\n", b.timeout)
 	}
 	h := http.Header{}

@@ -6,32 +6,15 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/usage"
 )
 
-// Audit fields of usage preferences (issue 11).
-const (
-	// FieldUsage is the combined preference per purpose that applied to
-	// the request, from robots.txt and the response's Content-Usage
-	// header field: {"train-ai":"n","search":"y"}.
-	FieldUsage = "usage"
-	// FieldUsageLines are the statements behind FieldUsage, each as
-	// "line N: TEXT" (robots.txt) or "header: TEXT".
-	FieldUsageLines = "usage_lines"
-	// FieldPurposes are the purposes declared for the crawler.
-	FieldPurposes = "purposes"
-	// FieldUsageRefused is the first declared purpose robots.txt refuses,
-	// whether or not usage.enforce denied the request for it.
-	FieldUsageRefused = "usage_refused"
-	// FieldUsageRule is the statement that refused it.
-	FieldUsageRule = "usage_rule"
-)
-
-// maxUsageRuleBytes bounds FieldUsageRule (a robots.txt line) like one
+// maxUsageRuleBytes bounds auditlog.FieldUsageRule (a robots.txt line) like one
 // entry of a list field, so that the usage fields add at most about 5 KiB
-// to a line (see MaxAuditLineBytes).
-const maxUsageRuleBytes = 2 * maxCandidateBytes
+// to a line (see auditlog.MaxWrittenLineBytes).
+const maxUsageRuleBytes = 2 * auditlog.MaxListEntryBytes
 
 // UsageOptions configure usage preferences.
 type UsageOptions struct {
@@ -92,7 +75,7 @@ func usageFields(f fieldWriter, e *zerolog.Event, ev *usage.Evaluation) *zerolog
 		return e
 	}
 	if len(ev.Purposes) > 0 {
-		e = f.strs(e, FieldPurposes, ev.Purposes)
+		e = f.strs(e, auditlog.FieldPurposes, ev.Purposes)
 	}
 	if values := ev.Prefs.Values(); len(values) > 0 {
 		dict := zerolog.Dict()
@@ -101,18 +84,18 @@ func usageFields(f fieldWriter, e *zerolog.Event, ev *usage.Evaluation) *zerolog
 				dict = dict.Str(purpose, string(v))
 			}
 		}
-		e = e.Dict(FieldUsage, dict)
+		e = e.Dict(auditlog.FieldUsage, dict)
 		lines := make([]string, 0, len(ev.Prefs))
 		for _, s := range ev.Prefs {
 			if l := s.String(); !slices.Contains(lines, l) { // one line may state several purposes
 				lines = append(lines, l)
 			}
 		}
-		e = f.strs(e, FieldUsageLines, lines)
+		e = f.strs(e, auditlog.FieldUsageLines, lines)
 	}
 	if ev.Refused != "" {
-		e = e.Str(FieldUsageRefused, ev.Refused)
-		e = fieldWriter{max: maxUsageRuleBytes}.str(e, FieldUsageRule, ev.Deciding.String())
+		e = e.Str(auditlog.FieldUsageRefused, ev.Refused)
+		e = fieldWriter{max: maxUsageRuleBytes}.str(e, auditlog.FieldUsageRule, ev.Deciding.String())
 	}
 	return e
 }

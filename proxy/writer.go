@@ -65,7 +65,7 @@ func (l *lastRead) Read(p []byte) (int, error) {
 	l.n += int64(n)
 	if l.n >= l.left {
 		w, sent := l.w, l.w.bytes+l.n
-		w.x.once(func() { w.p.audit(w.x.req, &w.x.st, w.status, sent) })
+		w.p.auditOnce(w.x.req, &w.x.st, w.status, sent)
 	}
 	return n, err
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
@@ -146,7 +147,7 @@ func (c *clientConn) closing() *proxy.Refusal {
 		r = c.refusal(0, policy.ReasonClientTimeout, proxy.CauseHeaderTimeout, errHeaderTimeout)
 	case c.t.stopping.Load():
 		r = c.refusal(0, policy.ReasonShutdown, "", errors.New("closed by shutdown while reading the request"))
-		r.CutOff = proxy.CutOffShutdown
+		r.CutOff = auditlog.CutOffShutdown
 	default:
 		return nil
 	}

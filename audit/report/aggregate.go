@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"strconv"
+
+	"github.com/robotsproxy/robotsproxy/auditlog"
 )
 
 // Bounds are the capacities of the report's top-k tables (see topK). The
@@ -51,15 +53,15 @@ const (
 // wait's cause.
 func classify(r *record) class {
 	switch {
-	case string(r.decision) == "allow":
+	case string(r.decision) == auditlog.DecisionAllow:
 		return classAllowed
-	case string(r.decision) != "deny":
+	case string(r.decision) != auditlog.DecisionDeny:
 		return classNotDecided
 	case !r.enforced:
 		return classWouldDeny
-	case string(r.robotsTxtReason()) == "rule":
+	case string(r.robotsTxtReason()) == auditlog.ReasonRule:
 		return classDeniedRule
-	case string(r.robotsTxtReason()) == "unreachable":
+	case string(r.robotsTxtReason()) == auditlog.ReasonUnreachable:
 		return classDeniedUnreachable
 	}
 	return classOtherRefusal
@@ -149,7 +151,7 @@ func (a *aggregator) add(r *record) {
 	if len(r.rule) > 0 {
 		a.rules.add(a.ruleKey(r), 1).add(c)
 	}
-	if string(r.decision) == "deny" {
+	if string(r.decision) == auditlog.DecisionDeny {
 		a.urls.add(r.url, 1).add(c)
 	}
 }
@@ -168,11 +170,11 @@ func slotOf(c class) int {
 
 func accessSlot(access []byte) int {
 	switch string(access) {
-	case "successful":
+	case auditlog.AccessSuccessful:
 		return slotSuccessful
-	case "unavailable":
+	case auditlog.AccessUnavailable:
 		return slotUnavailable
-	case "unreachable":
+	case auditlog.AccessUnreachable:
 		return slotUnreachable
 	}
 	return 3

@@ -2,15 +2,15 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"strconv"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/auditlog"
 )
 
 // record is the part of one audit line the report reads. Its byte slices
-// alias the line's buffer (or a fresh allocation when a string had escapes)
-// and are valid until the next line is read.
+// alias the line's buffer (or a buffer of their own when a string had
+// escapes) and are valid until the next line is read.
 type record struct {
 	ts           int64 // Unix seconds
 	url          []byte
@@ -41,42 +41,33 @@ func (r *record) robotsTxtReason() []byte {
 	return r.reason
 }
 
-// Line errors: why a line was skipped.
+// Line errors: why a line was skipped. The first four are
+// auditlog.Scanner's.
 var (
-	errTruncated  = errors.New("truncated line")
-	errNotJSON    = errors.New("not a JSON object")
-	errBadField   = errors.New("a field has the wrong type")
+	errTruncated  = auditlog.ErrTruncated
+	errNotJSON    = auditlog.ErrSyntax
+	errBadField   = auditlog.ErrType
+	errTooLong    = auditlog.ErrTooLong
 	errNoDecision = errors.New("no decision field")
 	errNoTime     = errors.New("no time field")
 	errBadTime    = errors.New("time is not RFC 3339")
 )
 
-// parseRecord reads the fields the report needs from one JSON object,
-// skipping the others without decoding them. It accepts every valid JSON
-// object (duplicate keys: the last wins, as in encoding/json) and rejects
-// input that ends early with errTruncated; other malformed input gives
-// errNotJSON, though the values of fields it skips are checked only for
-// their extent, not for full validity. It never panics.
+// parseRecord reads the fields the report needs from one JSON object
+// through auditlog.Scanner: a line is accepted exactly when encoding/json
+// accepts it, and a key that repeats counts with its last value (null:
+// the zero value, or absent for time and decision).
 func parseRecord(b []byte, r *record) error {
 	*r = record{enforced: true}
-	i := skipWS(b, 0)
-	if i >= len(b) {
-		return errNotJSON
-	}
-	if b[i] != '{' {
-		return errNotJSON
-	}
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		i++
-	} else {
-		var err error
-		if i, err = parseMembers(b, i, r); err != nil {
+	var sc auditlog.Scanner
+	sc.Reset(b)
+	for sc.Next() {
+		if err := r.value(&sc); err != nil {
 			return err
 		}
 	}
-	if skipWS(b, i) != len(b) {
-		return errNotJSON
+	if err := sc.Err(); err != nil {
+		return err
 	}
 	switch {
 	case !r.hasTime:
@@ -87,163 +78,86 @@ func parseRecord(b []byte, r *record) error {
 	return nil
 }
 
-// parseMembers reads `"key": value` pairs from b[i:] through the closing
-// brace and returns the index after it.
-func parseMembers(b []byte, i int, r *record) (int, error) {
-	for {
-		key, esc, j, err := scanString(b, i)
-		if err != nil {
-			return 0, err
-		}
-		if esc {
-			if key, err = unescape(b[i:j]); err != nil {
-				return 0, err
-			}
-		}
-		i = skipWS(b, j)
-		if i >= len(b) {
-			return 0, errTruncated
-		}
-		if b[i] != ':' {
-			return 0, errNotJSON
-		}
-		if i, err = parseValue(b, skipWS(b, i+1), key, r); err != nil {
-			return 0, err
-		}
-		i = skipWS(b, i)
-		if i >= len(b) {
-			return 0, errTruncated
-		}
-		switch b[i] {
-		case ',':
-			i = skipWS(b, i+1)
-		case '}':
-			return i + 1, nil
-		default:
-			return 0, errNotJSON
-		}
-	}
-}
-
-// parseValue reads the value at b[i:] for key into r and returns the
-// index after it.
-func parseValue(b []byte, i int, key []byte, r *record) (int, error) {
+// value reads the current member of sc into r, or leaves it to be skipped.
+func (r *record) value(sc *auditlog.Scanner) error {
 	var dst *[]byte
+	key := sc.Key()
 	switch string(key) {
-	case "time":
-		return parseTime(b, i, r)
-	case "enforced":
-		return parseBool(b, i, &r.enforced)
-	case "rule_line":
-		return parseInt(b, i, &r.ruleLine)
-	case "url":
+	case auditlog.FieldTime:
+		r.hasTime = false
+		if sc.Null() {
+			return nil
+		}
+		v, err := sc.Str()
+		if err != nil {
+			return err
+		}
+		ts, ok := parseRFC3339(v)
+		if !ok {
+			return errBadTime
+		}
+		r.ts, r.hasTime = ts, true
+		return nil
+	case auditlog.FieldEnforced:
+		r.enforced = true // absent or null: enforced
+		if sc.Null() {
+			return nil
+		}
+		var err error
+		r.enforced, err = sc.Bool()
+		return err
+	case auditlog.FieldRuleLine:
+		r.ruleLine = 0
+		if sc.Null() {
+			return nil
+		}
+		var err error
+		r.ruleLine, err = sc.Int()
+		return err
+	case auditlog.FieldURL:
 		dst = &r.url
-	case "decision":
+	case auditlog.FieldDecision:
 		dst = &r.decision
-	case "reason":
+	case auditlog.FieldReason:
 		dst = &r.reason
-	case "robots_reason":
+	case auditlog.FieldRobotsReason:
 		dst = &r.robotsReason
-	case "product_token":
+	case auditlog.FieldToken:
 		dst = &r.token
-	case "token_source":
+	case auditlog.FieldTokenSource:
 		dst = &r.tokenSource
-	case "robots_url":
+	case auditlog.FieldRobotsURL:
 		dst = &r.robotsURL
-	case "rule":
+	case auditlog.FieldRule:
 		dst = &r.rule
-	case "access_result":
+	case auditlog.FieldAccess:
 		dst = &r.access
-	case "robots_sha256":
+	case auditlog.FieldRobotsSHA256:
 		dst = &r.sha
 	default:
-		if bytes.HasSuffix(key, []byte("_truncated")) && bytes.HasPrefix(b[i:], []byte("true")) {
-			r.cut = true
+		if !bytes.HasSuffix(key, []byte(auditlog.TruncatedSuffix)) || sc.Null() {
+			return nil // skipped by sc.Next
 		}
-		return skipValue(b, i)
+		cut, err := sc.Bool()
+		r.cut = r.cut || cut
+		return err
 	}
-	if isNull(b, i) {
-		return i + 4, nil
+	*dst = nil
+	if dst == &r.decision {
+		r.hasDecision = false
 	}
-	v, j, err := stringValue(b, i)
+	if sc.Null() {
+		return nil
+	}
+	v, err := sc.Str()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	*dst = v
 	if dst == &r.decision {
 		r.hasDecision = true
 	}
-	return j, nil
-}
-
-// stringValue reads a JSON string at b[i:], unescaped.
-func stringValue(b []byte, i int) ([]byte, int, error) {
-	if i >= len(b) {
-		return nil, 0, errTruncated
-	}
-	if b[i] != '"' {
-		if _, err := skipValue(b, i); err != nil {
-			return nil, 0, err
-		}
-		return nil, 0, errBadField
-	}
-	v, esc, j, err := scanString(b, i)
-	if err != nil || !esc {
-		return v, j, err
-	}
-	v, err = unescape(b[i:j])
-	return v, j, err
-}
-
-func isNull(b []byte, i int) bool { return bytes.HasPrefix(b[i:], []byte("null")) }
-
-func parseTime(b []byte, i int, r *record) (int, error) {
-	if isNull(b, i) {
-		return i + 4, nil
-	}
-	v, j, err := stringValue(b, i)
-	if err != nil {
-		return 0, err
-	}
-	ts, ok := parseRFC3339(v)
-	if !ok {
-		return 0, errBadTime
-	}
-	r.ts, r.hasTime = ts, true
-	return j, nil
-}
-
-func parseBool(b []byte, i int, dst *bool) (int, error) {
-	switch {
-	case bytes.HasPrefix(b[i:], []byte("true")):
-		*dst = true
-		return i + 4, nil
-	case bytes.HasPrefix(b[i:], []byte("false")):
-		*dst = false
-		return i + 5, nil
-	case isNull(b, i):
-		return i + 4, nil
-	}
-	if _, err := skipValue(b, i); err != nil {
-		return 0, err
-	}
-	return 0, errBadField
-}
-
-func parseInt(b []byte, i int, dst *int64) (int, error) {
-	if isNull(b, i) {
-		return i + 4, nil
-	}
-	j, err := skipValue(b, i)
-	if err != nil {
-		return 0, err
-	}
-	n, perr := strconv.ParseInt(string(b[i:j]), 10, 64)
-	if perr != nil {
-		return 0, errBadField
-	}
-	*dst = n
-	return j, nil
+	return nil
 }
 
 // parseRFC3339 reads "2006-01-02T15:04:05Z" quickly and any other RFC 3339
@@ -303,12 +217,4 @@ func daysFromCivil(y, m, d int64) int64 {
 	doy := (153*mp+2)/5 + d - 1
 	doe := yoe*365 + yoe/4 - yoe/100 + doy
 	return era*146097 + doe - 719468
-}
-
-func unescape(quoted []byte) ([]byte, error) {
-	var s string
-	if err := json.Unmarshal(quoted, &s); err != nil {
-		return nil, errNotJSON
-	}
-	return []byte(s), nil
 }

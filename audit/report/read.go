@@ -9,17 +9,18 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"github.com/robotsproxy/robotsproxy/auditlog"
 )
 
-// maxLine bounds one audit line; a longer line is skipped ("line too
-// long") and read past without being held in memory.
-const maxLine = 1 << 20
+// maxLine bounds one audit line with its newline: auditlog.MaxLineBytes,
+// the one limit of every reader, and the newline. A longer line is skipped
+// ("line too long") and read past without being held in memory.
+const maxLine = auditlog.MaxLineBytes + 1
 
 // readBuf is the size of each read buffer: the compressed and the line
 // reader each have one.
 const readBuf = 256 << 10
-
-var errTooLong = errors.New("line too long")
 
 // source is one log named on the command line.
 type source struct {

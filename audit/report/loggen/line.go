@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/audit"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 )
 
 var tlds = []string{"com", "org", "net", "de", "io"}
@@ -21,9 +22,9 @@ func (g *gen) next() []byte {
 	path := paths[g.rng.IntN(len(paths))]
 	connect := g.rng.IntN(100) < 4
 	b := g.buf[:0]
-	b = append(b, `{"time":"`...)
+	b = append(b, `{"`+auditlog.FieldTime+`":"`...)
 	b = g.t.UTC().AppendFormat(b, time.RFC3339)
-	b = append(b, `","client":"10.0.`...)
+	b = append(b, `","`+auditlog.FieldClient+`":"10.0.`...)
 	b = strconv.AppendInt(b, int64(h%250), 10)
 	b = append(b, '.')
 	b = strconv.AppendInt(b, int64(len(cr.token)*7%250), 10)
@@ -34,48 +35,48 @@ func (g *gen) next() []byte {
 	if connect {
 		url, method = host+":443", "CONNECT"
 	}
-	b = append(b, `","method":"`+method+`","url":"`+url+`","user_agent":"`+cr.ua+`"`...)
+	b = append(b, `","`+auditlog.FieldMethod+`":"`+method+`","`+auditlog.FieldURL+`":"`+url+`","`+auditlog.FieldUserAgent+`":"`+cr.ua+`"`...)
 	if g.rng.IntN(100) < 2 { // not proxied: no decision of ours
-		b = append(b, `,"decision":"none","reason":"not-proxied","status":502,"bytes":0,"duration_ms":0.4`...)
+		b = append(b, `,"`+auditlog.FieldDecision+`":"`+auditlog.DecisionNone+`","`+auditlog.FieldReason+`":"`+auditlog.ReasonNotProxied+`","`+auditlog.FieldStatus+`":502,"`+auditlog.FieldBytes+`":0,"`+auditlog.FieldDurationMS+`":0.4`...)
 		return g.finish(b, ts, h, "")
 	}
 	decision, reason, rule, access, status := g.decide(ts, h, path, connect)
-	enforced := !(decision == "deny" && cr.reportOnly && reason != "host-denied")
-	if decision == "deny" && enforced {
+	enforced := !(decision == auditlog.DecisionDeny && cr.reportOnly && reason != auditlog.ReasonHostDenied)
+	if decision == auditlog.DecisionDeny && enforced {
 		status = 403
 	}
-	b = append(b, `,"decision":"`+decision+`","reason":"`+reason+`","product_token":"`+cr.token+`","token_source":"`+cr.source+`","candidates":["`+cr.token+`"],"robots_url":"https://`+host+`/robots.txt"`...)
+	b = append(b, `,"`+auditlog.FieldDecision+`":"`+decision+`","`+auditlog.FieldReason+`":"`+reason+`","`+auditlog.FieldToken+`":"`+cr.token+`","`+auditlog.FieldTokenSource+`":"`+cr.source+`","`+auditlog.FieldCandidates+`":["`+cr.token+`"],"`+auditlog.FieldRobotsURL+`":"https://`+host+`/robots.txt"`...)
 	if cr.source == "credentials" {
-		b = append(b, `,"user":"`+cr.token+`-crawl"`...)
+		b = append(b, `,"`+auditlog.FieldUser+`":"`+cr.token+`-crawl"`...)
 	}
-	if access == "successful" {
-		b = append(b, `,"group":"*","star_fallback":true`...)
+	if access == auditlog.AccessSuccessful {
+		b = append(b, `,"`+auditlog.FieldGroup+`":"*","`+auditlog.FieldFallback+`":true`...)
 	}
 	if rule >= 0 {
-		b = append(b, `,"rule":"`+rules[rule].text+`","rule_line":`...)
+		b = append(b, `,"`+auditlog.FieldRule+`":"`+rules[rule].text+`","`+auditlog.FieldRuleLine+`":`...)
 		b = strconv.AppendInt(b, int64(rules[rule].line), 10)
 	}
 	if access != "" {
 		rs := "200"
 		switch access {
-		case "unavailable":
+		case auditlog.AccessUnavailable:
 			rs = "404"
-		case "unreachable":
+		case auditlog.AccessUnreachable:
 			rs = "503"
 		}
-		b = append(b, `,"access_result":"`+access+`","robots_status":`+rs+`,"cache":"hit"`...)
+		b = append(b, `,"`+auditlog.FieldAccess+`":"`+access+`","`+auditlog.FieldRobotsStatus+`":`+rs+`,"`+auditlog.FieldCache+`":"hit"`...)
 	}
-	if access == "unreachable" {
-		b = append(b, `,"error":"robots.txt: 503 Service Unavailable"`...)
+	if access == auditlog.AccessUnreachable {
+		b = append(b, `,"`+auditlog.FieldError+`":"robots.txt: 503 Service Unavailable"`...)
 	}
 	if connect {
-		b = append(b, `,"tunnel":"intercept"`...)
+		b = append(b, `,"`+auditlog.FieldTunnel+`":"intercept"`...)
 	}
-	b = append(b, `,"status":`...)
+	b = append(b, `,"`+auditlog.FieldStatus+`":`...)
 	b = strconv.AppendInt(b, int64(status), 10)
-	b = append(b, `,"bytes":`...)
+	b = append(b, `,"`+auditlog.FieldBytes+`":`...)
 	b = strconv.AppendInt(b, int64(g.rng.IntN(200000)), 10)
-	b = append(b, `,"duration_ms":`...)
+	b = append(b, `,"`+auditlog.FieldDurationMS+`":`...)
 	b = strconv.AppendFloat(b, float64(g.rng.IntN(900000))/1000, 'f', 3, 64)
 	return g.finish(b, ts, h, strconv.FormatBool(enforced))
 }
@@ -89,35 +90,35 @@ func (g *gen) decide(ts int64, h int, path string, connect bool) (decision, reas
 	}
 	switch {
 	case g.rng.IntN(200) == 0:
-		return "deny", "host-denied", -1, "", 403
+		return auditlog.DecisionDeny, auditlog.ReasonHostDenied, -1, "", 403
 	case connect:
-		return "allow", "intercept", -1, "", 200
+		return auditlog.DecisionAllow, auditlog.ReasonIntercept, -1, "", 200
 	case ts < g.down[h]:
-		return "deny", "unreachable", -1, "unreachable", 200
+		return auditlog.DecisionDeny, auditlog.AccessUnreachable, -1, auditlog.AccessUnreachable, 200
 	case h%30 == 7:
-		return "allow", "unavailable", -1, "unavailable", 200
+		return auditlog.DecisionAllow, auditlog.AccessUnavailable, -1, auditlog.AccessUnavailable, 200
 	}
 	for i, r := range rules {
 		if p := strings.TrimPrefix(strings.TrimPrefix(r.text, "Allow: "), "Disallow: "); strings.HasPrefix(path, p) && p != "/" {
 			if r.allow {
-				return "allow", "rule", i, "successful", 200
+				return auditlog.DecisionAllow, auditlog.ReasonRule, i, auditlog.AccessSuccessful, 200
 			}
-			return "deny", "rule", i, "successful", 200
+			return auditlog.DecisionDeny, auditlog.ReasonRule, i, auditlog.AccessSuccessful, 200
 		}
 	}
-	return "allow", "no-matching-rule", -1, "successful", 200
+	return auditlog.DecisionAllow, auditlog.ReasonNoMatch, -1, auditlog.AccessSuccessful, 200
 }
 
 // finish adds enforced (when not empty) and the robots.txt version, closes
 // the line, and adds the chain's "prev" with audit.AppendPrev.
 func (g *gen) finish(b []byte, ts int64, h int, enforced string) []byte {
 	if enforced != "" {
-		b = append(b, `,"enforced":`+enforced...)
+		b = append(b, `,"`+auditlog.FieldEnforced+`":`+enforced...)
 	}
 	version := ts / int64(86400*(1+h%3))
-	b = append(b, `,"robots_sha256":"`...)
+	b = append(b, `,"`+auditlog.FieldRobotsSHA256+`":"`...)
 	b = appendFakeSHA(b, uint64(h)<<20^uint64(version))
-	b = append(b, `","robots_fetched_at":"`...)
+	b = append(b, `","`+auditlog.FieldRobotsFetchedAt+`":"`...)
 	b = time.Unix(ts-int64(h%3600), 0).UTC().AppendFormat(b, time.RFC3339)
 	b = append(b, "\"}\n"...)
 	g.buf = b

@@ -1,0 +1,170 @@
+package auditlog
+
+// Field names of the audit line. A line always has FieldClient,
+// FieldMethod, FieldURL, FieldUserAgent, FieldDecision, FieldReason and,
+// last, FieldStatus, FieldBytes, FieldDurationMS and FieldTime; the others
+// appear when they apply. Names are a fixed interface: add, never rename.
+const (
+	// FieldClient is the client's address, host:port.
+	FieldClient = "client"
+	// FieldMethod is the request method.
+	FieldMethod = "method"
+	// FieldURL is the request target as sent (absolute form, or the
+	// authority of a CONNECT), or the URL goproxy built inside an
+	// intercepted tunnel.
+	FieldURL = "url"
+	// FieldUserAgent is the request's User-Agent header field.
+	FieldUserAgent = "user_agent"
+	// FieldToken is the product token the request was decided for.
+	FieldToken = "product_token"
+	// FieldTokenSource says how the product token was found.
+	FieldTokenSource = "token_source"
+	// FieldCandidates are the product tokens robots.txt groups were
+	// looked up for, a list of strings.
+	FieldCandidates = "candidates"
+	// FieldDecision is DecisionAllow, DecisionDeny or DecisionNone.
+	FieldDecision = "decision"
+	// FieldEnforced is false when a denial was only reported (report
+	// mode); absent means true.
+	FieldEnforced = "enforced"
+	// FieldPathResolved is the path reading that decided, when it is not
+	// the path as sent.
+	FieldPathResolved = "path_resolved"
+	// FieldReason says why: one of the Reason values.
+	FieldReason = "reason"
+	// FieldGroup is the robots.txt group that applied (its user-agent).
+	FieldGroup = "group"
+	// FieldFallback is true when the star group applied for want of one
+	// naming the crawler.
+	FieldFallback = "star_fallback"
+	// FieldRule is the deciding rule, as written in robots.txt.
+	FieldRule = "rule"
+	// FieldRuleLine is the deciding rule's line number in robots.txt.
+	FieldRuleLine = "rule_line"
+	// FieldRobotsURL is the robots.txt URL of the request's authority.
+	FieldRobotsURL = "robots_url"
+	// FieldAccess is the access result in force (RFC 9309 2.3.1):
+	// successful, unavailable or unreachable.
+	FieldAccess = "access_result"
+	// FieldRobotsStatus is the HTTP status of the robots.txt fetch, 0
+	// when none.
+	FieldRobotsStatus = "robots_status"
+	// FieldCache says where the access result came from.
+	FieldCache = "cache"
+	// FieldRobotsSHA256 is the SHA-256 of the robots.txt body in force,
+	// in lower-case hex.
+	FieldRobotsSHA256 = "robots_sha256"
+	// FieldRobotsFetchedAt is when the robots.txt in force was fetched
+	// (RFC 3339 with nanoseconds, UTC).
+	FieldRobotsFetchedAt = "robots_fetched_at"
+	// FieldStatus is the HTTP status sent to the client, 0 when none.
+	FieldStatus = "status"
+	// FieldBytes is the response body size sent, in octets, -1 when
+	// unknown.
+	FieldBytes = "bytes"
+	// FieldDurationMS is how long the request took, in milliseconds to
+	// the microsecond.
+	FieldDurationMS = "duration_ms"
+	// FieldTunnel describes a CONNECT tunnel.
+	FieldTunnel = "tunnel"
+	// FieldIntercepted is true on a request read inside an intercepted
+	// tunnel.
+	FieldIntercepted = "intercepted"
+	// FieldUser is the proxy user the request authenticated as.
+	FieldUser = "user"
+	// FieldError is what went wrong, if known.
+	FieldError = "error"
+	// FieldCutOff is set on a request the proxy cut off before it
+	// completed: one of the CutOff values.
+	FieldCutOff = "cut_off"
+	// FieldTime is when the request finished, in RFC 3339 with seconds.
+	FieldTime = "time"
+
+	// FieldUsage is the combined preference per purpose that applied to
+	// the request, from robots.txt and the response's Content-Usage
+	// header field: {"train-ai":"n","search":"y"}.
+	FieldUsage = "usage"
+	// FieldUsageLines are the statements behind FieldUsage, each as
+	// "line N: TEXT" (robots.txt) or "header: TEXT".
+	FieldUsageLines = "usage_lines"
+	// FieldPurposes are the purposes declared for the crawler.
+	FieldPurposes = "purposes"
+	// FieldUsageRefused is the first declared purpose robots.txt refuses,
+	// whether or not usage.enforce denied the request for it.
+	FieldUsageRefused = "usage_refused"
+	// FieldUsageRule is the statement that refused it.
+	FieldUsageRule = "usage_rule"
+
+	// FieldWaitedMS is how long politeness held the request, in
+	// milliseconds (crawl delay, back-off pause, in-flight cap).
+	FieldWaitedMS = "waited_ms"
+	// FieldWaitReason is what held it longest: ReasonCrawlDelay,
+	// ReasonBackoff or ReasonHostConcurrency.
+	FieldWaitReason = "wait_reason"
+	// FieldCrawlDelayMS is the crawl delay applied to the request, in
+	// milliseconds.
+	FieldCrawlDelayMS = "crawl_delay_ms"
+	// FieldBackoffMS is the pause the origin's answer (429, or 503 with
+	// Retry-After) started for the product token at the authority, in
+	// milliseconds.
+	FieldBackoffMS = "backoff_ms"
+	// FieldRetryAfterMS is how long a request refused with 429 was told
+	// to wait (its Retry-After, before rounding up to seconds).
+	FieldRetryAfterMS = "retry_after_ms"
+	// FieldRobotsReason is robots.txt's reason for a request that
+	// politeness held (its FieldReason is then the wait's cause): what
+	// audit verify re-decides and audit report counts.
+	FieldRobotsReason = "robots_reason"
+)
+
+// Suffixes of the fields that mark a bounded field that was cut: a cut
+// field KEY is followed by KEY_truncated: true and, when known, KEY_length,
+// its original length (octets for a string, entries for a list).
+const (
+	TruncatedSuffix = "_truncated"
+	LengthSuffix    = "_length"
+)
+
+// Values of FieldDecision.
+const (
+	DecisionAllow = "allow"
+	DecisionDeny  = "deny"
+	// DecisionNone: the proxy decided nothing (a request it does not
+	// proxy).
+	DecisionNone = "none"
+)
+
+// Values of FieldCutOff.
+const (
+	// CutOffShutdown: the proxy was shutting down and the request was still
+	// being served when client.shutdown_timeout expired.
+	CutOffShutdown = "shutdown"
+	// CutOffBodyIdle: the client sent no request body octet for
+	// client.body_idle_timeout.
+	CutOffBodyIdle = "body-idle"
+	// CutOffBodySlow: the request body came slower than
+	// client.body_min_rate on average after its first body_idle_timeout.
+	CutOffBodySlow = "body-slow"
+)
+
+// Values of FieldAccess: the access result in force (RFC 9309 2.3.1).
+const (
+	// AccessSuccessful: robots.txt was fetched (RFC 9309 2.3.1.1).
+	AccessSuccessful = "successful"
+	// AccessUnavailable: robots.txt is unavailable (4xx); everything is
+	// allowed (RFC 9309 2.3.1.3).
+	AccessUnavailable = "unavailable"
+	// AccessUnreachable: robots.txt is unreachable (5xx, network error);
+	// everything is disallowed (RFC 9309 2.3.1.4).
+	AccessUnreachable = "unreachable"
+)
+
+// Values of FieldTunnel: how a CONNECT tunnel was served.
+const (
+	// TunnelHostLevel: the tunnel was decided for the host as a whole
+	// (path "/") and its octets relayed unread.
+	TunnelHostLevel = "host-level"
+	// TunnelIntercepted: the tunnel was intercepted; each request inside
+	// it is decided and audited on its own.
+	TunnelIntercepted = "intercepted"
+)
