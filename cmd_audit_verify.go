@@ -17,14 +17,15 @@ import (
 // [-config FILE] [-genesis] [-allow-unverifiable] LOG...": exit 0 when
 // everything verifies, 1 when anything does not, 2 on usage or I/O errors.
 func runAuditVerify(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("audit verify", "audit verify [flags] LOG...", `Verify the hash chain of the audit logs (oldest first), and re-decide every
+decision line from the robots.txt archive. Exit 0 when everything verifies,
+1 when anything does not.`, stderr)
 	archive := fs.String("archive", "", "robots.txt archive `DIR` (default: audit.archive_dir of -config)")
 	cfgPath := fs.String("config", defaultConfig, "configuration `FILE` that names the archive when -archive is not given")
 	genesis := fs.Bool("genesis", false, "require the first line to start the chain (prev of 64 zeros)")
 	allowUnverifiable := fs.Bool("allow-unverifiable", false, "exit 0 even when some decision lines cannot be re-decided (no archived body or fetch record)")
-	if err := fs.Parse(args); err != nil {
-		return usageErr("audit verify: %v", err)
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	if fs.NArg() == 0 {
 		return usageErr("audit verify: want at least one LOG, oldest first\n%s", usage)
@@ -85,13 +86,13 @@ func writeVerifySummary(w io.Writer, r *audit.VerifyResult, dir string, ok bool)
 // FILE] [-body] SHA": the archived robots.txt body with that SHA-256 (or
 // a unique prefix of 8 or more hex digits) and its fetch records.
 func runAuditShow(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("audit show", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("audit show", "audit show [flags] SHA", `Print the archived robots.txt body whose SHA-256 (or a unique prefix of 8 or
+more hex digits) is SHA, and its fetch records.`, stderr)
 	archive := fs.String("archive", "", "robots.txt archive `DIR` (default: audit.archive_dir of -config)")
 	cfgPath := fs.String("config", defaultConfig, "configuration `FILE` that names the archive when -archive is not given")
 	bodyOnly := fs.Bool("body", false, "print the body's octets only")
-	if err := fs.Parse(args); err != nil {
-		return usageErr("audit show: %v", err)
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		return usageErr("audit show: want one SHA (a robots_sha256 of the audit log)\n%s", usage)

@@ -8,6 +8,10 @@
 //	robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
 //	robotsproxy audit verify [-archive DIR] [-config FILE] [-genesis] [-allow-unverifiable] LOG...
 //	robotsproxy audit show [-archive DIR] [-config FILE] [-body] SHA
+//	robotsproxy version
+//
+// With no arguments, -h, --help or help, it lists the commands; every
+// command takes -h. Flags without a command are serve's.
 //
 // serve reloads its configuration on SIGHUP (see server.Server.Run).
 //
@@ -25,11 +29,11 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/check"
 	"github.com/robotsproxy/robotsproxy/config"
 	"github.com/robotsproxy/robotsproxy/server"
 )
@@ -48,6 +52,7 @@ const usage = `usage:
                                                             (the hash chain, and every decision re-decided from the robots.txt archive; LOG oldest first)
   robotsproxy audit show [-archive DIR] [-config FILE] [-body] SHA
                                                             (an archived robots.txt body and its fetch records)
+  robotsproxy version                                       (also -version)
 `
 
 // exitError carries an exit code out of run.
@@ -90,8 +95,18 @@ func exitCode(err error, stderr io.Writer) int {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cmd := "serve"
-	if len(args) > 0 && (args[0] == "serve" || args[0] == "check" || args[0] == "help" || args[0] == "ca" || args[0] == "hash-password" || args[0] == "audit") {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, help)
+		return nil
+	}
+	cmd := "serve" // flags without a command are serve's
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, help)
+		return nil
+	case "-version", "--version":
+		cmd, args = "version", args[1:]
+	case "serve", "check", "ca", "hash-password", "audit", "version":
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -103,17 +118,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runHashPassword(args, stdin, stdout, stderr)
 	case "audit":
 		return runAudit(args, stdin, stdout, stderr)
-	case "help":
-		fmt.Fprint(stdout, usage)
-		return nil
+	case "version":
+		return runVersion(args, stdout, stderr)
+	}
+	if !strings.HasPrefix(args[0], "-") {
+		return usageErr("unknown command %q\n%s", args[0], help)
 	}
 	return runServe(ctx, args, stdout, stderr)
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newServeFlags(stderr)
-	if err := f.fs.Parse(args); err != nil {
-		return usageErr("serve: %v", err)
+	if err := parseFlags(f.fs, args, stdout); err != nil {
+		return err
 	}
 	if f.fs.NArg() > 0 {
 		return usageErr("serve: unexpected arguments %q\n%s", f.fs.Args(), usage)
@@ -156,8 +173,8 @@ type serveFlags struct {
 }
 
 func newServeFlags(stderr io.Writer) *serveFlags {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", "serve [flags]", `Run the proxy. Flags override the keys of the configuration file; the file
+is read again on SIGHUP, and the flags keep winning.`, stderr)
 	return &serveFlags{
 		fs:           fs,
 		config:       fs.String("config", defaultConfig, "configuration `FILE`"),
@@ -215,25 +232,4 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
-}
-
-func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "write one JSON object per URL")
-	purpose := fs.String("usage", "", "write the usage preference for `PURPOSE` (train-ai, search, ai-input...) that applies to each URL")
-	if err := fs.Parse(args); err != nil {
-		return usageErr("check: %v", err)
-	}
-	if fs.NArg() < 3 {
-		return usageErr("check: want ROBOTS_FILE USER_AGENT URL...\n%s", usage)
-	}
-	all, err := check.Run(fs.Arg(0), fs.Arg(1), fs.Args()[2:], check.Options{JSON: *asJSON, Usage: *purpose, Stdin: stdin, Stdout: stdout})
-	switch {
-	case err != nil:
-		return &exitError{2, fmt.Errorf("check: %w", err)}
-	case !all:
-		return errDisallowed
-	}
-	return nil
 }

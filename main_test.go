@@ -549,3 +549,118 @@ func TestRunServeFlagsCompleteTheFile(t *testing.T) {
 		t.Errorf("serve with the open file alone: exit %d, %q; want 2 naming the file and allow_open_proxy", code, printed.String())
 	}
 }
+
+// TestRunHelpExitsZero: no arguments, -h, --help and help list the
+// commands on stdout and exit 0.
+func TestRunHelpExitsZero(t *testing.T) {
+	for _, args := range [][]string{nil, {"-h"}, {"-help"}, {"--help"}, {"help"}} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+		if code := exitCode(err, io.Discard); code != 0 {
+			t.Errorf("run(%q): got exit code %d (error %v), want 0", args, code, err)
+		}
+		for _, want := range []string{"commands:", "audit verify", "hash-password", "version", "robotsproxy COMMAND -h"} {
+			if !strings.Contains(stdout.String(), want) {
+				t.Errorf("run(%q): got stdout %q, want it to contain %q", args, stdout.String(), want)
+			}
+		}
+		if stderr.Len() != 0 {
+			t.Errorf("run(%q): got stderr %q, want none", args, stderr.String())
+		}
+	}
+}
+
+// TestRunSubcommandHelp: every command's -h prints its usage on stdout and
+// exits 0.
+func TestRunSubcommandHelp(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "-h"}, "usage: robotsproxy serve"},
+		{[]string{"serve", "--help"}, "-allow-open-proxy"},
+		{[]string{"check", "-h"}, "usage: robotsproxy check"},
+		{[]string{"audit", "-h"}, "usage: robotsproxy audit SUBCOMMAND"},
+		{[]string{"audit", "--help"}, "verify"},
+		{[]string{"audit", "report", "-h"}, "-format FORMAT"},
+		{[]string{"audit", "verify", "-h"}, "-genesis"},
+		{[]string{"audit", "show", "-h"}, "-body"},
+		{[]string{"ca", "-h"}, "ca init"},
+		{[]string{"ca", "init", "-h"}, "-cert FILE"},
+		{[]string{"hash-password", "-h"}, "-cost N"},
+		{[]string{"version", "-h"}, "usage: robotsproxy version"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), tt.args, strings.NewReader(""), &stdout, &stderr)
+		if code := exitCode(err, io.Discard); code != 0 {
+			t.Errorf("run(%q): got exit code %d (error %v), want 0", tt.args, code, err)
+		}
+		if !strings.Contains(stdout.String(), tt.want) {
+			t.Errorf("run(%q): got stdout %q, want it to contain %q", tt.args, stdout.String(), tt.want)
+		}
+	}
+}
+
+func TestRunVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"-version"}, {"--version"}} {
+		var stdout bytes.Buffer
+		err := run(context.Background(), args, nil, &stdout, io.Discard)
+		if code := exitCode(err, io.Discard); code != 0 {
+			t.Fatalf("run(%q): got exit code %d (error %v), want 0", args, code, err)
+		}
+		for _, want := range []string{"robotsproxy ", "\ncommit ", "\ngo go1."} {
+			if !strings.Contains(stdout.String(), want) {
+				t.Errorf("run(%q): got %q, want it to contain %q", args, stdout.String(), want)
+			}
+		}
+	}
+}
+
+// TestRunCheckArguments: check refuses what is not ROBOTS_FILE
+// USER_AGENT URL... before reading anything, with exit 2 and its usage.
+func TestRunCheckArguments(t *testing.T) {
+	robots := filepath.Join(t.TempDir(), "robots.txt")
+	if err := os.WriteFile(robots, []byte("User-agent: *\nDisallow: /action/\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"swapped", []string{robots, "https://x.org/action/x", "ExampleBot"}, "is a URL: the order is ROBOTS_FILE USER_AGENT URL"},
+		{"bad URL", []string{robots, "ExampleBot", "http://[::1"}, `"http://[::1"`},
+		{"trailing flag", []string{robots, "ExampleBot", "https://x.org/", "-json"}, "flags come before ROBOTS_FILE"},
+		{"relative URL", []string{robots, "ExampleBot", "action/x"}, "absolute http or https URL"},
+		{"other scheme", []string{robots, "ExampleBot", "ftp://x.org/action/x"}, "absolute http or https URL"},
+		{"no host", []string{robots, "ExampleBot", "https:///action/x"}, "no host"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr, printed bytes.Buffer
+			args := append([]string{"check"}, tt.args...)
+			if code := exitCode(run(context.Background(), args, nil, &stdout, &stderr), &printed); code != 2 {
+				t.Errorf("run(%q): got exit code %d, want 2; stdout %q", args, code, stdout.String())
+			}
+			if !strings.Contains(printed.String(), tt.want) {
+				t.Errorf("run(%q): got %q, want it to contain %q", args, printed.String(), tt.want)
+			}
+			if !strings.Contains(stderr.String(), "usage: robotsproxy check") {
+				t.Errorf("run(%q): got stderr %q, want the usage", args, stderr.String())
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("run(%q): got stdout %q, want nothing decided", args, stdout.String())
+			}
+		})
+	}
+	for _, ok := range [][]string{
+		{robots, "ExampleBot", "https://x.org/a", "/b", "http://[::1]:8080/c"},
+		{robots, "Mozilla/5.0 (compatible; ExampleBot/1.0; +https://x.org/bot)", "https://x.org/a"},
+	} {
+		args := append([]string{"check"}, ok...)
+		if code := exitCode(run(context.Background(), args, nil, io.Discard, io.Discard), io.Discard); code != 0 {
+			t.Errorf("run(%q): got exit code %d, want 0", args, code)
+		}
+	}
+}

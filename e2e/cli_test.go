@@ -304,3 +304,31 @@ func checkJSONLine(t *testing.T, fx checkFixture, u string, line []byte) {
 		}
 	}
 }
+
+// TestCLIHelpAndVersion runs the binary's help and version forms: each
+// exits 0 with its text on stdout.
+func TestCLIHelpAndVersion(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "commands:"},
+		{[]string{"-h"}, "commands:"},
+		{[]string{"--help"}, "commands:"},
+		{[]string{"help"}, "commands:"},
+		{[]string{"audit", "-h"}, "usage: robotsproxy audit SUBCOMMAND"},
+		{[]string{"audit", "verify", "-h"}, "usage: robotsproxy audit verify"},
+		{[]string{"serve", "-h"}, "usage: robotsproxy serve"},
+		{[]string{"version"}, "\ngo go1."},
+		{[]string{"-version"}, "robotsproxy "},
+	}
+	for _, tt := range tests {
+		stdout, stderr, code := runBinary(t, "", tt.args...)
+		if code != 0 || !strings.Contains(stdout, tt.want) {
+			t.Errorf("robotsproxy %q: got exit code %d, stdout %q, stderr %q; want 0 and %q", tt.args, code, stdout, stderr, tt.want)
+		}
+	}
+	if _, stderr, code := runBinary(t, "", "check", "robots.txt", "https://x.org/action/x", "ExampleBot"); code != 2 || !strings.Contains(stderr, "usage: robotsproxy check") {
+		t.Errorf("check with USER_AGENT and URL swapped: got exit code %d, stderr %q; want 2 and the usage", code, stderr)
+	}
+}
