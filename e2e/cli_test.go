@@ -48,7 +48,11 @@ func TestServeBrokenConfig(t *testing.T) {
 		want   []string // in stderr
 	}{
 		{"max_ttl above 24h", "cache:\n  max_ttl: 48h\n", []string{"max_ttl", "cache.max_ttl"}},
-		{"misspelt key", "robots:\n  timeoutt: 5s\n", []string{"timeoutt", "robots.timeoutt"}},
+		{"misspelt key", "robots:\n  timeoutt: 5s\n", []string{"timeoutt", "robots.timeoutt", "did you mean robots.timeout?"}},
+		{"misspelt top-level key", "allow_privat: true\n", []string{"allow_privat (line 1)", "did you mean allow_private?"}},
+		{"duration in days", "cache:\n  max_ttl: 1 day\n", []string{"cache.max_ttl (line 2)", "not a duration", "such as 500ms, 30s"}},
+		{"size with a unit", "robots:\n  max_bytes: 10MB\n", []string{"robots.max_bytes (line 2)", "not a size", "1048576"}},
+		{"bad mode", "mode: enforcing\n", []string{"mode: must be one of enforce, report", `for example "mode: enforce"`}},
 		{"wrong type", "cache:\n  max_entries: lots\n", []string{"cache.max_entries"}},
 		{"bad regexp", "identity:\n  overrides:\n    - user_agent: \"(\"\n      token: Bot\n", []string{"identity.overrides[0].user_agent"}},
 		{"bad CIDR", "allow_private_ranges: [10.0.0.0/33]\n", []string{"allow_private_ranges"}},
