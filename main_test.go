@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -662,5 +663,42 @@ func TestRunCheckArguments(t *testing.T) {
 		if code := exitCode(run(context.Background(), args, nil, io.Discard, io.Discard), io.Discard); code != 0 {
 			t.Errorf("run(%q): got exit code %d, want 0", args, code)
 		}
+	}
+}
+
+// TestRunServeBusyPort: a port in use fails serve (exit 1) with an error
+// that names the listener, its key and its flag.
+func TestRunServeBusyPort(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	addr := busy.Addr().String()
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("admin_listen: \"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"proxy", []string{"-listen", addr}, []string{"proxy listener on " + addr, "(listen, flag -listen)", "already in use", "choose another port with -listen or listen"}},
+		{"admin", []string{"-listen", "127.0.0.1:0", "-admin-listen", addr}, []string{"admin listener on " + addr, "(admin_listen, flag -admin-listen)", "already in use"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"serve", "-config", cfg}, tt.args...)
+			var printed bytes.Buffer
+			if code := exitCode(run(context.Background(), args, nil, io.Discard, io.Discard), &printed); code != 1 {
+				t.Errorf("run(%q): got exit code %d, want 1", args, code)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(printed.String(), w) {
+					t.Errorf("run(%q): got %q, want it to contain %q", args, printed.String(), w)
+				}
+			}
+		})
 	}
 }
