@@ -121,7 +121,7 @@ func archiveDir(fs *flag.FlagSet, archive, cfgPath string) (string, error) {
 	if archive != "" {
 		return archive, nil
 	}
-	cfg, err := loadConfig(cfgPath, isSet(fs, "config"), zerolog.Nop())
+	cfg, _, err := loadConfig(cfgPath, isSet(fs, "config"), zerolog.Nop())
 	if err != nil {
 		return "", err
 	}

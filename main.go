@@ -141,7 +141,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	logger := zerolog.New(stderr).With().Timestamp().Logger()
-	cfg, err := loadConfig(*f.config, isSet(f.fs, "config"), logger)
+	cfg, file, err := loadConfig(*f.config, isSet(f.fs, "config"), logger)
 	if err != nil {
 		return &exitError{2, err}
 	}
@@ -161,7 +161,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return f.apply(cfg)
 	}
-	return srv.Run(ctx, server.RunOptions{Reload: hup, Load: load})
+	ver, _, _ := buildVersion()
+	return srv.Run(ctx, server.RunOptions{Reload: hup, Load: load, ConfigFile: file, Version: ver})
 }
 
 // serveFlags are serve's flags; all but -config override configuration
@@ -217,15 +218,16 @@ func (f *serveFlags) apply(cfg config.Config) (config.Config, error) {
 	return cfg, nil
 }
 
-// loadConfig reads the configuration. A missing default ./config.yaml means
-// the built-in defaults; a missing file named with -config is an error.
-func loadConfig(path string, explicit bool, logger zerolog.Logger) (config.Config, error) {
-	cfg, err := config.DecodeFile(path) // validated with the flags applied
+// loadConfig reads the configuration and returns it with the file it came
+// from. A missing default ./config.yaml means the built-in defaults (and
+// file ""); a missing file named with -config is an error.
+func loadConfig(path string, explicit bool, logger zerolog.Logger) (cfg config.Config, file string, err error) {
+	cfg, err = config.DecodeFile(path) // validated with the flags applied
 	if err != nil && !explicit && errors.Is(err, fs.ErrNotExist) {
 		logger.Info().Str("config", path).Msg("no configuration file; using the built-in defaults")
-		return config.Default(), nil
+		return config.Default(), "", nil
 	}
-	return cfg, err
+	return cfg, path, err
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {

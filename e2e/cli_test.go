@@ -336,3 +336,78 @@ func TestCLIHelpAndVersion(t *testing.T) {
 		t.Errorf("check with USER_AGENT and URL swapped: got exit code %d, stderr %q; want 2 and the usage", code, stderr)
 	}
 }
+
+// startupLine waits for serve's "started" line on stderr and returns it,
+// raw and decoded.
+func startupLine(t *testing.T, p *proxyProcess) (string, map[string]any) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, line := range p.stderr.lines() {
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil && m["message"] == "started" {
+				return line, m
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no \"started\" line within 30s; stderr:\n%s", p.stderr)
+	return "", nil
+}
+
+// TestStartupLine: serve writes one JSON line at start saying what is in
+// force; the fleet store appears as scheme and host only.
+func TestStartupLine(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	body := fmt.Sprintf(`mode: report
+log:
+  file: %s
+audit:
+  archive_dir: %s
+politeness:
+  crawl_delay: enforce
+  max_concurrent_per_host: 4
+usage:
+  enforce: true
+  purposes:
+    GPTBot: [train-ai]
+shared:
+  redis_url: redis://robots:s3cret@127.0.0.1:1/2
+`, filepath.Join(dir, "audit.log"), filepath.Join(dir, "archive"))
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, "", "-config", cfg)
+	raw, m := startupLine(t, p)
+	want := map[string]any{
+		"mode":        "report",
+		"config":      cfg,
+		"audit_log":   filepath.Join(dir, "audit.log"),
+		"archive":     filepath.Join(dir, "archive"),
+		"ca":          "off",
+		"fleet_store": "redis://127.0.0.1:1",
+		"listeners":   map[string]any{"proxy": p.proxyAddr, "admin": p.adminAddr},
+		"politeness":  map[string]any{"crawl_delay": "enforce", "backoff": "ignore", "on_early": "wait", "max_concurrent_per_host": 4.0},
+		"usage":       map[string]any{"enforce": true, "purposes_for": []any{"GPTBot"}},
+	}
+	for k, v := range want {
+		if !reflect.DeepEqual(m[k], v) {
+			t.Errorf("startup line %s: got %v, want %v; line %s", k, m[k], v, raw)
+		}
+	}
+	if strings.Contains(raw, "s3cret") || strings.Contains(raw, "robots:") {
+		t.Errorf("startup line shows the store's credentials: %s", raw)
+	}
+	if n := strings.Count(p.stderr.String(), `"message":"started"`); n != 1 {
+		t.Errorf("got %d startup lines, want 1", n)
+	}
+	p.stop(t)
+
+	// Without a file: the built-in defaults, and the flags in force.
+	p = startServe(t, t.TempDir(), "-mode", "enforce")
+	if _, m = startupLine(t, p); m["config"] != "none (built-in defaults)" || m["mode"] != "enforce" || m["fleet_store"] != "off" || m["archive"] != "off" || m["audit_log"] != "stdout" {
+		t.Errorf("startup line without a file: got %v", m)
+	}
+	p.stop(t)
+}

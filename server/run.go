@@ -87,6 +87,7 @@ func (s *Server) serve(ctx context.Context, proxyLn, adminLn net.Listener) error
 		s.log.Info().Str("listener", [...]string{"proxy", "admin"}[i]).Str("addr", lns[i].Addr().String()).Msg("listening")
 		go func() { errc <- srv.Serve(lns[i]) }()
 	}
+	s.logStartup([]string{"proxy", "admin"}, lns)
 	s.ready.set(phaseServing)
 	serveErr := s.wait(ctx, errc)
 	s.ready.set(phaseStopping)
