@@ -7,6 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -410,4 +414,56 @@ shared:
 		t.Errorf("startup line without a file: got %v", m)
 	}
 	p.stop(t)
+}
+
+// TestServeAuditFlags: -audit-log, -archive-dir and -mode report set up
+// auditing without a configuration file, and "audit verify" re-decides
+// the lines from that archive; without it, it checks the chain only.
+func TestServeAuditFlags(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, "User-agent: ExampleBot\nDisallow: /private\n")
+			return
+		}
+		io.WriteString(w, "origin")
+	}))
+	defer origin.Close()
+	dir := t.TempDir()
+	logPath, archive := filepath.Join(dir, "audit.log"), filepath.Join(dir, "archive")
+	p := startServe(t, t.TempDir(), "-audit-log", logPath, "-archive-dir", archive, "-mode", "report")
+	proxyURL, _ := url.Parse("http://" + p.proxyAddr)
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}, Timeout: 10 * time.Second}
+	for _, path := range []string{"/public", "/private/x"} {
+		req, _ := http.NewRequest("GET", origin.URL+path, nil)
+		req.Header.Set("User-Agent", "ExampleBot/1.0")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 { // report mode forwards the disallowed one too
+			t.Errorf("GET %s: got status %d, want 200 in report mode", path, resp.StatusCode)
+		}
+	}
+	p.stop(t)
+	if p.stdout.String() != "" {
+		t.Errorf("stdout: got %q, want the audit lines in -audit-log only", p.stdout.String())
+	}
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n != 2 || !strings.Contains(string(b), `"decision":"deny","reason":"rule","enforced":false`) {
+		t.Errorf("audit log: got %d lines, want 2 in report mode:\n%s", n, b)
+	}
+	stdout, stderr, code := runBinary(t, "", "audit", "verify", "-archive", archive, logPath)
+	if code != 0 || !strings.Contains(stdout, "2 verified") {
+		t.Errorf("audit verify -archive: got exit code %d, want 0 and 2 verified; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	cmd := exec.Command(binary, "audit", "verify", logPath)
+	cmd.Dir = t.TempDir() // no config.yaml: no archive
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), "OK: the chain holds") {
+		t.Errorf("audit verify without an archive: got %v, stdout:\n%s", err, out)
+	}
 }
