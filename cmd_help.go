@@ -19,12 +19,14 @@ commands:
   audit show     print an archived robots.txt body and its fetch records
   ca init        create a CA for intercepting HTTPS
   hash-password  print a bcrypt hash for identity.users
+  healthcheck    probe a running serve's admin endpoint (for container health checks)
   version        print the version, the commit and the Go version
   help           print this help
 
 "robotsproxy COMMAND -h" prints a command's flags.
 Exit codes: 0 success; 1 check: a URL is disallowed, audit verify: a line does
-not verify, serve: a runtime failure; 2 usage, configuration or I/O error.
+not verify, healthcheck: not ready, serve: a runtime failure; 2 usage,
+configuration or I/O error.
 
 ` + usage
 

@@ -8,6 +8,7 @@
 //	robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
 //	robotsproxy audit verify [-archive DIR] [-config FILE] [-chain-only] [-genesis] [-allow-unverifiable] LOG...
 //	robotsproxy audit show [-archive DIR] [-config FILE] [-body] SHA
+//	robotsproxy healthcheck [-addr HOST:PORT] [-path /readyz|/healthz] [-timeout D]
 //	robotsproxy version
 //
 // With no arguments, -h, --help or help, it lists the commands; every
@@ -16,8 +17,9 @@
 // serve reloads its configuration on SIGHUP (see server.Server.Run).
 //
 // Exit codes: 0 success (check: all allowed); 1 check: at least one URL
-// disallowed, audit verify: a line does not verify, serve: a runtime
-// failure; 2 usage, configuration or I/O error.
+// disallowed, audit verify: a line does not verify, healthcheck: not
+// ready or not answering, serve: a runtime failure; 2 usage,
+// configuration or I/O error.
 package main
 
 import (
@@ -52,6 +54,8 @@ const usage = `usage:
                                                             (the hash chain, and every decision re-decided from the robots.txt archive; LOG oldest first)
   robotsproxy audit show [-archive DIR] [-config FILE] [-body] SHA
                                                             (an archived robots.txt body and its fetch records)
+  robotsproxy healthcheck [-addr HOST:PORT] [-path /readyz|/healthz] [-timeout D]
+                                                            (exit 0 when the admin endpoint answers 200: for HEALTHCHECK)
   robotsproxy version                                       (also -version)
 `
 
@@ -106,7 +110,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return nil
 	case "-version", "--version":
 		cmd, args = "version", args[1:]
-	case "serve", "check", "ca", "hash-password", "audit", "version":
+	case "serve", "check", "ca", "hash-password", "audit", "version", "healthcheck":
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -120,6 +124,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runAudit(args, stdin, stdout, stderr)
 	case "version":
 		return runVersion(args, stdout, stderr)
+	case "healthcheck":
+		return runHealthcheck(ctx, args, stdout, stderr)
 	}
 	if !strings.HasPrefix(args[0], "-") {
 		return usageErr("unknown command %q\n%s", args[0], help)

@@ -10,9 +10,12 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
@@ -700,5 +703,59 @@ func TestRunServeBusyPort(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestRunHealthcheck(t *testing.T) {
+	var ready atomic.Bool
+	admin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !ready.Load() && r.URL.Path == "/readyz" {
+			http.Error(w, "not ready: starting", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ready\n")
+	}))
+	defer admin.Close()
+	addr := strings.TrimPrefix(admin.URL, "http://")
+	tests := []struct {
+		name  string
+		ready bool
+		args  []string
+		code  int
+		want  string // in stdout, or in what exitCode prints
+	}{
+		{"ready", true, []string{"-addr", addr}, 0, "/readyz: ready"},
+		{"not ready", false, []string{"-addr", addr}, 1, "503 Service Unavailable not ready: starting"},
+		{"alive though not ready", false, []string{"-addr", addr, "-path", "/healthz"}, 0, "/healthz: ready"},
+		{"bad path", true, []string{"-addr", addr, "-path", "/metrics"}, 2, "want /readyz or /healthz"},
+		{"bad addr", true, []string{"-addr", "9090"}, 2, "want HOST:PORT"},
+		{"bad timeout", true, []string{"-addr", addr, "-timeout", "0s"}, 2, "positive duration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ready.Store(tt.ready)
+			var stdout, printed bytes.Buffer
+			args := append([]string{"healthcheck"}, tt.args...)
+			if code := exitCode(run(context.Background(), args, nil, &stdout, io.Discard), &printed); code != tt.code {
+				t.Errorf("run(%q): got exit code %d, want %d; printed %q", args, code, tt.code, printed.String())
+			}
+			if out := stdout.String() + printed.String(); !strings.Contains(out, tt.want) {
+				t.Errorf("run(%q): got %q, want it to contain %q", args, out, tt.want)
+			}
+		})
+	}
+}
+
+func TestProbeURL(t *testing.T) {
+	for _, tt := range []struct{ addr, want string }{
+		{"127.0.0.1:9090", "http://127.0.0.1:9090/readyz"},
+		{"0.0.0.0:9090", "http://127.0.0.1:9090/readyz"},
+		{":9090", "http://127.0.0.1:9090/readyz"},
+		{"[::]:9090", "http://[::1]:9090/readyz"},
+		{"admin.local:9090", "http://admin.local:9090/readyz"},
+	} {
+		if got, err := probeURL(tt.addr, "/readyz"); err != nil || got != tt.want {
+			t.Errorf("probeURL(%q): got %q, %v; want %q", tt.addr, got, err, tt.want)
+		}
 	}
 }

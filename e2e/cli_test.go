@@ -467,3 +467,24 @@ func TestServeAuditFlags(t *testing.T) {
 		t.Errorf("audit verify without an archive: got %v, stdout:\n%s", err, out)
 	}
 }
+
+// TestHealthcheck probes a running serve's admin listener with the
+// binary's healthcheck, as a container's HEALTHCHECK does.
+func TestHealthcheck(t *testing.T) {
+	p := startServe(t, t.TempDir())
+	_, port, _ := strings.Cut(p.adminAddr, ":")
+	for _, args := range [][]string{
+		{"healthcheck", "-addr", p.adminAddr},
+		{"healthcheck", "-addr", "0.0.0.0:" + port, "-path", "/healthz", "-timeout", "5s"},
+	} {
+		stdout, stderr, code := runBinary(t, "", args...)
+		if code != 0 {
+			t.Errorf("robotsproxy %q: got exit code %d, want 0; stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+	}
+	p.stop(t)
+	_, stderr, code := runBinary(t, "", "healthcheck", "-addr", p.adminAddr, "-timeout", "2s")
+	if code != 1 || !strings.Contains(stderr, "healthcheck:") {
+		t.Errorf("healthcheck of a stopped serve: got exit code %d, stderr %q; want 1 and the reason", code, stderr)
+	}
+}
