@@ -1,7 +1,7 @@
 // Command robotsproxy is a forward HTTP(S) proxy that makes crawlers obey
 // robots.txt (RFC 9309).
 //
-//	robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-audit-log FILE] [-archive-dir DIR] [-ca-cert FILE -ca-key FILE]
+//	robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-audit-log FILE] [-archive-dir DIR] [-ca-cert FILE -ca-key FILE] [-check-config]
 //	robotsproxy check [-json] [-usage PURPOSE] ROBOTS_FILE USER_AGENT URL...
 //	robotsproxy ca init -cert FILE -key FILE [-name NAME]
 //	robotsproxy hash-password [-cost N] < password
@@ -43,7 +43,7 @@ import (
 const defaultConfig = "config.yaml"
 
 const usage = `usage:
-  robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-audit-log FILE] [-archive-dir DIR] [-ca-cert FILE -ca-key FILE]
+  robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-audit-log FILE] [-archive-dir DIR] [-ca-cert FILE -ca-key FILE] [-check-config]
   robotsproxy check [-json] ROBOTS_FILE USER_AGENT URL...   (URL "-" reads URLs from stdin)
                                                             (-usage PURPOSE: also the usage preference for train-ai, search, ai-input...)
   robotsproxy ca init -cert FILE -key FILE [-name NAME]     (a new interception CA; the key is written 0600)
@@ -154,6 +154,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if cfg, err = f.apply(cfg); err != nil {
 		return &exitError{2, err}
 	}
+	if *f.checkConfig {
+		if file == "" {
+			file = "none (built-in defaults)"
+		}
+		fmt.Fprintf(stdout, "configuration %s with the flags: valid (mode %s, listen %s, admin_listen %q)\n", file, cfg.Mode, cfg.Listen, cfg.AdminListen)
+		return nil
+	}
 	srv, err := server.New(cfg, stdout, logger)
 	if err != nil {
 		return &exitError{2, err}
@@ -177,7 +184,7 @@ type serveFlags struct {
 	fs                                         *flag.FlagSet
 	config, listen, admin, mode, caCert, caKey *string
 	auditLog, archiveDir                       *string
-	allowPrivate, allowOpen                    *bool
+	allowPrivate, allowOpen, checkConfig       *bool
 }
 
 func newServeFlags(stderr io.Writer) *serveFlags {
@@ -194,6 +201,7 @@ is read again on SIGHUP, and the flags keep winning.`, stderr)
 		caCert:       fs.String("ca-cert", "", "intercept HTTPS with the CA certificate `FILE` (overrides mitm.ca_cert)"),
 		caKey:        fs.String("ca-key", "", "the CA's private key `FILE` (overrides mitm.ca_key)"),
 		auditLog:     fs.String("audit-log", "", "write audit lines to `FILE`, rotated (overrides log.file; default stdout)"),
+		checkConfig:  fs.Bool("check-config", false, "validate the configuration with the flags applied, print what is in force, and exit: 0 when it is valid, 2 when not"),
 		archiveDir:   fs.String("archive-dir", "", "keep every robots.txt fetched in `DIR`, for audit verify (overrides audit.archive_dir)"),
 	}
 }

@@ -759,3 +759,28 @@ func TestProbeURL(t *testing.T) {
 		}
 	}
 }
+
+// TestRunServeCheckConfig: -check-config validates with the flags applied
+// and exits without listening.
+func TestRunServeCheckConfig(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "open.yaml")
+	if err := os.WriteFile(cfg, []byte("listen: 0.0.0.0:8080\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"serve", "-check-config", "-config", cfg, "-allow-open-proxy"}, 0, "open.yaml with the flags: valid (mode enforce, listen 0.0.0.0:8080"},
+		{[]string{"serve", "-check-config", "-config", cfg}, 2, "allow_open_proxy"},
+	} {
+		var stdout, printed bytes.Buffer
+		if code := exitCode(run(context.Background(), tt.args, nil, &stdout, io.Discard), &printed); code != tt.code {
+			t.Errorf("run(%q): got exit code %d, want %d", tt.args, code, tt.code)
+		}
+		if out := stdout.String() + printed.String(); !strings.Contains(out, tt.want) {
+			t.Errorf("run(%q): got %q, want it to contain %q", tt.args, out, tt.want)
+		}
+	}
+}
