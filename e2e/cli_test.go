@@ -488,3 +488,19 @@ func TestHealthcheck(t *testing.T) {
 		t.Errorf("healthcheck of a stopped serve: got exit code %d, stderr %q; want 1 and the reason", code, stderr)
 	}
 }
+
+// TestDockerConfigServes: the image's configuration starts with the
+// image's ENTRYPOINT flags (ports 0 here), and its admin listener answers
+// the image's HEALTHCHECK.
+func TestDockerConfigServes(t *testing.T) {
+	cfg, err := filepath.Abs(filepath.Join("..", "deploy", "docker", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startBinary(t, t.TempDir(), nil, "serve", "-config", cfg, "-listen", "0.0.0.0:0", "-admin-listen", "0.0.0.0:0")
+	port := p.adminAddr[strings.LastIndexByte(p.adminAddr, ':')+1:]
+	if stdout, stderr, code := runBinary(t, "", "healthcheck", "-addr", "127.0.0.1:"+port, "-timeout", "3s"); code != 0 {
+		t.Errorf("healthcheck: got exit code %d, want 0; stdout %q, stderr %q", code, stdout, stderr)
+	}
+	p.stop(t)
+}
