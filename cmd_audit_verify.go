@@ -20,8 +20,11 @@ import (
 // stderr.
 func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("audit verify", "audit verify [flags] LOG...", `Verify the hash chain of the audit logs (oldest first), and re-decide every
-decision line from the robots.txt archive. Exit 0 when everything verifies,
-1 when anything does not.`, stderr)
+decision line from the robots.txt archive. Without an archive (-archive or
+audit.archive_dir) only the chain is checked, as with -chain-only. Lines of
+the proxy's own log (JSON lines starting with "level") are counted as
+operational and skipped. Exit 0 when everything verifies, 1 when anything
+does not.`, stderr)
 	archive := fs.String("archive", "", "robots.txt archive `DIR` (default: audit.archive_dir of -config)")
 	cfgPath := fs.String("config", defaultConfig, "configuration `FILE` that names the archive when -archive is not given")
 	genesis := fs.Bool("genesis", false, "require the first line to start the chain (prev of 64 zeros)")

@@ -196,7 +196,7 @@ is read again on SIGHUP, and the flags keep winning.`, stderr)
 		listen:       fs.String("listen", "", "proxy listen address `HOST:PORT` (overrides listen)"),
 		admin:        fs.String("admin-listen", "", "admin listen address `HOST:PORT` for /healthz, /readyz and /metrics (overrides admin_listen)"),
 		allowPrivate: fs.Bool("allow-private", false, "allow loopback, private and link-local destinations (overrides allow_private)"),
-		mode:         fs.String("mode", "", "`enforce` or report: how robots.txt denials are acted on (overrides mode)"),
+		mode:         fs.String("mode", "", "how robots.txt denials are acted on, `MODE` enforce or report (overrides mode)"),
 		allowOpen:    fs.Bool("allow-open-proxy", false, "allow listening beyond loopback without identity.users or client_ranges, and an admin listener beyond loopback (overrides allow_open_proxy)"),
 		caCert:       fs.String("ca-cert", "", "intercept HTTPS with the CA certificate `FILE` (overrides mitm.ca_cert)"),
 		caKey:        fs.String("ca-key", "", "the CA's private key `FILE` (overrides mitm.ca_key)"),
