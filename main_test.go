@@ -784,3 +784,18 @@ func TestRunServeCheckConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionFromLdflags: -ldflags "-X main.version=... -X main.commit=..."
+// win over the module's build information.
+func TestVersionFromLdflags(t *testing.T) {
+	oldV, oldC := version, commit
+	t.Cleanup(func() { version, commit = oldV, oldC })
+	version, commit = "1.2.3", "0123abc"
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"version"}, nil, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if want := "robotsproxy 1.2.3\ncommit 0123abc\ngo go1."; !strings.HasPrefix(stdout.String(), want) {
+		t.Errorf("version: got %q, want it to start with %q", stdout.String(), want)
+	}
+}
