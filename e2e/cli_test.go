@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -503,4 +504,24 @@ func TestDockerConfigServes(t *testing.T) {
 		t.Errorf("healthcheck: got exit code %d, want 0; stdout %q, stderr %q", code, stdout, stderr)
 	}
 	p.stop(t)
+}
+
+// TestServeBusyPort: a port in use ends serve with exit code 1 and a
+// message naming the listener, its key and its flag.
+func TestServeBusyPort(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	addr := busy.Addr().String()
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("mode: enforce\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runBinary(t, "", "serve", "-config", cfg, "-listen", "127.0.0.1:0", "-admin-listen", addr)
+	want := "admin listener on " + addr + " (admin_listen, flag -admin-listen): the address is already in use"
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("serve with the admin port in use: got exit code %d, stderr %q; want 1 and %q", code, stderr, want)
+	}
 }
