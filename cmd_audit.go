@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +17,11 @@ import (
 // subcommand is one more case here and a line in usage.
 func runAudit(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageErr("audit: want a subcommand (report, verify, show)\n%s", usage)
+		return usageErr("audit: want a subcommand (report, verify, show)\n%s", auditHelp)
+	}
+	if isHelp(args[0]) {
+		fmt.Fprint(stdout, auditHelp)
+		return nil
 	}
 	switch args[0] {
 	case "report":
@@ -28,14 +31,25 @@ func runAudit(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	case "show":
 		return runAuditShow(args[1:], stdout, stderr)
 	}
-	return usageErr("audit: unknown subcommand %q\n%s", args[0], usage)
+	return usageErr("audit: unknown subcommand %q\n%s", args[0], auditHelp)
 }
+
+// auditHelp is what "robotsproxy audit -h" prints.
+const auditHelp = `usage: robotsproxy audit SUBCOMMAND [flags] LOG...
+
+subcommands:
+  report  summarise audit logs as text, json, csv or html
+  verify  verify the hash chain, and re-decide every decision from the robots.txt archive
+  show    print an archived robots.txt body and its fetch records
+
+"robotsproxy audit SUBCOMMAND -h" prints a subcommand's flags.
+`
 
 // runAuditReport implements "robotsproxy audit report [-format F] [-o FILE]
 // [-since T] [-until T] [-token T] [-host H] [-top N] LOG...".
 func runAuditReport(args []string, stdin io.Reader, stdout, stderr io.Writer, now func() time.Time) error {
-	fs := flag.NewFlagSet("audit report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("audit report", "audit report [flags] LOG...", `Summarise audit logs: decisions by reason, product token and host, over time.
+LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
 	format := fs.String("format", "text", "output `FORMAT`: "+strings.Join(report.Formats(), ", "))
 	out := fs.String("o", "", "write the report to `FILE` instead of stdout")
 	since := fs.String("since", "", "only lines at or after `TIME` (RFC 3339, YYYY-MM-DD, or a duration such as 24h: that long ago)")
@@ -43,8 +57,8 @@ func runAuditReport(args []string, stdin io.Reader, stdout, stderr io.Writer, no
 	token := fs.String("token", "", "only lines of product `TOKEN`")
 	host := fs.String("host", "", "only lines for `HOST`")
 	top := fs.Int("top", -1, "rows shown per table, `N`; 0 shows every tracked row (default 50 for text and html, all for json and csv)")
-	if err := fs.Parse(args); err != nil {
-		return usageErr("audit report: %v", err)
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	if fs.NArg() == 0 {
 		return usageErr("audit report: want at least one LOG (a file, or - for stdin)\n%s", usage)

@@ -14,17 +14,24 @@ import (
 )
 
 // runAuditVerify implements "robotsproxy audit verify [-archive DIR]
-// [-config FILE] [-genesis] [-allow-unverifiable] LOG...": exit 0 when
-// everything verifies, 1 when anything does not, 2 on usage or I/O errors.
+// [-config FILE] [-chain-only] [-genesis] [-allow-unverifiable] LOG...":
+// exit 0 when everything verifies, 1 when anything does not, 2 on usage or
+// I/O errors. Without an archive it checks the chain only, and says so on
+// stderr.
 func runAuditVerify(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("audit verify", "audit verify [flags] LOG...", `Verify the hash chain of the audit logs (oldest first), and re-decide every
+decision line from the robots.txt archive. Without an archive (-archive or
+audit.archive_dir) only the chain is checked, as with -chain-only. Lines of
+the proxy's own log (JSON lines starting with "level") are counted as
+operational and skipped. Exit 0 when everything verifies, 1 when anything
+does not.`, stderr)
 	archive := fs.String("archive", "", "robots.txt archive `DIR` (default: audit.archive_dir of -config)")
 	cfgPath := fs.String("config", defaultConfig, "configuration `FILE` that names the archive when -archive is not given, and the exempt_hosts that lines with reason override are checked against")
 	genesis := fs.Bool("genesis", false, "require the first line to start the chain (prev of 64 zeros)")
 	allowUnverifiable := fs.Bool("allow-unverifiable", false, "exit 0 even when some decision lines cannot be re-decided (no archived body or fetch record)")
-	if err := fs.Parse(args); err != nil {
-		return usageErr("audit verify: %v", err)
+	chainOnly := fs.Bool("chain-only", false, "check the hash chain only, without re-deciding decisions (chosen when no archive is given or configured)")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	if fs.NArg() == 0 {
 		return usageErr("audit verify: want at least one LOG, oldest first\n%s", usage)
@@ -35,21 +42,28 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	}
 	var exempt []string // nil: override lines are unverifiable
 	if isSet(fs, "config") {
-		cfg, err := loadConfig(*cfgPath, true, zerolog.Nop())
+		cfg, _, err := loadConfig(*cfgPath, true, zerolog.Nop())
 		if err != nil {
 			return &exitError{2, fmt.Errorf("audit verify: %w", err)}
 		}
 		exempt = append([]string{}, cfg.ExemptHosts...)
 	}
+	if dir == "" && !*chainOnly {
+		*chainOnly = true
+		fmt.Fprintln(stderr, "audit verify: no robots.txt archive (-archive DIR or audit.archive_dir): checking the hash chain only (-chain-only)")
+	}
+	if *chainOnly {
+		dir = ""
+	}
 	out := bufio.NewWriter(stdout)
-	res, err := audit.Verify(fs.Args(), audit.VerifyOptions{Archive: dir, Genesis: *genesis, ExemptHosts: exempt,
+	res, err := audit.Verify(fs.Args(), audit.VerifyOptions{Archive: dir, ChainOnly: *chainOnly, Genesis: *genesis, ExemptHosts: exempt,
 		Report: func(p audit.Problem) { fmt.Fprintln(out, p) }})
 	if err != nil {
 		out.Flush()
 		return &exitError{2, fmt.Errorf("audit verify: %w", err)}
 	}
 	ok := res.OK(*allowUnverifiable)
-	writeVerifySummary(out, res, dir, ok)
+	writeVerifySummary(out, res, dir, *chainOnly, ok)
 	if err := out.Flush(); err != nil {
 		return &exitError{2, fmt.Errorf("audit verify: %w", err)}
 	}
@@ -60,14 +74,22 @@ func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 }
 
 // writeVerifySummary writes the counts and the chain's start and head.
-func writeVerifySummary(w io.Writer, r *audit.VerifyResult, dir string, ok bool) {
+func writeVerifySummary(w io.Writer, r *audit.VerifyResult, dir string, chainOnly, ok bool) {
 	if dir == "" {
 		dir = "none"
 	}
 	fmt.Fprintf(w, "lines        %d in %d files\n", r.Lines, r.Files)
-	fmt.Fprintf(w, "decisions    %d: %d verified, %d differ, %d on an altered archive, %d unverifiable (archive %s)\n",
-		r.Decisions, r.Verified, r.Differ, r.Altered, r.Unverifiable, dir)
-	fmt.Fprintf(w, "other lines  %d, chained only\n", r.ChainOnly)
+	if chainOnly {
+		fmt.Fprintf(w, "decisions    not re-decided (-chain-only: the hash chain only)\n")
+		fmt.Fprintf(w, "audit lines  %d, chained\n", r.ChainOnly)
+	} else {
+		fmt.Fprintf(w, "decisions    %d: %d verified, %d differ, %d on an altered archive, %d unverifiable (archive %s)\n",
+			r.Decisions, r.Verified, r.Differ, r.Altered, r.Unverifiable, dir)
+		fmt.Fprintf(w, "other lines  %d, chained only\n", r.ChainOnly)
+	}
+	if r.Operational > 0 {
+		fmt.Fprintf(w, "operational  %d of the proxy's own log messages (\"level\" lines), not audit lines: skipped\n", r.Operational)
+	}
 	fmt.Fprintf(w, "bad lines    %d\n", r.BadLines)
 	if r.Lines > 0 {
 		start := "continues a chain whose earlier lines were not given"
@@ -83,6 +105,9 @@ func writeVerifySummary(w io.Writer, r *audit.VerifyResult, dir string, ok bool)
 		fmt.Fprintf(w, "chain        %d broken links, the first at %s:%d\n", r.ChainBreaks, r.FirstBreak.File, r.FirstBreak.Line)
 	}
 	verdict := "OK: every line verifies"
+	if chainOnly {
+		verdict = "OK: the chain holds"
+	}
 	if !ok {
 		verdict = "FAIL"
 	}
@@ -93,13 +118,13 @@ func writeVerifySummary(w io.Writer, r *audit.VerifyResult, dir string, ok bool)
 // FILE] [-body] SHA": the archived robots.txt body with that SHA-256 (or
 // a unique prefix of 8 or more hex digits) and its fetch records.
 func runAuditShow(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("audit show", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("audit show", "audit show [flags] SHA", `Print the archived robots.txt body whose SHA-256 (or a unique prefix of 8 or
+more hex digits) is SHA, and its fetch records.`, stderr)
 	archive := fs.String("archive", "", "robots.txt archive `DIR` (default: audit.archive_dir of -config)")
 	cfgPath := fs.String("config", defaultConfig, "configuration `FILE` that names the archive when -archive is not given")
 	bodyOnly := fs.Bool("body", false, "print the body's octets only")
-	if err := fs.Parse(args); err != nil {
-		return usageErr("audit show: %v", err)
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		return usageErr("audit show: want one SHA (a robots_sha256 of the audit log)\n%s", usage)
@@ -128,7 +153,7 @@ func archiveDir(fs *flag.FlagSet, archive, cfgPath string) (string, error) {
 	if archive != "" {
 		return archive, nil
 	}
-	cfg, err := loadConfig(cfgPath, isSet(fs, "config"), zerolog.Nop())
+	cfg, _, err := loadConfig(cfgPath, isSet(fs, "config"), zerolog.Nop())
 	if err != nil {
 		return "", err
 	}

@@ -96,26 +96,63 @@ func TestRunAuditVerifyAndShow(t *testing.T) {
 	}
 }
 
-// TestRunAuditVerifyWithoutArchive: with no archive named anywhere the
-// chain is checked and every decision is unverifiable: exit 1, or 0 with
-// -allow-unverifiable.
+// TestRunAuditVerifyWithoutArchive: with no archive named anywhere only
+// the chain is checked (-chain-only, said on stderr): exit 0 when it
+// holds, 1 when a line was edited.
 func TestRunAuditVerifyWithoutArchive(t *testing.T) {
-	_, log, _ := verifyFixture(t)
+	archive, log, _ := verifyFixture(t)
+	b, _ := os.ReadFile(log)
+	edited := filepath.Join(filepath.Dir(log), "edited.log") // the first line: the second's prev no longer matches
+	os.WriteFile(edited, bytes.Replace(b, []byte(`"decision":"deny"`), []byte(`"decision":"allow"`), 1), 0o644)
 	t.Chdir(t.TempDir()) // no ./config.yaml
+	const notice = "checking the hash chain only (-chain-only)"
 	for _, tt := range []struct {
-		args []string
-		code int
+		args       []string
+		code       int
+		want       string // in stdout
+		wantNotice bool
 	}{
-		{[]string{"audit", "verify", log}, 1},
-		{[]string{"audit", "verify", "-allow-unverifiable", log}, 0},
+		{[]string{"audit", "verify", log}, 0, "result       OK: the chain holds", true},
+		{[]string{"audit", "verify", log}, 0, "audit lines  2, chained", true},
+		{[]string{"audit", "verify", "-chain-only", log}, 0, "decisions    not re-decided (-chain-only", false},
+		{[]string{"audit", "verify", "-chain-only", "-archive", archive, log}, 0, "result       OK: the chain holds", false},
+		{[]string{"audit", "verify", edited}, 1, edited + ":2: chain: prev", true},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(context.Background(), tt.args, strings.NewReader(""), &stdout, &stderr)
 		if code := exitCode(err, &stderr); code != tt.code {
-			t.Errorf("%v: exit got %d, want %d", tt.args, code, tt.code)
+			t.Errorf("%v: exit got %d, want %d; stdout:\n%s", tt.args, code, tt.code, stdout.String())
 		}
-		if want := log + ":1: unverifiable: no robots.txt archive given"; !strings.Contains(stdout.String(), want) {
-			t.Errorf("%v: want %q in\n%s", tt.args, want, stdout.String())
+		if !strings.Contains(stdout.String(), tt.want) {
+			t.Errorf("%v: want %q in\n%s", tt.args, tt.want, stdout.String())
+		}
+		if strings.Contains(stdout.String(), "unverifiable:") {
+			t.Errorf("%v: got unverifiable lines without an archive:\n%s", tt.args, stdout.String())
+		}
+		if got := strings.Contains(stderr.String(), notice); got != tt.wantNotice {
+			t.Errorf("%v: notice %q on stderr: got %v, want %v; stderr %q", tt.args, notice, got, tt.wantNotice, stderr.String())
+		}
+	}
+}
+
+// TestRunAuditVerifyOperationalLines: serve's own log messages in the
+// audit log's file (stdout and stderr to one file) are named and skipped,
+// neither problems nor links of the chain.
+func TestRunAuditVerifyOperationalLines(t *testing.T) {
+	archive, log, _ := verifyFixture(t)
+	b, _ := os.ReadFile(log)
+	lines := strings.SplitAfter(string(b), "\n")
+	op := `{"level":"info","listener":"proxy","addr":"127.0.0.1:8080","time":"2026-11-22T20:10:49Z","message":"listening"}` + "\n"
+	mixed := filepath.Join(filepath.Dir(log), "mixed.log")
+	os.WriteFile(mixed, []byte(op+lines[0]+op+lines[1]), 0o644)
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"audit", "verify", "-archive", archive, mixed}, strings.NewReader(""), &stdout, &stderr)
+	if code := exitCode(err, &stderr); code != 0 {
+		t.Fatalf("exit: got %d, want 0; stdout:\n%s", code, stdout.String())
+	}
+	for _, want := range []string{"lines        4 in 1 files", "decisions    2: 2 verified", "operational  2 of the proxy's own log messages", "chain        intact", "result       OK"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("want %q in\n%s", want, stdout.String())
 		}
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -15,16 +14,21 @@ import (
 
 // runCA implements "robotsproxy ca init -cert FILE -key FILE [-name NAME]".
 func runCA(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprint(stdout, "usage: robotsproxy ca init -cert FILE -key FILE [-name NAME]\n\ncommands:\n  init  create a CA for intercepting HTTPS (\"robotsproxy ca init -h\" for its flags)\n")
+		return nil
+	}
 	if len(args) == 0 || args[0] != "init" {
 		return usageErr("ca: want \"ca init -cert FILE -key FILE\"\n%s", usage)
 	}
-	fs := flag.NewFlagSet("ca init", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("ca init", "ca init -cert FILE -key FILE [-name NAME]", `Create a CA certificate and private key for intercepting HTTPS (mitm.ca_cert,
+mitm.ca_key). The key is written with mode 0600; existing files are not
+overwritten.`, stderr)
 	certFile := fs.String("cert", "", "write the CA certificate (PEM) to `FILE`")
 	keyFile := fs.String("key", "", "write the CA private key (PEM, mode 0600) to `FILE`")
 	name := fs.String("name", "", "operator `NAME` added to the CA's common name")
-	if err := fs.Parse(args[1:]); err != nil {
-		return usageErr("ca init: %v", err)
+	if err := parseFlags(fs, args[1:], stdout); err != nil {
+		return err
 	}
 	if *certFile == "" || *keyFile == "" || fs.NArg() > 0 {
 		return usageErr("ca init: want -cert FILE -key FILE\n%s", usage)
@@ -42,11 +46,11 @@ func runCA(args []string, stdout, stderr io.Writer) error {
 // runHashPassword implements "robotsproxy hash-password [-cost N]": it reads
 // a password from the first line of stdin and prints its bcrypt hash.
 func runHashPassword(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("hash-password", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("hash-password", "hash-password [-cost N] < password", `Read a password from the first line of stdin and print its bcrypt hash, for
+identity.users.`, stderr)
 	cost := fs.Int("cost", bcrypt.DefaultCost, "bcrypt cost `N` (4 to 31)")
-	if err := fs.Parse(args); err != nil {
-		return usageErr("hash-password: %v", err)
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	if *cost < bcrypt.MinCost || *cost > bcrypt.MaxCost || fs.NArg() > 0 {
 		// bcrypt.GenerateFromPassword would silently use cost 10 below 4.

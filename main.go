@@ -1,19 +1,25 @@
 // Command robotsproxy is a forward HTTP(S) proxy that makes crawlers obey
 // robots.txt (RFC 9309).
 //
-//	robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-ca-cert FILE -ca-key FILE]
+//	robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-audit-log FILE] [-archive-dir DIR] [-ca-cert FILE -ca-key FILE] [-check-config]
 //	robotsproxy check [-json] [-rfc] [-usage PURPOSE] ROBOTS_FILE USER_AGENT URL...
 //	robotsproxy ca init -cert FILE -key FILE [-name NAME]
 //	robotsproxy hash-password [-cost N] < password
 //	robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
-//	robotsproxy audit verify [-archive DIR] [-config FILE] [-genesis] [-allow-unverifiable] LOG...
+//	robotsproxy audit verify [-archive DIR] [-config FILE] [-chain-only] [-genesis] [-allow-unverifiable] LOG...
 //	robotsproxy audit show [-archive DIR] [-config FILE] [-body] SHA
+//	robotsproxy healthcheck [-addr HOST:PORT] [-path /readyz|/healthz] [-timeout D]
+//	robotsproxy version
+//
+// With no arguments, -h, --help or help, it lists the commands; every
+// command takes -h. Flags without a command are serve's.
 //
 // serve reloads its configuration on SIGHUP (see server.Server.Run).
 //
 // Exit codes: 0 success (check: all allowed); 1 check: at least one URL
-// disallowed, audit verify: a line does not verify, serve: a runtime
-// failure; 2 usage, configuration or I/O error.
+// disallowed, audit verify: a line does not verify, healthcheck: not
+// ready or not answering, serve: a runtime failure; 2 usage,
+// configuration or I/O error.
 package main
 
 import (
@@ -25,11 +31,11 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/check"
 	"github.com/robotsproxy/robotsproxy/config"
 	"github.com/robotsproxy/robotsproxy/server"
 )
@@ -37,17 +43,20 @@ import (
 const defaultConfig = "config.yaml"
 
 const usage = `usage:
-  robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-ca-cert FILE -ca-key FILE]
-  robotsproxy check [-json] ROBOTS_FILE USER_AGENT URL...   (URL "-" reads URLs from stdin)
+  robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-audit-log FILE] [-archive-dir DIR] [-ca-cert FILE -ca-key FILE] [-check-config]
+  robotsproxy check [-json] [-rfc] ROBOTS_FILE USER_AGENT URL... (URL "-" reads URLs from stdin)
                                                             (-usage PURPOSE: also the usage preference for train-ai, search, ai-input...)
   robotsproxy ca init -cert FILE -key FILE [-name NAME]     (a new interception CA; the key is written 0600)
   robotsproxy hash-password [-cost N] < password            (a bcrypt hash for identity.users)
   robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
                                                             (LOG: audit log file, rotated or .gz; - is stdin)
-  robotsproxy audit verify [-archive DIR] [-config FILE] [-genesis] [-allow-unverifiable] LOG...
+  robotsproxy audit verify [-archive DIR] [-config FILE] [-chain-only] [-genesis] [-allow-unverifiable] LOG...
                                                             (the hash chain, and every decision re-decided from the robots.txt archive; LOG oldest first)
   robotsproxy audit show [-archive DIR] [-config FILE] [-body] SHA
                                                             (an archived robots.txt body and its fetch records)
+  robotsproxy healthcheck [-addr HOST:PORT] [-path /readyz|/healthz] [-timeout D]
+                                                            (exit 0 when the admin endpoint answers 200: for HEALTHCHECK)
+  robotsproxy version                                       (also -version)
 `
 
 // exitError carries an exit code out of run.
@@ -90,8 +99,18 @@ func exitCode(err error, stderr io.Writer) int {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cmd := "serve"
-	if len(args) > 0 && (args[0] == "serve" || args[0] == "check" || args[0] == "help" || args[0] == "ca" || args[0] == "hash-password" || args[0] == "audit") {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, help)
+		return nil
+	}
+	cmd := "serve" // flags without a command are serve's
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, help)
+		return nil
+	case "-version", "--version":
+		cmd, args = "version", args[1:]
+	case "serve", "check", "ca", "hash-password", "audit", "version", "healthcheck":
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -103,17 +122,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runHashPassword(args, stdin, stdout, stderr)
 	case "audit":
 		return runAudit(args, stdin, stdout, stderr)
-	case "help":
-		fmt.Fprint(stdout, usage)
-		return nil
+	case "version":
+		return runVersion(args, stdout, stderr)
+	case "healthcheck":
+		return runHealthcheck(ctx, args, stdout, stderr)
+	}
+	if !strings.HasPrefix(args[0], "-") {
+		return usageErr("unknown command %q\n%s", args[0], help)
 	}
 	return runServe(ctx, args, stdout, stderr)
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newServeFlags(stderr)
-	if err := f.fs.Parse(args); err != nil {
-		return usageErr("serve: %v", err)
+	if err := parseFlags(f.fs, args, stdout); err != nil {
+		return err
 	}
 	if f.fs.NArg() > 0 {
 		return usageErr("serve: unexpected arguments %q\n%s", f.fs.Args(), usage)
@@ -124,12 +147,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	logger := zerolog.New(stderr).With().Timestamp().Logger()
-	cfg, err := loadConfig(*f.config, isSet(f.fs, "config"), logger)
+	cfg, file, err := loadConfig(*f.config, isSet(f.fs, "config"), logger)
 	if err != nil {
 		return &exitError{2, err}
 	}
 	if cfg, err = f.apply(cfg); err != nil {
 		return &exitError{2, err}
+	}
+	if *f.checkConfig {
+		if file == "" {
+			file = "none (built-in defaults)"
+		}
+		fmt.Fprintf(stdout, "configuration %s with the flags: valid (mode %s, listen %s, admin_listen %q)\n", file, cfg.Mode, cfg.Listen, cfg.AdminListen)
+		return nil
 	}
 	srv, err := server.New(cfg, stdout, logger)
 	if err != nil {
@@ -144,7 +174,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return f.apply(cfg)
 	}
-	return srv.Run(ctx, server.RunOptions{Reload: hup, Load: load})
+	ver, _, _ := buildVersion()
+	return srv.Run(ctx, server.RunOptions{Reload: hup, Load: load, ConfigFile: file, Version: ver})
 }
 
 // serveFlags are serve's flags; all but -config override configuration
@@ -152,22 +183,26 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 type serveFlags struct {
 	fs                                         *flag.FlagSet
 	config, listen, admin, mode, caCert, caKey *string
-	allowPrivate, allowOpen                    *bool
+	auditLog, archiveDir                       *string
+	allowPrivate, allowOpen, checkConfig       *bool
 }
 
 func newServeFlags(stderr io.Writer) *serveFlags {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", "serve [flags]", `Run the proxy. Flags override the keys of the configuration file; the file
+is read again on SIGHUP, and the flags keep winning.`, stderr)
 	return &serveFlags{
 		fs:           fs,
 		config:       fs.String("config", defaultConfig, "configuration `FILE`"),
 		listen:       fs.String("listen", "", "proxy listen address `HOST:PORT` (overrides listen)"),
 		admin:        fs.String("admin-listen", "", "admin listen address `HOST:PORT` for /healthz, /readyz and /metrics (overrides admin_listen)"),
 		allowPrivate: fs.Bool("allow-private", false, "allow loopback, private and link-local destinations (overrides allow_private)"),
-		mode:         fs.String("mode", "", "`enforce` or report: how robots.txt denials are acted on (overrides mode)"),
+		mode:         fs.String("mode", "", "how robots.txt denials are acted on, `MODE` enforce or report (overrides mode)"),
 		allowOpen:    fs.Bool("allow-open-proxy", false, "allow listening beyond loopback without identity.users or client_ranges, and an admin listener beyond loopback (overrides allow_open_proxy)"),
 		caCert:       fs.String("ca-cert", "", "intercept HTTPS with the CA certificate `FILE` (overrides mitm.ca_cert)"),
 		caKey:        fs.String("ca-key", "", "the CA's private key `FILE` (overrides mitm.ca_key)"),
+		auditLog:     fs.String("audit-log", "", "write audit lines to `FILE`, rotated (overrides log.file; default stdout)"),
+		checkConfig:  fs.Bool("check-config", false, "validate the configuration with the flags applied, print what is in force, and exit: 0 when it is valid, 2 when not"),
+		archiveDir:   fs.String("archive-dir", "", "keep every robots.txt fetched in `DIR`, for audit verify (overrides audit.archive_dir)"),
 	}
 }
 
@@ -191,6 +226,12 @@ func (f *serveFlags) apply(cfg config.Config) (config.Config, error) {
 	if *f.mode != "" {
 		cfg.Mode = *f.mode
 	}
+	if isSet(f.fs, "audit-log") {
+		cfg.Log.File = *f.auditLog
+	}
+	if isSet(f.fs, "archive-dir") {
+		cfg.Audit.ArchiveDir = *f.archiveDir
+	}
 	if isSet(f.fs, "ca-cert") || isSet(f.fs, "ca-key") {
 		cfg.MITM.CACert, cfg.MITM.CAKey = *f.caCert, *f.caKey
 	}
@@ -200,41 +241,20 @@ func (f *serveFlags) apply(cfg config.Config) (config.Config, error) {
 	return cfg, nil
 }
 
-// loadConfig reads the configuration. A missing default ./config.yaml means
-// the built-in defaults; a missing file named with -config is an error.
-func loadConfig(path string, explicit bool, logger zerolog.Logger) (config.Config, error) {
-	cfg, err := config.DecodeFile(path) // validated with the flags applied
+// loadConfig reads the configuration and returns it with the file it came
+// from. A missing default ./config.yaml means the built-in defaults (and
+// file ""); a missing file named with -config is an error.
+func loadConfig(path string, explicit bool, logger zerolog.Logger) (cfg config.Config, file string, err error) {
+	cfg, err = config.DecodeFile(path) // validated with the flags applied
 	if err != nil && !explicit && errors.Is(err, fs.ErrNotExist) {
 		logger.Info().Str("config", path).Msg("no configuration file; using the built-in defaults")
-		return config.Default(), nil
+		return config.Default(), "", nil
 	}
-	return cfg, err
+	return cfg, path, err
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
-}
-
-func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "write one JSON object per URL")
-	purpose := fs.String("usage", "", "write the usage preference for `PURPOSE` (train-ai, search, ai-input...) that applies to each URL")
-	rfc := fs.Bool("rfc", false, "decide each path as sent only (plain RFC 9309), not also as origins may resolve it as the proxy does")
-	if err := fs.Parse(args); err != nil {
-		return usageErr("check: %v", err)
-	}
-	if fs.NArg() < 3 {
-		return usageErr("check: want ROBOTS_FILE USER_AGENT URL...\n%s", usage)
-	}
-	all, err := check.Run(fs.Arg(0), fs.Arg(1), fs.Args()[2:], check.Options{JSON: *asJSON, Usage: *purpose, RFC: *rfc, Stdin: stdin, Stdout: stdout})
-	switch {
-	case err != nil:
-		return &exitError{2, fmt.Errorf("check: %w", err)}
-	case !all:
-		return errDisallowed
-	}
-	return nil
 }

@@ -9,9 +9,13 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
@@ -68,7 +72,7 @@ func TestRunHelp(t *testing.T) {
 	if code := exitCode(err, io.Discard); code != 0 {
 		t.Fatalf("run(help): got exit code %d (error %v), want 0", code, err)
 	}
-	for _, want := range []string{"usage:", "robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private]", "robotsproxy check [-json] ROBOTS_FILE USER_AGENT URL..."} {
+	for _, want := range []string{"usage:", "robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private]", "robotsproxy check [-json] [-rfc] ROBOTS_FILE USER_AGENT URL..."} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("run(help): got stdout %q, want it to contain %q", stdout.String(), want)
 		}
@@ -547,5 +551,251 @@ func TestRunServeFlagsCompleteTheFile(t *testing.T) {
 	if code := exitCode(run(ctx, []string{"serve", "-config", cfg}, nil, io.Discard, io.Discard), &printed); code != 2 ||
 		!strings.Contains(printed.String(), "allow_open_proxy") || !strings.Contains(printed.String(), "open.yaml") {
 		t.Errorf("serve with the open file alone: exit %d, %q; want 2 naming the file and allow_open_proxy", code, printed.String())
+	}
+}
+
+// TestRunHelpExitsZero: no arguments, -h, --help and help list the
+// commands on stdout and exit 0.
+func TestRunHelpExitsZero(t *testing.T) {
+	for _, args := range [][]string{nil, {"-h"}, {"-help"}, {"--help"}, {"help"}} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+		if code := exitCode(err, io.Discard); code != 0 {
+			t.Errorf("run(%q): got exit code %d (error %v), want 0", args, code, err)
+		}
+		for _, want := range []string{"commands:", "audit verify", "hash-password", "version", "robotsproxy COMMAND -h"} {
+			if !strings.Contains(stdout.String(), want) {
+				t.Errorf("run(%q): got stdout %q, want it to contain %q", args, stdout.String(), want)
+			}
+		}
+		if stderr.Len() != 0 {
+			t.Errorf("run(%q): got stderr %q, want none", args, stderr.String())
+		}
+	}
+}
+
+// TestRunSubcommandHelp: every command's -h prints its usage on stdout and
+// exits 0.
+func TestRunSubcommandHelp(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "-h"}, "usage: robotsproxy serve"},
+		{[]string{"serve", "--help"}, "-allow-open-proxy"},
+		{[]string{"check", "-h"}, "usage: robotsproxy check"},
+		{[]string{"audit", "-h"}, "usage: robotsproxy audit SUBCOMMAND"},
+		{[]string{"audit", "--help"}, "verify"},
+		{[]string{"audit", "report", "-h"}, "-format FORMAT"},
+		{[]string{"audit", "verify", "-h"}, "-genesis"},
+		{[]string{"audit", "show", "-h"}, "-body"},
+		{[]string{"ca", "-h"}, "ca init"},
+		{[]string{"ca", "init", "-h"}, "-cert FILE"},
+		{[]string{"hash-password", "-h"}, "-cost N"},
+		{[]string{"version", "-h"}, "usage: robotsproxy version"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), tt.args, strings.NewReader(""), &stdout, &stderr)
+		if code := exitCode(err, io.Discard); code != 0 {
+			t.Errorf("run(%q): got exit code %d (error %v), want 0", tt.args, code, err)
+		}
+		if !strings.Contains(stdout.String(), tt.want) {
+			t.Errorf("run(%q): got stdout %q, want it to contain %q", tt.args, stdout.String(), tt.want)
+		}
+	}
+}
+
+func TestRunVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"-version"}, {"--version"}} {
+		var stdout bytes.Buffer
+		err := run(context.Background(), args, nil, &stdout, io.Discard)
+		if code := exitCode(err, io.Discard); code != 0 {
+			t.Fatalf("run(%q): got exit code %d (error %v), want 0", args, code, err)
+		}
+		for _, want := range []string{"robotsproxy ", "\ncommit ", "\ngo go1."} {
+			if !strings.Contains(stdout.String(), want) {
+				t.Errorf("run(%q): got %q, want it to contain %q", args, stdout.String(), want)
+			}
+		}
+	}
+}
+
+// TestRunCheckArguments: check refuses what is not ROBOTS_FILE
+// USER_AGENT URL... before reading anything, with exit 2 and its usage.
+func TestRunCheckArguments(t *testing.T) {
+	robots := filepath.Join(t.TempDir(), "robots.txt")
+	if err := os.WriteFile(robots, []byte("User-agent: *\nDisallow: /action/\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"swapped", []string{robots, "https://x.org/action/x", "ExampleBot"}, "is a URL: the order is ROBOTS_FILE USER_AGENT URL"},
+		{"bad URL", []string{robots, "ExampleBot", "http://[::1"}, `"http://[::1"`},
+		{"trailing flag", []string{robots, "ExampleBot", "https://x.org/", "-json"}, "flags come before ROBOTS_FILE"},
+		{"relative URL", []string{robots, "ExampleBot", "action/x"}, "absolute http or https URL"},
+		{"other scheme", []string{robots, "ExampleBot", "ftp://x.org/action/x"}, "absolute http or https URL"},
+		{"no host", []string{robots, "ExampleBot", "https:///action/x"}, "no host"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr, printed bytes.Buffer
+			args := append([]string{"check"}, tt.args...)
+			if code := exitCode(run(context.Background(), args, nil, &stdout, &stderr), &printed); code != 2 {
+				t.Errorf("run(%q): got exit code %d, want 2; stdout %q", args, code, stdout.String())
+			}
+			if !strings.Contains(printed.String(), tt.want) {
+				t.Errorf("run(%q): got %q, want it to contain %q", args, printed.String(), tt.want)
+			}
+			if !strings.Contains(stderr.String(), "usage: robotsproxy check") {
+				t.Errorf("run(%q): got stderr %q, want the usage", args, stderr.String())
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("run(%q): got stdout %q, want nothing decided", args, stdout.String())
+			}
+		})
+	}
+	for _, ok := range [][]string{
+		{robots, "ExampleBot", "https://x.org/a", "/b", "http://[::1]:8080/c"},
+		{robots, "Mozilla/5.0 (compatible; ExampleBot/1.0; +https://x.org/bot)", "https://x.org/a"},
+	} {
+		args := append([]string{"check"}, ok...)
+		if code := exitCode(run(context.Background(), args, nil, io.Discard, io.Discard), io.Discard); code != 0 {
+			t.Errorf("run(%q): got exit code %d, want 0", args, code)
+		}
+	}
+}
+
+// TestRunServeBusyPort: a port in use fails serve (exit 1) with an error
+// that names the listener, its key and its flag.
+func TestRunServeBusyPort(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	addr := busy.Addr().String()
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("admin_listen: \"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"proxy", []string{"-listen", addr}, []string{"proxy listener on " + addr, "(listen, flag -listen)", "already in use", "choose another port with -listen or listen"}},
+		{"admin", []string{"-listen", "127.0.0.1:0", "-admin-listen", addr}, []string{"admin listener on " + addr, "(admin_listen, flag -admin-listen)", "already in use"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"serve", "-config", cfg}, tt.args...)
+			var printed bytes.Buffer
+			if code := exitCode(run(context.Background(), args, nil, io.Discard, io.Discard), &printed); code != 1 {
+				t.Errorf("run(%q): got exit code %d, want 1", args, code)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(printed.String(), w) {
+					t.Errorf("run(%q): got %q, want it to contain %q", args, printed.String(), w)
+				}
+			}
+		})
+	}
+}
+
+func TestRunHealthcheck(t *testing.T) {
+	var ready atomic.Bool
+	admin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !ready.Load() && r.URL.Path == "/readyz" {
+			http.Error(w, "not ready: starting", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ready\n")
+	}))
+	defer admin.Close()
+	addr := strings.TrimPrefix(admin.URL, "http://")
+	tests := []struct {
+		name  string
+		ready bool
+		args  []string
+		code  int
+		want  string // in stdout, or in what exitCode prints
+	}{
+		{"ready", true, []string{"-addr", addr}, 0, "/readyz: ready"},
+		{"not ready", false, []string{"-addr", addr}, 1, "503 Service Unavailable not ready: starting"},
+		{"alive though not ready", false, []string{"-addr", addr, "-path", "/healthz"}, 0, "/healthz: ready"},
+		{"bad path", true, []string{"-addr", addr, "-path", "/metrics"}, 2, "want /readyz or /healthz"},
+		{"bad addr", true, []string{"-addr", "9090"}, 2, "want HOST:PORT"},
+		{"bad timeout", true, []string{"-addr", addr, "-timeout", "0s"}, 2, "positive duration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ready.Store(tt.ready)
+			var stdout, printed bytes.Buffer
+			args := append([]string{"healthcheck"}, tt.args...)
+			if code := exitCode(run(context.Background(), args, nil, &stdout, io.Discard), &printed); code != tt.code {
+				t.Errorf("run(%q): got exit code %d, want %d; printed %q", args, code, tt.code, printed.String())
+			}
+			if out := stdout.String() + printed.String(); !strings.Contains(out, tt.want) {
+				t.Errorf("run(%q): got %q, want it to contain %q", args, out, tt.want)
+			}
+		})
+	}
+}
+
+func TestProbeURL(t *testing.T) {
+	for _, tt := range []struct{ addr, want string }{
+		{"127.0.0.1:9090", "http://127.0.0.1:9090/readyz"},
+		{"0.0.0.0:9090", "http://127.0.0.1:9090/readyz"},
+		{":9090", "http://127.0.0.1:9090/readyz"},
+		{"[::]:9090", "http://[::1]:9090/readyz"},
+		{"admin.local:9090", "http://admin.local:9090/readyz"},
+	} {
+		if got, err := probeURL(tt.addr, "/readyz"); err != nil || got != tt.want {
+			t.Errorf("probeURL(%q): got %q, %v; want %q", tt.addr, got, err, tt.want)
+		}
+	}
+}
+
+// TestRunServeCheckConfig: -check-config validates with the flags applied
+// and exits without listening.
+func TestRunServeCheckConfig(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "open.yaml")
+	if err := os.WriteFile(cfg, []byte("listen: 0.0.0.0:8080\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"serve", "-check-config", "-config", cfg, "-allow-open-proxy"}, 0, "open.yaml with the flags: valid (mode enforce, listen 0.0.0.0:8080"},
+		{[]string{"serve", "-check-config", "-config", cfg}, 2, "allow_open_proxy"},
+	} {
+		var stdout, printed bytes.Buffer
+		if code := exitCode(run(context.Background(), tt.args, nil, &stdout, io.Discard), &printed); code != tt.code {
+			t.Errorf("run(%q): got exit code %d, want %d", tt.args, code, tt.code)
+		}
+		if out := stdout.String() + printed.String(); !strings.Contains(out, tt.want) {
+			t.Errorf("run(%q): got %q, want it to contain %q", tt.args, out, tt.want)
+		}
+	}
+}
+
+// TestVersionFromLdflags: -ldflags "-X main.version=... -X main.commit=..."
+// win over the module's build information.
+func TestVersionFromLdflags(t *testing.T) {
+	oldV, oldC := version, commit
+	t.Cleanup(func() { version, commit = oldV, oldC })
+	version, commit = "1.2.3", "0123abc"
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"version"}, nil, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if want := "robotsproxy 1.2.3\ncommit 0123abc\ngo go1."; !strings.HasPrefix(stdout.String(), want) {
+		t.Errorf("version: got %q, want it to start with %q", stdout.String(), want)
 	}
 }

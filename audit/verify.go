@@ -57,6 +57,10 @@ type VerifyOptions struct {
 	// decision line that robots.txt decided unverifiable (those with
 	// reason implicit-robots-txt or override need none).
 	Archive string
+	// ChainOnly checks the hash chain and the lines' form only: decision
+	// lines are not re-decided (counted in ChainOnly), so no archive is
+	// needed and none is unverifiable.
+	ChainOnly bool
 	// Genesis requires the first line's prev to be 64 zeros: the logs
 	// given start the chain. Otherwise the first line's prev is accepted
 	// whatever it is, and reported as the chain's start (older files may
@@ -83,6 +87,11 @@ type VerifyResult struct {
 	// (not-proxied, proxy-auth-*, host-denied, ...), which are only
 	// chained.
 	Decisions, Verified, ChainOnly int
+	// Operational are the proxy's own log messages (JSON lines starting
+	// with "level", as serve writes them to stderr) found among the audit
+	// lines, where stdout and stderr go to one file: they are not audit
+	// lines, are not chained and are not problems.
+	Operational int
 	// Problems by kind.
 	Differ, Altered, BadLines, Unverifiable, ChainBreaks int
 	// FirstBreak is the first broken link, zero when none.
@@ -219,6 +228,10 @@ func (v *verifier) readLine(lr *bufio.Reader, buf []byte) (line []byte, long boo
 // I/O error reading the archive.
 func (v *verifier) line(file string, n int, line []byte, long, cut bool) error {
 	v.res.Lines++
+	if !cut && !long && isOperational(line) {
+		v.res.Operational++ // outside the chain: the prev of the next line skips it
+		return nil
+	}
 	if !cut { // a cut line lost its prev, but the next line links to it
 		v.link(file, n, line)
 	}
@@ -238,7 +251,7 @@ func (v *verifier) line(file string, n int, line []byte, long, cut bool) error {
 		v.problem(file, n, KindBadLine, err.Error())
 		return nil
 	}
-	if !l.isDecision() {
+	if !l.isDecision() || v.opts.ChainOnly {
 		v.res.ChainOnly++
 		return nil
 	}
@@ -304,6 +317,16 @@ func (v *verifier) problem(file string, n int, k Kind, msg string) {
 		v.res.Unverifiable++
 	}
 	v.opts.Report(p)
+}
+
+// operationalPrefix starts every operational log line (zerolog writes
+// the level first) and no audit line (they have no level).
+var operationalPrefix = []byte(`{"level":"`)
+
+// isOperational reports whether line is one of the proxy's operational
+// log messages rather than an audit line.
+func isOperational(line []byte) bool {
+	return bytes.HasPrefix(line, operationalPrefix)
 }
 
 var prevField = []byte(`"prev":"`)

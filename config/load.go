@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -74,8 +76,13 @@ func Decode(r io.Reader) (Config, error) {
 
 var lineRE = regexp.MustCompile(`line (\d+): `)
 
-// nameKeys rewrites "line N: ..." in a YAML decoding error into
-// "KEY (line N): ...", KEY being the dotted path of the key on line N.
+// typeErrorRE reads one of yaml.TypeError's messages.
+var typeErrorRE = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// nameKeys rewrites a YAML decoding error so that each problem names the
+// dotted path of its key, "KEY (line N): ...", and says what to write
+// instead: the closest known key for an unknown one, the accepted form
+// with an example for a value of the wrong type.
 func nameKeys(raw []byte, err error) error {
 	keys := map[int]string{}
 	var root yaml.Node
@@ -83,6 +90,25 @@ func nameKeys(raw []byte, err error) error {
 		walkKeys(&root, "", keys)
 	} else {
 		keysByText(raw, keys) // a syntax error: no tree, read the key off the line
+	}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, 0, len(te.Errors))
+		for _, e := range te.Errors {
+			m := typeErrorRE.FindStringSubmatch(e)
+			if m == nil {
+				msgs = append(msgs, e)
+				continue
+			}
+			n, _ := strconv.Atoi(m[1])
+			key, ok := keys[n]
+			if !ok {
+				msgs = append(msgs, e)
+				continue
+			}
+			msgs = append(msgs, fmt.Sprintf("%s (line %d): %s", key, n, explain(key, m[2])))
+		}
+		return errors.New(strings.Join(msgs, "\n"))
 	}
 	msg := lineRE.ReplaceAllStringFunc(err.Error(), func(m string) string {
 		n, _ := strconv.Atoi(lineRE.FindStringSubmatch(m)[1])
@@ -92,6 +118,154 @@ func nameKeys(raw []byte, err error) error {
 		return m
 	})
 	return errors.New(msg)
+}
+
+var (
+	unknownFieldRE = regexp.MustCompile("^field (\\S+) not found in type ")
+	wrongTypeRE    = regexp.MustCompile("^cannot unmarshal !!(\\w+) `(.*)` into (\\S+)$")
+)
+
+// explain turns one of yaml's messages about key into one that says what
+// is accepted.
+func explain(key, msg string) string {
+	if m := unknownFieldRE.FindStringSubmatch(msg); m != nil {
+		parent := ""
+		if i := strings.LastIndexByte(key, '.'); i >= 0 {
+			parent = key[:i]
+		}
+		known := knownKeys(parent)
+		if near := closest(m[1], known); near != "" {
+			return fmt.Sprintf("unknown key %q; did you mean %s?", m[1], joinKey(parent, near))
+		}
+		where := parent
+		if where == "" {
+			where = "the top level"
+		}
+		return fmt.Sprintf("unknown key %q; the keys of %s are %s", m[1], where, strings.Join(known, ", "))
+	}
+	m := wrongTypeRE.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	value, into := m[2], m[3]
+	last := key[strings.LastIndexByte(key, '.')+1:]
+	switch {
+	case into == "time.Duration":
+		return fmt.Sprintf("%q is not a duration: want a number with a unit, ns, us, ms, s, m or h, such as 500ms, 30s, 5m or 1h30m (a day is 24h)", value)
+	case strings.HasPrefix(into, "int") && strings.HasSuffix(last, "_bytes"):
+		return fmt.Sprintf("%q is not a size: want a whole number of bytes without a unit, such as 1048576 for 1 MiB", value)
+	case strings.HasPrefix(into, "int") && strings.HasSuffix(last, "_mb"):
+		return fmt.Sprintf("%q is not a size: want a whole number of MiB without a unit, such as 100", value)
+	case strings.HasPrefix(into, "int"):
+		return fmt.Sprintf("%q is not a whole number: want one such as 100", value)
+	case strings.HasPrefix(into, "float"):
+		return fmt.Sprintf("%q is not a number: want one such as 0.5 or 10", value)
+	case into == "bool":
+		return fmt.Sprintf("%q is not a boolean: want true or false", value)
+	case strings.HasPrefix(into, "[]"):
+		return fmt.Sprintf("%q is not a list: want [a, b] or one \"- item\" per line", value)
+	case strings.HasPrefix(into, "config.") || strings.HasPrefix(into, "map["):
+		return fmt.Sprintf("%q is not a section: want the keys of %s indented below it", value, key)
+	}
+	return msg
+}
+
+func joinKey(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+// knownKeys returns the keys of the configuration section at the dotted
+// path (list indexes such as "[0]" allowed), sorted; nil when the path
+// names no section.
+func knownKeys(path string) []string {
+	t := reflect.TypeOf(Config{})
+	for _, seg := range strings.Split(path, ".") {
+		if seg == "" {
+			continue
+		}
+		if i := strings.IndexByte(seg, '['); i >= 0 {
+			seg = seg[:i]
+		}
+		f, ok := fieldByKey(t, seg)
+		if !ok {
+			return nil
+		}
+		t = f.Type
+		for t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var keys []string
+	for i := range t.NumField() {
+		if name := yamlName(t.Field(i)); name != "" {
+			keys = append(keys, name)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
+	if t.Kind() != reflect.Struct {
+		return reflect.StructField{}, false
+	}
+	for i := range t.NumField() {
+		if yamlName(t.Field(i)) == key {
+			return t.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// yamlName is the key of a struct field, "" for one that YAML skips.
+func yamlName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	if name == "-" || !f.IsExported() {
+		return ""
+	}
+	if name == "" {
+		name = strings.ToLower(f.Name)
+	}
+	return name
+}
+
+// closest returns the known key nearest to key by edit distance, when it
+// is near enough to be a typo (at most a third of its length, at least 2).
+func closest(key string, known []string) string {
+	best, bestD := "", max(2, len(key)/3)+1
+	for _, k := range known {
+		if d := editDistance(key, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 var keyLineRE = regexp.MustCompile(`^\s*-?\s*([A-Za-z0-9_]+)\s*:`)
@@ -176,7 +350,7 @@ func (c *Config) Validate() error {
 	}
 	for _, ch := range checks {
 		if ch.err != nil {
-			return fmt.Errorf("%s: %w", ch.key, ch.err)
+			return keyError(ch.key, ch.err)
 		}
 	}
 	for i, o := range c.Identity.Overrides {
@@ -280,5 +454,27 @@ func oneOf(s string, allowed ...string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("must be one of %s, got %q", strings.Join(allowed, ", "), s)
+	return &choiceError{got: s, allowed: allowed}
+}
+
+// choiceError is a value that is not one of the allowed words.
+type choiceError struct {
+	got     string
+	allowed []string
+}
+
+func (e *choiceError) Error() string {
+	return fmt.Sprintf("must be one of %s, got %q", strings.Join(e.allowed, ", "), e.got)
+}
+
+// keyError prefixes err with its key, and shows a choice's accepted form
+// as the line to write: `mode: must be one of enforce, report, got "x"
+// (for example "mode: enforce")`.
+func keyError(key string, err error) error {
+	var ce *choiceError
+	if errors.As(err, &ce) {
+		last := key[strings.LastIndexByte(key, '.')+1:]
+		return fmt.Errorf("%s: %w (for example \"%s: %s\")", key, err, last, ce.allowed[0])
+	}
+	return fmt.Errorf("%s: %w", key, err)
 }

@@ -7,6 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,7 +53,11 @@ func TestServeBrokenConfig(t *testing.T) {
 		want   []string // in stderr
 	}{
 		{"max_ttl above 24h", "cache:\n  max_ttl: 48h\n", []string{"max_ttl", "cache.max_ttl"}},
-		{"misspelt key", "robots:\n  timeoutt: 5s\n", []string{"timeoutt", "robots.timeoutt"}},
+		{"misspelt key", "robots:\n  timeoutt: 5s\n", []string{"timeoutt", "robots.timeoutt", "did you mean robots.timeout?"}},
+		{"misspelt top-level key", "allow_privat: true\n", []string{"allow_privat (line 1)", "did you mean allow_private?"}},
+		{"duration in days", "cache:\n  max_ttl: 1 day\n", []string{"cache.max_ttl (line 2)", "not a duration", "such as 500ms, 30s"}},
+		{"size with a unit", "robots:\n  max_bytes: 10MB\n", []string{"robots.max_bytes (line 2)", "not a size", "1048576"}},
+		{"bad mode", "mode: enforcing\n", []string{"mode: must be one of enforce, report", `for example "mode: enforce"`}},
 		{"wrong type", "cache:\n  max_entries: lots\n", []string{"cache.max_entries"}},
 		{"bad regexp", "identity:\n  overrides:\n    - user_agent: \"(\"\n      token: Bot\n", []string{"identity.overrides[0].user_agent"}},
 		{"bad CIDR", "allow_private_ranges: [10.0.0.0/33]\n", []string{"allow_private_ranges"}},
@@ -302,5 +311,217 @@ func checkJSONLine(t *testing.T, fx checkFixture, u string, line []byte) {
 		if !reflect.DeepEqual(c.got, c.want) {
 			t.Errorf("check -json %s %q %s: field %s: got %v, want %v", fx.file.name, fx.ua, u, c.field, c.got, c.want)
 		}
+	}
+}
+
+// TestCLIHelpAndVersion runs the binary's help and version forms: each
+// exits 0 with its text on stdout.
+func TestCLIHelpAndVersion(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "commands:"},
+		{[]string{"-h"}, "commands:"},
+		{[]string{"--help"}, "commands:"},
+		{[]string{"help"}, "commands:"},
+		{[]string{"audit", "-h"}, "usage: robotsproxy audit SUBCOMMAND"},
+		{[]string{"audit", "verify", "-h"}, "usage: robotsproxy audit verify"},
+		{[]string{"serve", "-h"}, "usage: robotsproxy serve"},
+		{[]string{"version"}, "\ngo go1."},
+		{[]string{"-version"}, "robotsproxy "},
+	}
+	for _, tt := range tests {
+		stdout, stderr, code := runBinary(t, "", tt.args...)
+		if code != 0 || !strings.Contains(stdout, tt.want) {
+			t.Errorf("robotsproxy %q: got exit code %d, stdout %q, stderr %q; want 0 and %q", tt.args, code, stdout, stderr, tt.want)
+		}
+	}
+	if _, stderr, code := runBinary(t, "", "check", "robots.txt", "https://x.org/action/x", "ExampleBot"); code != 2 || !strings.Contains(stderr, "usage: robotsproxy check") {
+		t.Errorf("check with USER_AGENT and URL swapped: got exit code %d, stderr %q; want 2 and the usage", code, stderr)
+	}
+}
+
+// startupLine waits for serve's "started" line on stderr and returns it,
+// raw and decoded.
+func startupLine(t *testing.T, p *proxyProcess) (string, map[string]any) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, line := range p.stderr.lines() {
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil && m["message"] == "started" {
+				return line, m
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no \"started\" line within 30s; stderr:\n%s", p.stderr)
+	return "", nil
+}
+
+// TestStartupLine: serve writes one JSON line at start saying what is in
+// force; the fleet store appears as scheme and host only.
+func TestStartupLine(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	body := fmt.Sprintf(`mode: report
+log:
+  file: %s
+audit:
+  archive_dir: %s
+politeness:
+  crawl_delay: enforce
+  max_concurrent_per_host: 4
+usage:
+  enforce: true
+  purposes:
+    GPTBot: [train-ai]
+shared:
+  redis_url: redis://robots:s3cret@127.0.0.1:1/2
+`, filepath.Join(dir, "audit.log"), filepath.Join(dir, "archive"))
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, "", "-config", cfg)
+	raw, m := startupLine(t, p)
+	want := map[string]any{
+		"mode":        "report",
+		"config":      cfg,
+		"audit_log":   filepath.Join(dir, "audit.log"),
+		"archive":     filepath.Join(dir, "archive"),
+		"ca":          "off",
+		"fleet_store": "redis://127.0.0.1:1",
+		"listeners":   map[string]any{"proxy": p.proxyAddr, "admin": p.adminAddr},
+		"politeness":  map[string]any{"crawl_delay": "enforce", "backoff": "ignore", "on_early": "wait", "max_concurrent_per_host": 4.0},
+		"usage":       map[string]any{"enforce": true, "purposes_for": []any{"GPTBot"}},
+	}
+	for k, v := range want {
+		if !reflect.DeepEqual(m[k], v) {
+			t.Errorf("startup line %s: got %v, want %v; line %s", k, m[k], v, raw)
+		}
+	}
+	if strings.Contains(raw, "s3cret") || strings.Contains(raw, "robots:") {
+		t.Errorf("startup line shows the store's credentials: %s", raw)
+	}
+	if n := strings.Count(p.stderr.String(), `"message":"started"`); n != 1 {
+		t.Errorf("got %d startup lines, want 1", n)
+	}
+	p.stop(t)
+
+	// Without a file: the built-in defaults, and the flags in force.
+	p = startServe(t, t.TempDir(), "-mode", "enforce")
+	if _, m = startupLine(t, p); m["config"] != "none (built-in defaults)" || m["mode"] != "enforce" || m["fleet_store"] != "off" || m["archive"] != "off" || m["audit_log"] != "stdout" {
+		t.Errorf("startup line without a file: got %v", m)
+	}
+	p.stop(t)
+}
+
+// TestServeAuditFlags: -audit-log, -archive-dir and -mode report set up
+// auditing without a configuration file, and "audit verify" re-decides
+// the lines from that archive; without it, it checks the chain only.
+func TestServeAuditFlags(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, "User-agent: ExampleBot\nDisallow: /private\n")
+			return
+		}
+		io.WriteString(w, "origin")
+	}))
+	defer origin.Close()
+	dir := t.TempDir()
+	logPath, archive := filepath.Join(dir, "audit.log"), filepath.Join(dir, "archive")
+	p := startServe(t, t.TempDir(), "-audit-log", logPath, "-archive-dir", archive, "-mode", "report")
+	proxyURL, _ := url.Parse("http://" + p.proxyAddr)
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}, Timeout: 10 * time.Second}
+	for _, path := range []string{"/public", "/private/x"} {
+		req, _ := http.NewRequest("GET", origin.URL+path, nil)
+		req.Header.Set("User-Agent", "ExampleBot/1.0")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 { // report mode forwards the disallowed one too
+			t.Errorf("GET %s: got status %d, want 200 in report mode", path, resp.StatusCode)
+		}
+	}
+	p.stop(t)
+	if p.stdout.String() != "" {
+		t.Errorf("stdout: got %q, want the audit lines in -audit-log only", p.stdout.String())
+	}
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n != 2 || !strings.Contains(string(b), `"decision":"deny","reason":"rule","enforced":false`) {
+		t.Errorf("audit log: got %d lines, want 2 in report mode:\n%s", n, b)
+	}
+	stdout, stderr, code := runBinary(t, "", "audit", "verify", "-archive", archive, logPath)
+	if code != 0 || !strings.Contains(stdout, "2 verified") {
+		t.Errorf("audit verify -archive: got exit code %d, want 0 and 2 verified; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	cmd := exec.Command(binary, "audit", "verify", logPath)
+	cmd.Dir = t.TempDir() // no config.yaml: no archive
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), "OK: the chain holds") {
+		t.Errorf("audit verify without an archive: got %v, stdout:\n%s", err, out)
+	}
+}
+
+// TestHealthcheck probes a running serve's admin listener with the
+// binary's healthcheck, as a container's HEALTHCHECK does.
+func TestHealthcheck(t *testing.T) {
+	p := startServe(t, t.TempDir())
+	_, port, _ := strings.Cut(p.adminAddr, ":")
+	for _, args := range [][]string{
+		{"healthcheck", "-addr", p.adminAddr},
+		{"healthcheck", "-addr", "0.0.0.0:" + port, "-path", "/healthz", "-timeout", "5s"},
+	} {
+		stdout, stderr, code := runBinary(t, "", args...)
+		if code != 0 {
+			t.Errorf("robotsproxy %q: got exit code %d, want 0; stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+	}
+	p.stop(t)
+	_, stderr, code := runBinary(t, "", "healthcheck", "-addr", p.adminAddr, "-timeout", "2s")
+	if code != 1 || !strings.Contains(stderr, "healthcheck:") {
+		t.Errorf("healthcheck of a stopped serve: got exit code %d, stderr %q; want 1 and the reason", code, stderr)
+	}
+}
+
+// TestDockerConfigServes: the image's configuration starts with the
+// image's ENTRYPOINT flags (ports 0 here), and its admin listener answers
+// the image's HEALTHCHECK.
+func TestDockerConfigServes(t *testing.T) {
+	cfg, err := filepath.Abs(filepath.Join("..", "deploy", "docker", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startBinary(t, t.TempDir(), nil, "serve", "-config", cfg, "-listen", "0.0.0.0:0", "-admin-listen", "0.0.0.0:0")
+	port := p.adminAddr[strings.LastIndexByte(p.adminAddr, ':')+1:]
+	if stdout, stderr, code := runBinary(t, "", "healthcheck", "-addr", "127.0.0.1:"+port, "-timeout", "3s"); code != 0 {
+		t.Errorf("healthcheck: got exit code %d, want 0; stdout %q, stderr %q", code, stdout, stderr)
+	}
+	p.stop(t)
+}
+
+// TestServeBusyPort: a port in use ends serve with exit code 1 and a
+// message naming the listener, its key and its flag.
+func TestServeBusyPort(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	addr := busy.Addr().String()
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("mode: enforce\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runBinary(t, "", "serve", "-config", cfg, "-listen", "127.0.0.1:0", "-admin-listen", addr)
+	want := "admin listener on " + addr + " (admin_listen, flag -admin-listen): the address is already in use"
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("serve with the admin port in use: got exit code %d, stderr %q; want 1 and %q", code, stderr, want)
 	}
 }

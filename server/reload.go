@@ -23,6 +23,11 @@ type RunOptions struct {
 	// Load reads the configuration again, flags applied as at start, and
 	// validates it. Required when Reload is set.
 	Load func() (config.Config, error)
+	// ConfigFile is the configuration file read at start, "" for none
+	// (the built-in defaults), for the startup line.
+	ConfigFile string
+	// Version is the binary's version, for the startup line.
+	Version string
 }
 
 // reload reads the configuration with s.run.Load and applies it to new

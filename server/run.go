@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"syscall"
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/proxy"
@@ -22,18 +23,38 @@ const shutdownGrace = 5 * time.Second
 func (s *Server) Run(ctx context.Context, o RunOptions) error {
 	defer s.closeFn()
 	s.run = o
-	proxyLn, err := net.Listen("tcp", s.cfg.Listen)
+	proxyLn, err := listen("proxy", "listen", "-listen", s.cfg.Listen)
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", s.cfg.Listen, err)
+		return err
 	}
 	var adminLn net.Listener
 	if s.cfg.AdminListen != "" {
-		if adminLn, err = net.Listen("tcp", s.cfg.AdminListen); err != nil {
+		if adminLn, err = listen("admin", "admin_listen", "-admin-listen", s.cfg.AdminListen); err != nil {
 			proxyLn.Close()
-			return fmt.Errorf("listen %s: %w", s.cfg.AdminListen, err)
+			return err
 		}
 	}
 	return s.serve(ctx, proxyLn, adminLn)
+}
+
+// listen opens the TCP listener name on addr. Its error names the
+// listener, the configuration key and the serve flag that set addr, and
+// for a port in use says so in words.
+func listen(name, key, flag, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		return ln, nil
+	}
+	what := fmt.Sprintf("%s listener on %s (%s, flag %s)", name, addr, key, flag)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, fmt.Errorf("%s: the address is already in use by another process: stop it, or choose another port with %s or %s: %w", what, flag, key, err)
+	case errors.Is(err, syscall.EACCES):
+		return nil, fmt.Errorf("%s: permission denied (ports below 1024 need privileges): choose another port with %s or %s: %w", what, flag, key, err)
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return nil, fmt.Errorf("%s: no interface of this machine has that address: choose another with %s or %s: %w", what, flag, key, err)
+	}
+	return nil, fmt.Errorf("%s: %w", what, err)
 }
 
 // serve serves the proxy on proxyLn and the admin handler on adminLn (nil:
@@ -66,6 +87,7 @@ func (s *Server) serve(ctx context.Context, proxyLn, adminLn net.Listener) error
 		s.log.Info().Str("listener", [...]string{"proxy", "admin"}[i]).Str("addr", lns[i].Addr().String()).Msg("listening")
 		go func() { errc <- srv.Serve(lns[i]) }()
 	}
+	s.logStartup([]string{"proxy", "admin"}, lns)
 	s.ready.set(phaseServing)
 	serveErr := s.wait(ctx, errc)
 	s.ready.set(phaseStopping)

@@ -116,7 +116,8 @@ func timePlot(title string, t Timelines, ss []series) (*plot.Plot, error) {
 	p.Y.Tick.Marker = intTicks{}
 	start := t.Start.Unix()
 	p.X.Tick.Marker = timeTicks{}
-	p.X.Min, p.X.Max = float64(start), float64(start+int64(t.Buckets-1)*t.BucketSeconds)
+	// One bucket still spans its width, so that its points are drawn.
+	p.X.Min, p.X.Max = float64(start), float64(start+int64(max(t.Buckets-1, 1))*t.BucketSeconds)
 	p.Add(plotter.NewGrid())
 	top := uint64(1)
 	for _, s := range ss {
@@ -151,8 +152,10 @@ func bucketName(sec int64) string {
 		return fmt.Sprintf("%d d", sec/86400)
 	case sec%3600 == 0:
 		return fmt.Sprintf("%d h", sec/3600)
+	case sec%60 == 0:
+		return fmt.Sprintf("%d min", sec/60)
 	}
-	return fmt.Sprintf("%d min", sec/60)
+	return fmt.Sprintf("%d s", sec)
 }
 
 // hostBars is a horizontal stacked bar chart of the shown hosts with the

@@ -154,8 +154,9 @@ func TestRulesAndURLs(t *testing.T) {
 func TestTimelines(t *testing.T) {
 	rep, _ := collectSample(t, Options{})
 	tl := rep.Timelines
-	if tl.BucketSeconds != 60 || tl.Buckets != 41 || !tl.Start.Equal(at("2026-11-22T10:00:00Z")) {
-		t.Fatalf("grid: got %d s x %d from %v, want 60 s x 41 from 10:00", tl.BucketSeconds, tl.Buckets, tl.Start)
+	// 40 minutes: the narrowest width with at most 240 buckets is 15 s.
+	if tl.BucketSeconds != 15 || tl.Buckets != 161 || !tl.Start.Equal(at("2026-11-22T10:00:00Z")) {
+		t.Fatalf("grid: got %d s x %d from %v, want 15 s x 161 from 10:00", tl.BucketSeconds, tl.Buckets, tl.Start)
 	}
 	sum := func(v []uint64) (n uint64) {
 		for _, x := range v {
@@ -166,7 +167,7 @@ func TestTimelines(t *testing.T) {
 	if a, d, w, n := sum(tl.Decisions["allowed"]), sum(tl.Decisions["denied"]), sum(tl.Decisions["would_deny"]), sum(tl.Decisions["not_decided"]); a != 2 || d != 3 || w != 4 || n != 1 {
 		t.Errorf("decisions: got allowed %d denied %d would_deny %d not_decided %d, want 2 3 4 1", a, d, w, n)
 	}
-	if got := tl.Access["unreachable"][3]; got != 1 {
+	if got := tl.Access["unreachable"][3*4]; got != 1 {
 		t.Errorf("unreachable at 10:03: got %d, want 1", got)
 	}
 	if len(tl.Tokens) != 4 || tl.Tokens[0].Token != "gptbot" || sum(tl.Tokens[0].WouldDeny) != 4 {

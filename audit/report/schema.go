@@ -201,7 +201,7 @@ type URLRow struct {
 }
 
 // Timelines are counts per time bucket, for the charts. Buckets start at
-// Start and are BucketSeconds wide (1m, 5m, 15m, 30m, 1h, 3h, 6h, 12h,
+// Start and are BucketSeconds wide (1s, 5s, 15s, 30s, 1m, 5m, 15m, 30m, 1h, 3h, 6h, 12h,
 // 1d, 7d, then x4: the narrowest giving at most 240 buckets).
 type Timelines struct {
 	Start         *time.Time `json:"start,omitempty"`

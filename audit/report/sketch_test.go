@@ -106,8 +106,10 @@ func TestTimeline(t *testing.T) {
 		total  uint64
 		bucket int // len(b) at most
 	}{
-		{"one minute", []int64{0, 59}, 60, 2, 1},
-		{"out of order extends the front", []int64{600, 0, 300}, 60, 3, 11},
+		{"one second", []int64{0, 0}, 1, 2, 1},
+		{"half a minute in seconds", []int64{0, 29}, 1, 2, 30},
+		{"one minute", []int64{0, 59}, 1, 2, 60},
+		{"out of order extends the front", []int64{600, 0, 300}, 5, 3, 121},
 		{"four hours widen to 5 min", []int64{0, 4 * 3600}, 300, 2, maxBuckets},
 		{"a year widens to days", []int64{0, 365 * 86400}, 7 * 86400, 2, maxBuckets},
 		{"before the epoch", []int64{-base - 86400, 0}, 4 * 7 * 86400 * 4 * 4 * 4 * 4 * 4, 2, maxBuckets},

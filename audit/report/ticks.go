@@ -31,7 +31,7 @@ func (intTicks) Ticks(lo, hi float64) []plot.Tick {
 type timeTicks struct{}
 
 func (timeTicks) Ticks(lo, hi float64) []plot.Tick {
-	steps := []int64{60, 300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400, 28 * 86400, 91 * 86400, 365 * 86400}
+	steps := []int64{1, 2, 5, 10, 15, 30, 60, 300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400, 28 * 86400, 91 * 86400, 365 * 86400}
 	span := int64(hi - lo)
 	step := steps[len(steps)-1]
 	for _, s := range steps {
@@ -45,6 +45,8 @@ func (timeTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	format := "01-02 15:04"
 	switch {
+	case step < 60:
+		format = "15:04:05"
 	case step >= 365*86400:
 		format = "2006"
 	case step >= 86400:

@@ -5,11 +5,12 @@ package report
 // buckets merge. A timeline is at most maxBuckets*4 counters.
 const maxBuckets = 240
 
-// Timeline bucket widths in seconds: 1m, 5m, 15m, 30m, 1h, 3h, 6h, 12h, 1d,
-// 7d, then four times the one before. Each divides the next, and buckets
+// Timeline bucket widths in seconds: 1s, 5s, 15s, 30s, 1m, 5m, 15m, 30m, 1h,
+// 3h, 6h, 12h, 1d, 7d, then four times the one before: the narrowest that
+// fits the span in maxBuckets, so that a log of a few seconds still draws. Each divides the next, and buckets
 // are aligned to multiples of their width from the Unix epoch, so buckets
 // of one width nest exactly in buckets of a wider one.
-var bucketWidths = [...]int64{60, 300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 7 * 86400}
+var bucketWidths = [...]int64{1, 5, 15, 30, 60, 300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 7 * 86400}
 
 func nextWidth(w int64) int64 {
 	for _, x := range bucketWidths {

@@ -1,0 +1,79 @@
+package server
+
+import (
+	"net"
+	"net/url"
+	"slices"
+
+	"github.com/rs/zerolog"
+)
+
+// logStartup writes the one line that says, at start, what is in force:
+// the mode, the configuration file, the listeners' addresses, the audit
+// log, the archive, interception, the fleet store (scheme and host only:
+// never credentials) and the politeness and usage switches.
+func (s *Server) logStartup(names []string, lns []net.Listener) {
+	c := s.cfg
+	listeners := zerolog.Dict()
+	for i, ln := range lns {
+		listeners.Str(names[i], ln.Addr().String())
+	}
+	if len(lns) < 2 {
+		listeners.Str("admin", "off")
+	}
+	file := s.run.ConfigFile
+	if file == "" {
+		file = "none (built-in defaults)"
+	}
+	auditLog := c.Log.File
+	if auditLog == "" {
+		auditLog = "stdout"
+	}
+	archive := c.Audit.ArchiveDir
+	if archive == "" {
+		archive = "off"
+	}
+	ca := "off"
+	if c.MITM.CACert != "" {
+		ca = "on"
+	}
+	var purposes []string
+	for token := range c.Usage.Purposes {
+		purposes = append(purposes, token)
+	}
+	slices.Sort(purposes)
+	ev := s.log.Info().
+		Str("version", s.run.Version).
+		Str("mode", c.Mode).
+		Str("config", file).
+		Dict("listeners", listeners).
+		Str("audit_log", auditLog).
+		Bool("audit_chain", c.Audit.Chain).
+		Str("archive", archive).
+		Str("ca", ca).
+		Str("fleet_store", redactStore(c.Shared.RedisURL)).
+		Bool("allow_private", c.AllowPrivate).
+		Bool("allow_open_proxy", c.AllowOpenProxy).
+		Dict("politeness", zerolog.Dict().
+			Str("crawl_delay", c.Politeness.CrawlDelay).
+			Str("backoff", c.Politeness.Backoff).
+			Str("on_early", c.Politeness.OnEarly).
+			Int("max_concurrent_per_host", c.Politeness.MaxConcurrentPerHost)).
+		Dict("usage", zerolog.Dict().
+			Bool("enforce", c.Usage.Enforce).
+			Strs("purposes_for", purposes))
+	ev.Msg("started")
+}
+
+// redactStore returns the fleet store's URL as scheme://host only, "off"
+// for none: user names, passwords, paths and query options are dropped.
+func redactStore(raw string) string {
+	if raw == "" {
+		return "off"
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return "(unparsable)"
+	}
+	return u.Scheme + "://" + u.Host
+}
