@@ -39,7 +39,7 @@ func TestExtrasCorpus(t *testing.T) {
 	dir := filepath.Join(corpusDir(), "robots")
 	names, _ := filepath.Glob(filepath.Join(dir, "*"))
 	if len(names) == 0 {
-		t.Skipf("SKIPPED: corpus not found at %s (set ROBOTSPROXY_CORPUS)", dir)
+		t.Fatalf("no robots.txt files in %s (testdata/robots ships with the repository; ROBOTSPROXY_CORPUS overrides it)", dir)
 	}
 	carry, fail := map[string]int{}, map[string]int{}
 	for _, name := range names {
