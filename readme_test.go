@@ -198,3 +198,69 @@ func TestReadmeQuickStart(t *testing.T) {
 		t.Errorf("checked %d commands' outputs, want at least 3: the Quick start block lost its expected outputs", checked)
 	}
 }
+
+// mdAnchors returns the GitHub anchors of a Markdown file's headings.
+func mdAnchors(text string) map[string]bool {
+	out := map[string]bool{}
+	drop := regexp.MustCompile(`[^\w\- ]`)
+	for _, m := range regexp.MustCompile(`(?m)^#+ (.*)$`).FindAllStringSubmatch(text, -1) {
+		a := drop.ReplaceAllString(strings.ToLower(strings.TrimSpace(m[1])), "")
+		out[strings.ReplaceAll(a, " ", "-")] = true
+	}
+	return out
+}
+
+// TestDocs checks the documentation as a reader meets it: README.md stays a
+// front page (at most 250 lines), every relative link of README.md,
+// CHANGELOG.md, testdata/README.md and docs/*.md names a file that exists
+// and a heading that exists, and no page points to an issue tracker that
+// is not in the repository ("issue 12").
+func TestDocs(t *testing.T) {
+	pages, _ := filepath.Glob(filepath.Join("docs", "*.md"))
+	if len(pages) < 12 {
+		t.Errorf("docs/ has %d pages, want the 12 of the manual", len(pages))
+	}
+	pages = append(pages, "README.md", "CHANGELOG.md", filepath.Join("testdata", "README.md"), "config.yaml")
+	fence := regexp.MustCompile("(?s)```.*?```")
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	issue := regexp.MustCompile(`(?i)\bissues? [0-9]+|\bissue's\b`)
+	for _, page := range pages {
+		raw, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(raw)
+		if page == "README.md" {
+			if n := strings.Count(text, "\n"); n > 250 {
+				t.Errorf("README.md has %d lines, want at most 250: move the detail to docs/", n)
+			}
+		}
+		if m := issue.FindString(text); m != "" {
+			t.Errorf("%s mentions %q: name the behaviour, not the tracker", page, m)
+		}
+		if !strings.HasSuffix(page, ".md") {
+			continue
+		}
+		for _, m := range link.FindAllStringSubmatch(fence.ReplaceAllString(text, ""), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), file)
+			}
+			body, err := os.ReadFile(path)
+			if err != nil {
+				if _, serr := os.Stat(path); serr != nil {
+					t.Errorf("%s links to %s, which does not exist", page, target)
+				}
+				continue
+			}
+			if anchor != "" && strings.HasSuffix(path, ".md") && !mdAnchors(string(body))[anchor] {
+				t.Errorf("%s links to %s: %s has no heading #%s", page, target, path, anchor)
+			}
+		}
+	}
+}
