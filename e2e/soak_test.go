@@ -282,7 +282,7 @@ func TestSoak(t *testing.T) {
 	}
 	set := soakSettingsFromEnv(t)
 	corpus := corpusDir(t)
-	files := soakFiles(t, corpus, 10, 8<<10)
+	files := soakFiles(t, corpus, 50, 8<<10)
 	cases := soakCases(t, files, pickAgents(t, corpus))
 	origin := newSoakOrigin(t, files, set.authorities)
 	p := startProxy(t, soakProxyConfig(t, set.authorities))
