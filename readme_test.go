@@ -214,7 +214,7 @@ func mdAnchors(text string) map[string]bool {
 // front page (at most 250 lines), every relative link of README.md,
 // CHANGELOG.md, testdata/README.md and docs/*.md names a file that exists
 // and a heading that exists, and no page points to an issue tracker that
-// is not in the repository ("issue 12").
+// is not in the repository (an issue number).
 func TestDocs(t *testing.T) {
 	pages, _ := filepath.Glob(filepath.Join("docs", "*.md"))
 	if len(pages) < 12 {
@@ -223,7 +223,7 @@ func TestDocs(t *testing.T) {
 	pages = append(pages, "README.md", "CHANGELOG.md", filepath.Join("testdata", "README.md"), "config.yaml")
 	fence := regexp.MustCompile("(?s)```.*?```")
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
-	issue := regexp.MustCompile(`(?i)\bissues? [0-9]+|\bissue's\b`)
+	issue := regexp.MustCompile(`(?i)\bissues?( [0-9]+|'s\b)`)
 	for _, page := range pages {
 		raw, err := os.ReadFile(page)
 		if err != nil {
