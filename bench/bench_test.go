@@ -71,13 +71,13 @@ type workload struct {
 	paths []string
 }
 
-// corpusDir is the shared corpus: $ROBOTSPROXY_CORPUS, or ../../shared/corpus
-// relative to this directory.
+// corpusDir is the real-world corpus (robots/ and agents/ folders): the
+// larger one at $ROBOTSPROXY_CORPUS, or the repository's testdata.
 func corpusDir() string {
 	if d := os.Getenv("ROBOTSPROXY_CORPUS"); d != "" {
 		return d
 	}
-	return filepath.Join("..", "..", "shared", "corpus")
+	return filepath.Join("..", "testdata")
 }
 
 var loadWorkloads = sync.OnceValues(func() ([]workload, error) {
@@ -124,7 +124,7 @@ func workloads(tb testing.TB) []workload {
 	tb.Helper()
 	ws, err := loadWorkloads()
 	if err != nil {
-		tb.Skipf("corpus not available (set ROBOTSPROXY_CORPUS to the shared corpus directory): %v", err)
+		tb.Fatalf("cannot read the corpus (testdata/robots ships with the repository; ROBOTSPROXY_CORPUS overrides it): %v", err)
 	}
 	return ws
 }

@@ -75,7 +75,7 @@ type auditResp struct {
 // auditUA is sent by every client: the pinned credentials must win over it.
 const auditUA = "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"
 
-// TestAuditEndToEnd is issue 9's "Done when": one proxy with a report-mode
+// TestAuditEndToEnd checks auditing end to end: one proxy with a report-mode
 // and an enforce-mode identity (pinned by credentials) against origins
 // serving real corpus robots.txt files. Each response, the audit log, the
 // JSON report's violations and per-token counts are checked against what

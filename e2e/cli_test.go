@@ -106,7 +106,7 @@ func checkFixtures(t *testing.T, n int) []checkFixture {
 	ua := pickAgents(t, corpus)[0]
 	id := identity.NewIdentifier(identity.DefaultBrowserTokens(), nil).Identify(ua)
 	var out []checkFixture
-	for _, f := range pickRobotsFiles(t, corpus, 7) {
+	for _, f := range pickRobotsFiles(t, corpus, 80) {
 		fx := checkFixture{file: f, path: filepath.Join(corpus, "robots", f.name), ua: ua, parsed: robots.Parse(f.body), id: id, verdict: map[string]robots.Verdict{}}
 		allowed, denied := 0, 0
 		for _, p := range rulePaths(f.body, 6, 4) {

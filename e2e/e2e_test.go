@@ -60,16 +60,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// corpusDir returns the shared corpus directory, skipping the test when it
-// is absent.
+// corpusDir returns the real-world corpus (robots/ and agents/ folders):
+// the larger one at $ROBOTSPROXY_CORPUS, or the repository's testdata.
 func corpusDir(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("ROBOTSPROXY_CORPUS")
 	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "corpus")
+		dir = filepath.Join("..", "testdata")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "robots")); err != nil {
-		t.Skipf("SKIPPED: corpus not found at %s (set ROBOTSPROXY_CORPUS)", dir)
+		t.Fatalf("no corpus at %s (testdata/robots ships with the repository; ROBOTSPROXY_CORPUS overrides it): %v", dir, err)
 	}
 	return dir
 }
@@ -80,11 +80,12 @@ type robotsFile struct {
 	body []byte
 }
 
-// pickRobotsFiles picks files from <corpus>/robots deterministically: every
-// step-th name in sorted order, so that sizes and styles vary, plus the
+// pickRobotsFiles picks about n files from <corpus>/robots
+// deterministically: names spread evenly over the sorted list (all of them
+// when there are at most n), so that sizes and styles vary, plus the
 // largest file (past the 512 KiB parse limit) and the first file over
 // 100 KiB and the first with CRLF line ends if the picks lack them.
-func pickRobotsFiles(t *testing.T, corpus string, step int) []robotsFile {
+func pickRobotsFiles(t *testing.T, corpus string, n int) []robotsFile {
 	t.Helper()
 	dir := filepath.Join(corpus, "robots")
 	entries, err := os.ReadDir(dir)
@@ -98,6 +99,7 @@ func pickRobotsFiles(t *testing.T, corpus string, step int) []robotsFile {
 		}
 	}
 	sort.Strings(names)
+	step := max(1, len(names)/n)
 	read := func(name string) robotsFile {
 		body, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
@@ -573,7 +575,7 @@ func (f *failures) done() {
 // hits, the audit log and the metrics.
 func TestProxyCorpus(t *testing.T) {
 	corpus := corpusDir(t)
-	files := pickRobotsFiles(t, corpus, 19)
+	files := pickRobotsFiles(t, corpus, 30)
 	agents := pickAgents(t, corpus)
 	ident := identity.NewIdentifier(identity.DefaultBrowserTokens(), nil)
 

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Issue 12: a fleet of 3 proxy processes sharing one redis-server.
+// A fleet of 3 proxy processes sharing one redis-server.
 // cache.min_ttl 1s and max_ttl 2s make the TTLs short enough to watch.
 const fleetConfig = `cache:
   min_ttl: 1s

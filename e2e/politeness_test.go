@@ -14,13 +14,13 @@ import (
 	"time"
 )
 
-// Issue 11 measures politeness at the origin: the origin's own clock says
+// Politeness is measured at the origin: the origin's own clock says
 // when each request came. The default run uses Crawl-delay 0.5 and 20
-// requests (about 10 s); ROBOTSPROXY_POLITENESS_FULL=1 runs the issue's
+// requests (about 10 s); ROBOTSPROXY_POLITENESS_FULL=1 runs the full
 // figures, Crawl-delay 2 and 30 requests (about 60 s).
 
 // spacingSlack is how much closer than the delay two starts may be at the
-// origin (issue 11: 50 ms), for the network and the scheduler.
+// origin (50 ms), for the network and the scheduler.
 const spacingSlack = 50 * time.Millisecond
 
 // timedOrigin records the arrival of every request but robots.txt fetches

@@ -110,10 +110,11 @@ var soakSynthetic = robotsFile{name: "synthetic", body: []byte(
 	"User-agent: *\nDisallow: /private/\nAllow: /private/public\nDisallow: /*.pdf$\n\n" +
 		"User-agent: GPTBot\nDisallow: /\n")}
 
-// soakFiles returns soakSynthetic and every step-th corpus robots.txt of
-// at most maxBytes, in sorted order: small files, so that the figures
-// measure the proxy and not one huge cache entry.
-func soakFiles(t *testing.T, corpus string, step, maxBytes int) []robotsFile {
+// soakFiles returns soakSynthetic and about n corpus robots.txt files of
+// at most maxBytes, spread evenly over the sorted names (all of them when
+// there are at most n): small files, so that the figures measure the proxy
+// and not one huge cache entry.
+func soakFiles(t *testing.T, corpus string, n, maxBytes int) []robotsFile {
 	t.Helper()
 	dir := filepath.Join(corpus, "robots")
 	entries, err := os.ReadDir(dir)
@@ -127,6 +128,7 @@ func soakFiles(t *testing.T, corpus string, step, maxBytes int) []robotsFile {
 		}
 	}
 	sort.Strings(names)
+	step := max(1, len(names)/n)
 	files := []robotsFile{soakSynthetic}
 	for i := 0; i < len(names); i += step {
 		body, err := os.ReadFile(filepath.Join(dir, names[i]))

@@ -19,7 +19,7 @@ import (
 	"time"
 )
 
-// The soak run (issue 8): many requests over many loopback authorities
+// The soak run: many requests over many loopback authorities
 // through the built binary, measuring the proxy's RSS, goroutines and open
 // fds at the start, after one pass over every authority, after the
 // warm-up, at the peak of the run and after an idle period with no client
@@ -85,8 +85,8 @@ func soakSettingsFromEnv(t *testing.T) soakSettings {
 // soakProxyConfig keeps every default but three: the audit log goes to a
 // rotated file (not to the test's memory), the robots.txt cache holds
 // every authority, and the idle upstream pool is pinned at soakIdlePool
-// (the default grew to 4096 with issue 10), which the bounds below and
-// the figures in README were measured with.
+// (the default is 4096), which the bounds below and the figures in
+// docs/security.md were measured with.
 func soakProxyConfig(t *testing.T, authorities int) string {
 	return fmt.Sprintf("log:\n  file: %q\n  max_size_mb: 64\n  max_backups: 1\ncache:\n  max_entries: %d\n"+
 		"upstream:\n  max_idle_conns: %d\n",
@@ -282,7 +282,7 @@ func TestSoak(t *testing.T) {
 	}
 	set := soakSettingsFromEnv(t)
 	corpus := corpusDir(t)
-	files := soakFiles(t, corpus, 10, 8<<10)
+	files := soakFiles(t, corpus, 50, 8<<10)
 	cases := soakCases(t, files, pickAgents(t, corpus))
 	origin := newSoakOrigin(t, files, set.authorities)
 	p := startProxy(t, soakProxyConfig(t, set.authorities))
@@ -345,7 +345,7 @@ const soakSlack = 16
 // checkBounded checks that what the idle proxy holds is bounded by its
 // configuration, not by the authorities it has seen: the start figures
 // plus a full idle upstream pool, one fd and two goroutines (read and
-// write loop) per connection. Before issue 8 the figures grew with the
+// write loop) per connection. Once the figures grew with the
 // authorities (11,035 fds and 22,060 goroutines after 10,000).
 func checkBounded(t *testing.T, start, idle usage) {
 	t.Helper()

@@ -209,7 +209,7 @@ func corpusDir() string {
 	if d := os.Getenv("ROBOTSPROXY_CORPUS"); d != "" {
 		return d
 	}
-	return filepath.Join("..", "..", "shared", "corpus")
+	return filepath.Join("..", "testdata")
 }
 
 // minCorpusMatchPercent is the floor for the share of crawler-user-agents
@@ -249,7 +249,7 @@ func TestIdentifyCorpus(t *testing.T) {
 	path := filepath.Join(corpusDir(), "agents", "crawler-user-agents", "crawler-user-agents.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Skipf("SKIPPED: corpus not found at %s (set ROBOTSPROXY_CORPUS): %v", path, err)
+		t.Fatalf("cannot read %s (testdata/agents ships with the repository; ROBOTSPROXY_CORPUS overrides it): %v", path, err)
 	}
 	var entries []struct {
 		Pattern   string   `json:"pattern"`

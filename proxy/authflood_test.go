@@ -19,7 +19,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
-// The flood of issue 8: 20 workers send 10 wrong proxy passwords each
+// A password flood: 20 workers send 10 wrong proxy passwords each
 // while another client, whose credentials are remembered, keeps making
 // requests.
 const (

@@ -20,7 +20,7 @@ func benchFiles(b *testing.B) map[string][]byte {
 	dir := filepath.Join(corpusDir(), "robots")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		b.Skipf("SKIPPED: corpus not found at %s (set ROBOTSPROXY_CORPUS): %v", dir, err)
+		b.Fatalf("cannot read %s (testdata/robots ships with the repository; ROBOTSPROXY_CORPUS overrides it): %v", dir, err)
 	}
 	type file struct {
 		name string

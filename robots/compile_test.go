@@ -30,11 +30,11 @@ func FuzzEdits(f *testing.F) {
 func TestRuleTextCorpus(t *testing.T) {
 	dir := os.Getenv("ROBOTSPROXY_CORPUS")
 	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "corpus")
+		dir = filepath.Join("..", "testdata")
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "robots", "*.txt"))
 	if len(files) == 0 {
-		t.Skipf("SKIPPED: no corpus at %s", dir)
+		t.Fatalf("no robots.txt files in %s (testdata/robots ships with the repository; ROBOTSPROXY_CORPUS overrides it)", filepath.Join(dir, "robots"))
 	}
 	var rules int
 	for _, name := range files {

@@ -67,10 +67,7 @@ func TestDifferentialCorpus(t *testing.T) {
 	dir := filepath.Join(corpusDir(), "robots")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		if os.Getenv("ROBOTSPROXY_CORPUS") != "" {
-			t.Fatalf("ROBOTSPROXY_CORPUS is set but %s cannot be read: %v", dir, err)
-		}
-		t.Skipf("SKIPPED: corpus not found at %s (set ROBOTSPROXY_CORPUS): %v", dir, err)
+		t.Fatalf("cannot read %s (testdata/robots ships with the repository; ROBOTSPROXY_CORPUS overrides it): %v", dir, err)
 	}
 	if testing.Short() {
 		entries = entries[:len(entries)/10]

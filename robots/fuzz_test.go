@@ -11,13 +11,13 @@ import (
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
-// corpusDir is the shared corpus: $ROBOTSPROXY_CORPUS or ../shared/corpus
-// from the repository root.
+// corpusDir is the real-world corpus (robots/ and agents/ folders): the
+// larger one at $ROBOTSPROXY_CORPUS, or the repository's testdata.
 func corpusDir() string {
 	if d := os.Getenv("ROBOTSPROXY_CORPUS"); d != "" {
 		return d
 	}
-	return filepath.Join("..", "..", "shared", "corpus")
+	return filepath.Join("..", "testdata")
 }
 
 // addCorpusSeeds adds up to n real robots.txt bodies as fuzz seeds.
