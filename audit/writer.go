@@ -53,8 +53,13 @@ type Options struct {
 	// not written ("refuse" or "continue"); it is recorded in the
 	// lost-lines marker (see MarkerLostLines).
 	OnWriteError string
-	// Now is the clock of the lost-lines marker; nil means time.Now.
+	// Now is the clock of the lost-lines marker and of checkpoints; nil
+	// means time.Now.
 	Now func() time.Time
+	// Checkpoints, when not nil, receives the chain's head every so many
+	// lines or seconds and at Close (see CheckpointOptions); Close closes
+	// it.
+	Checkpoints *Checkpoints
 }
 
 // Unwriter is an output that can take back the last n octets written to
@@ -111,6 +116,7 @@ type Writer struct {
 	dirty     int               // octets of a failed write not yet taken back
 	lost      uint64            // lines not written since the last write that was
 	lostSince time.Time
+	written   uint64 // lines that reached the output
 
 	lines, writes, writeErrors, lostLines atomic.Uint64
 	failing                               atomic.Bool
@@ -218,8 +224,25 @@ func (w *Writer) commit(raw []byte) error {
 		return w.fail(raw, n, err)
 	}
 	w.prev, w.lost = prev, 0
+	w.written += uint64(bytes.Count(buf, []byte{'\n'}))
 	w.failing.Store(false)
+	if c := w.opts.Checkpoints; c != nil {
+		if now := w.opts.Now(); c.due(w.written, now) {
+			w.checkpoint(now)
+		}
+	}
 	return nil
+}
+
+// checkpoint writes the chain's head to the checkpoint log; a failure is
+// reported as a write error but costs no line.
+func (w *Writer) checkpoint(now time.Time) {
+	if err := w.opts.Checkpoints.write(w.prev, w.written, now); err != nil {
+		w.writeErrors.Add(1)
+		if w.opts.OnError != nil {
+			w.opts.OnError(err)
+		}
+	}
 }
 
 // fail records a write of raw that failed after n octets reached the
@@ -312,10 +335,17 @@ func (w *Writer) Close() error {
 		w.cond.Wait()
 	}
 	w.mu.Unlock()
-	if c, ok := w.out.(io.Closer); ok {
-		return c.Close()
+	var err error
+	if c := w.opts.Checkpoints; c != nil { // no leader now: the state is ours
+		if c.lastLines != w.written {
+			w.checkpoint(w.opts.Now())
+		}
+		err = c.Close()
 	}
-	return nil
+	if c, ok := w.out.(io.Closer); ok {
+		err = errors.Join(c.Close(), err)
+	}
+	return err
 }
 
 // Stats are a Writer's counters.
