@@ -100,6 +100,9 @@ func writeReport(path string, stdout io.Writer, rep *report.Report, format strin
 		}
 		return nil
 	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return &exitError{2, fmt.Errorf("audit report: -o %s: not a regular file (%s); name a file to create or replace", path, fileKind(fi.Mode()))}
+	}
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -116,6 +119,21 @@ func writeReport(path string, stdout io.Writer, rep *report.Report, format strin
 		return &exitError{2, fmt.Errorf("audit report: %w", err)}
 	}
 	return nil
+}
+
+// fileKind names a file mode's type for an error message.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
 }
 
 // parseWhen reads a -since/-until value: RFC 3339, a date (midnight UTC),

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/rs/zerolog"
 
@@ -14,9 +16,10 @@ import (
 )
 
 // runAuditVerify implements "robotsproxy audit verify [-archive DIR]
-// [-config FILE] [-chain-only] [-genesis] [-allow-unverifiable] LOG...":
-// exit 0 when everything verifies, 1 when anything does not, 2 on usage or
-// I/O errors. Without an archive it checks the chain only, and says so on
+// [-config FILE] [-chain-only] [-genesis] [-allow-unverifiable]
+// [-checkpoints FILE [-checkpoint-key FILE]] [-head SHA] LOG...": exit 0
+// when everything verifies, 1 when anything does not, 2 on usage or I/O
+// errors. Without an archive it checks the chain only, and says so on
 // stderr.
 func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("audit verify", "audit verify [flags] LOG...", `Verify the hash chain of the audit logs (oldest first), and re-decide every
@@ -30,8 +33,15 @@ does not.`, stderr)
 	genesis := fs.Bool("genesis", false, "require the first line to start the chain (prev of 64 zeros)")
 	allowUnverifiable := fs.Bool("allow-unverifiable", false, "exit 0 even when some decision lines cannot be re-decided (no archived body or fetch record)")
 	chainOnly := fs.Bool("chain-only", false, "check the hash chain only, without re-deciding decisions (chosen when no archive is given or configured)")
+	checkpoints := fs.String("checkpoints", "", "checkpoint log `FILE` (audit.checkpoint_file): the chain must pass through every checkpoint and not end before the last")
+	ckKey := fs.String("checkpoint-key", "", "`FILE` holding the checkpoints' HMAC key (audit.checkpoint_hmac_key_file): every checkpoint must be signed with it")
+	head := fs.String("head", "", "the chain must end exactly at this head (64 hex digits, kept elsewhere)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
+	}
+	anchors, err := verifyAnchors(*checkpoints, *ckKey, *head)
+	if err != nil {
+		return &exitError{2, fmt.Errorf("audit verify: %w", err)}
 	}
 	if fs.NArg() == 0 {
 		return usageErr("audit verify: want at least one LOG, oldest first\n%s", usage)
@@ -56,8 +66,9 @@ does not.`, stderr)
 		dir = ""
 	}
 	out := bufio.NewWriter(stdout)
-	res, err := audit.Verify(fs.Args(), audit.VerifyOptions{Archive: dir, ChainOnly: *chainOnly, Genesis: *genesis, ExemptHosts: exempt,
-		Report: func(p audit.Problem) { fmt.Fprintln(out, p) }})
+	anchors.Archive, anchors.ChainOnly, anchors.Genesis, anchors.ExemptHosts = dir, *chainOnly, *genesis, exempt
+	anchors.Report = func(p audit.Problem) { fmt.Fprintln(out, p) }
+	res, err := audit.Verify(fs.Args(), anchors)
 	if err != nil {
 		out.Flush()
 		return &exitError{2, fmt.Errorf("audit verify: %w", err)}
@@ -71,6 +82,48 @@ does not.`, stderr)
 		return &exitError{1, errors.New("audit verify: the logs do not verify")}
 	}
 	return nil
+}
+
+// verifyAnchors reads -checkpoints (checked with the key in -checkpoint-key)
+// and -head into VerifyOptions.
+func verifyAnchors(checkpoints, keyFile, head string) (audit.VerifyOptions, error) {
+	var o audit.VerifyOptions
+	if keyFile != "" && checkpoints == "" {
+		return o, errors.New("-checkpoint-key: give -checkpoints too")
+	}
+	if checkpoints != "" {
+		key, err := readKeyFile(keyFile)
+		if err != nil {
+			return o, fmt.Errorf("-checkpoint-key: %w", err)
+		}
+		if o.Checkpoints, err = audit.ReadCheckpoints(checkpoints, key); err != nil {
+			return o, fmt.Errorf("-checkpoints: %w", err)
+		}
+	}
+	if head != "" {
+		h, err := audit.ParseHead(head)
+		if err != nil {
+			return o, fmt.Errorf("-head: %w", err)
+		}
+		o.Head = &h
+	}
+	return o, nil
+}
+
+// readKeyFile reads a secret key file ("" is no key); surrounding white
+// space is not part of the key.
+func readKeyFile(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if b = bytes.TrimSpace(b); len(b) == 0 {
+		return nil, fmt.Errorf("%s is empty", path)
+	}
+	return b, nil
 }
 
 // writeVerifySummary writes the counts and the chain's start and head.
@@ -98,6 +151,9 @@ func writeVerifySummary(w io.Writer, r *audit.VerifyResult, dir string, chainOnl
 		}
 		fmt.Fprintf(w, "chain start  %s:1, prev %x (%s)\n", r.StartFile, r.StartPrev, start)
 		fmt.Fprintf(w, "chain head   %x (the next line's prev: keep it elsewhere to anchor the chain)\n", r.Head)
+	}
+	if r.Checkpoints > 0 || r.Anchors > 0 {
+		fmt.Fprintf(w, "anchors      %d of %d checkpoints passed, %d anchor problems\n", r.CheckpointsPassed, r.Checkpoints, r.Anchors)
 	}
 	if r.ChainBreaks == 0 {
 		fmt.Fprintf(w, "chain        intact\n")

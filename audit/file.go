@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,7 +31,7 @@ type FileOptions struct {
 const tailBytes = 256 << 10
 
 // OpenFile prepares the audit log file for appending and returns the
-// rotating writer (lumberjack) and the SHA-256 of the last line already in
+// rotating writer (lumberjack; it is an Unwriter, see logFile) and the SHA-256 of the last line already in
 // the log (zero when there is none), for Options.Prev.
 //
 // A file that does not end in a newline (a crash in the middle of a write)
@@ -55,7 +56,37 @@ func OpenFile(o FileOptions) (io.WriteCloser, [sha256.Size]byte, error) {
 	if o.MaxSizeMB == 0 {
 		lj.MaxSize = 1 << 20 // MiB: in effect never
 	}
-	return lj, prev, nil
+	return &logFile{Logger: lj, path: o.Path}, prev, nil
+}
+
+// logFile is the rotating audit log file. Unwrite takes back the octets of
+// a failed write, so the file never holds a cut line that the next one
+// would merge with.
+type logFile struct {
+	*lumberjack.Logger
+	path string
+}
+
+// Unwrite truncates the last n octets of the current file: a partial write
+// (lumberjack writes to the current file only, after any rotation). The
+// file is closed first: lumberjack writes a file it created at its own
+// offset, and reopens it for appending on the next write.
+func (f *logFile) Unwrite(n int) error {
+	if err := f.Logger.Close(); err != nil {
+		return err
+	}
+	fh, err := os.OpenFile(f.path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	st, err := fh.Stat()
+	if err == nil && st.Size() < int64(n) {
+		err = fmt.Errorf("%s holds %d octets, fewer than the %d to take back", f.path, st.Size(), n)
+	}
+	if err == nil {
+		err = fh.Truncate(st.Size() - int64(n))
+	}
+	return errors.Join(err, fh.Close())
 }
 
 // repairTail appends a newline to path when it does not end in one, and

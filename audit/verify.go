@@ -12,6 +12,8 @@ import (
 	"io"
 	"os"
 
+	"time"
+
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
@@ -39,6 +41,11 @@ const (
 	// archive, no archived body or fetch record, a field cut short, or
 	// reason override without a configuration (VerifyOptions.ExemptHosts).
 	KindUnverifiable Kind = "unverifiable"
+	// KindAnchor: the chain does not pass through a checkpoint (lines
+	// before it were edited or deleted), passes through checkpoints out
+	// of order, ends before the last checkpoint (lines deleted from the
+	// end), or does not end at the head given (-head).
+	KindAnchor Kind = "anchor"
 )
 
 // Problem is one line that does not verify.
@@ -73,6 +80,14 @@ type VerifyOptions struct {
 	ExemptHosts []string
 	// Report is called with each problem, in log order; nil drops them.
 	Report func(Problem)
+	// Checkpoints, when not nil, anchor the chain: it must pass through
+	// the head of every checkpoint made since its first line, in order,
+	// and not end before the last one (see ReadCheckpoints). Checkpoints
+	// older than the first line given are not required (rotated away).
+	Checkpoints []Checkpoint
+	// Head, when not nil, is where the chain must end: the hex-decoded
+	// head kept elsewhere.
+	Head *[sha256.Size]byte
 }
 
 // VerifyResult counts what Verify found.
@@ -93,7 +108,10 @@ type VerifyResult struct {
 	// lines, are not chained and are not problems.
 	Operational int
 	// Problems by kind.
-	Differ, Altered, BadLines, Unverifiable, ChainBreaks int
+	Differ, Altered, BadLines, Unverifiable, ChainBreaks, Anchors int
+	// Checkpoints is the number of checkpoints the chain was required to
+	// pass through, and passed through in order.
+	Checkpoints, CheckpointsPassed int
 	// FirstBreak is the first broken link, zero when none.
 	FirstBreak Problem
 	// StartFile is the file of the chain's first line and StartPrev that
@@ -109,7 +127,7 @@ type VerifyResult struct {
 // every decision line re-decided the same from an intact archive, and,
 // unless allowUnverifiable, no unverifiable decision line.
 func (r *VerifyResult) OK(allowUnverifiable bool) bool {
-	return r.ChainBreaks == 0 && r.Differ == 0 && r.Altered == 0 && r.BadLines == 0 &&
+	return r.ChainBreaks == 0 && r.Anchors == 0 && r.Differ == 0 && r.Altered == 0 && r.BadLines == 0 &&
 		(allowUnverifiable || r.Unverifiable == 0)
 }
 
@@ -131,6 +149,7 @@ func Verify(logs []string, o VerifyOptions) (*VerifyResult, error) {
 			return &v.res, err
 		}
 	}
+	v.anchors()
 	return &v.res, nil
 }
 
@@ -146,6 +165,8 @@ type verifier struct {
 	dec     *decider
 	l       auditLine // the line being checked, reused
 	in      interner
+	first   time.Time                 // the first line's time, for checkpoints
+	passed  map[[sha256.Size]byte]int // checkpoint heads -> 1-based line ordinal where passed
 }
 
 func newVerifier(o VerifyOptions) *verifier {
@@ -156,7 +177,16 @@ func newVerifier(o VerifyOptions) *verifier {
 	if o.ExemptHosts != nil {
 		dec.exempt = policy.Exemptions(o.ExemptHosts)
 	}
-	return &verifier{opts: o, h: sha256.New(), dec: dec, in: interner{}}
+	v := &verifier{opts: o, h: sha256.New(), dec: dec, in: interner{}}
+	if len(o.Checkpoints) > 0 {
+		v.passed = make(map[[sha256.Size]byte]int, len(o.Checkpoints))
+		for _, c := range o.Checkpoints {
+			if h, err := parseHead(c.Head); err == nil {
+				v.passed[h] = 0
+			}
+		}
+	}
+	return v
 }
 
 // file verifies the lines of one log.
@@ -238,6 +268,12 @@ func (v *verifier) line(file string, n int, line []byte, long, cut bool) error {
 	var sum [sha256.Size]byte
 	v.h.Sum(sum[:0])
 	v.prev, v.prevF, v.prevN, v.res.Head = sum, file, n, sum
+	if at, ok := v.passed[sum]; ok && at == 0 {
+		v.passed[sum] = v.res.Lines
+	}
+	if v.res.Lines == 1 && v.passed != nil {
+		v.first = firstTime(line)
+	}
 	switch {
 	case cut:
 		v.problem(file, n, KindBadLine, "the line is cut: no newline at the end (a crash while it was written)")
@@ -315,6 +351,8 @@ func (v *verifier) problem(file string, n int, k Kind, msg string) {
 		v.res.BadLines++
 	case KindUnverifiable:
 		v.res.Unverifiable++
+	case KindAnchor:
+		v.res.Anchors++
 	}
 	v.opts.Report(p)
 }
@@ -350,4 +388,40 @@ func prevOf(line []byte) (prev [sha256.Size]byte, ok bool) {
 		return prev, false
 	}
 	return prev, true
+}
+
+// firstTime returns a line's "time", zero when it has none.
+func firstTime(line []byte) time.Time {
+	var l struct {
+		Time time.Time `json:"time"`
+	}
+	_ = json.Unmarshal(line, &l)
+	return l.Time
+}
+
+// anchors checks the chain against the checkpoints and the head given.
+func (v *verifier) anchors() {
+	last := 0 // line ordinal of the last checkpoint passed
+	for i, c := range v.opts.Checkpoints {
+		h, _ := parseHead(c.Head)
+		at := v.passed[h]
+		if at == 0 && (v.first.IsZero() || c.Time.Before(v.first)) && v.res.CheckpointsPassed == 0 {
+			continue // made before the first line given: rotated away
+		}
+		v.res.Checkpoints++
+		switch {
+		case at == 0 && i == len(v.opts.Checkpoints)-1:
+			v.problem(v.prevF, v.prevN, KindAnchor, fmt.Sprintf("the log ends before the last checkpoint (%s, head %s…, %d lines): lines were deleted from its end", c.Time.Format(time.RFC3339), c.Head[:16], c.Lines))
+		case at == 0:
+			v.problem(v.prevF, v.prevN, KindAnchor, fmt.Sprintf("the chain does not pass through checkpoint %d (%s, head %s…): lines before it were edited, inserted or deleted", i+1, c.Time.Format(time.RFC3339), c.Head[:16]))
+		case at < last:
+			v.problem(v.prevF, v.prevN, KindAnchor, fmt.Sprintf("checkpoint %d (%s) is passed at line %d, before an earlier checkpoint: lines were moved", i+1, c.Time.Format(time.RFC3339), at))
+		default:
+			v.res.CheckpointsPassed++
+			last = at
+		}
+	}
+	if v.opts.Head != nil && v.res.Head != *v.opts.Head {
+		v.problem(v.prevF, v.prevN, KindAnchor, fmt.Sprintf("the chain ends at %x, not at the head given (%x): lines were deleted from its end or appended", v.res.Head, *v.opts.Head))
+	}
 }

@@ -6,16 +6,22 @@
 // concurrent requests into one write(2) (group commit: a caller returns
 // once its line is written, so nothing acknowledged is lost to a crash),
 // and can chain every line to the one before it by SHA-256 (field "prev").
+// A write that fails is never acknowledged: its callers get the error, the
+// chain does not advance over it, and its octets are taken back from the
+// file, so the log never holds a merged or half line.
 package audit
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // DefaultMaxPending is Options.MaxPending when it is 0: the octets queued
@@ -39,7 +45,41 @@ type Options struct {
 	// last line already in the log, as OpenFile returns it). Zero starts a
 	// new chain (prev of the first line is then 64 zeros).
 	Prev [sha256.Size]byte
+	// OnError is called with the error of each failed write, by the
+	// caller that made it, outside the Writer's lock; nil ignores it.
+	// Those lines' callers get the error from Write as well.
+	OnError func(error)
+	// OnWriteError is what the server does with a request whose line was
+	// not written ("refuse" or "continue"); it is recorded in the
+	// lost-lines marker (see MarkerLostLines).
+	OnWriteError string
+	// Now is the clock of the lost-lines marker and of checkpoints; nil
+	// means time.Now.
+	Now func() time.Time
+	// Checkpoints, when not nil, receives the chain's head every so many
+	// lines or seconds and at Close (see CheckpointOptions); Close closes
+	// it.
+	Checkpoints *Checkpoints
 }
+
+// Unwriter is an output that can take back the last n octets written to
+// it (a file truncated by n). Writer uses it to remove a partial write; an
+// output without it gets a newline instead, so that the cut line stays on
+// a line of its own.
+type Unwriter interface {
+	Unwrite(n int) error
+}
+
+// Field names of the lost-lines marker, the line written before the first
+// line that reaches the log after failed writes: lost_lines is the number
+// of lines not written, lost_since the time of the first failure, and
+// on_write_error what the requests of those lines were answered
+// ("refuse": 503 audit-unavailable; "continue": as decided).
+const (
+	MarkerLostLines    = "lost_lines"
+	MarkerLostSince    = "lost_since"
+	MarkerOnWriteError = "on_write_error"
+)
 
 // batch is the set of lines that share one write.
 type batch struct {
@@ -64,14 +104,22 @@ type Writer struct {
 
 	mu      sync.Mutex
 	cond    *sync.Cond // broadcast when a write ends (and pending is taken)
-	pending []byte
+	pending []byte     // whole lines as given, without "prev"
 	spare   []byte
 	cur     *batch // the batch pending belongs to
-	prev    [sha256.Size]byte
-	writing bool // a leader is writing
+	writing bool   // a leader is writing
 	closed  bool
 
-	lines, writes atomic.Uint64
+	// Owned by the leader (one at a time; handed over under mu).
+	prev      [sha256.Size]byte // the chain's head: the last line in the log
+	chained   []byte            // the octets of the write in progress
+	dirty     int               // octets of a failed write not yet taken back
+	lost      uint64            // lines not written since the last write that was
+	lostSince time.Time
+	written   uint64 // lines that reached the output
+
+	lines, writes, writeErrors, lostLines atomic.Uint64
+	failing                               atomic.Bool
 }
 
 // NewWriter returns a Writer over out. Close writes what is queued and
@@ -80,6 +128,9 @@ func NewWriter(out io.Writer, o Options) *Writer {
 	if o.MaxPending <= 0 {
 		o.MaxPending = DefaultMaxPending
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	w := &Writer{out: out, opts: o, cur: &batch{}, prev: o.Prev}
 	w.cond = sync.NewCond(&w.mu)
 	return w
@@ -87,7 +138,7 @@ func NewWriter(out io.Writer, o Options) *Writer {
 
 // Write queues one line and returns once it is written (with the lines of
 // concurrent callers, in one write to the underlying writer). The error is
-// that write's. A caller whose line would take the queue past MaxPending
+// that write's: the line is then not in the log (see Writer). A caller whose line would take the queue past MaxPending
 // octets waits for the queue to be taken first (back-pressure); no line
 // is dropped.
 func (w *Writer) Write(line []byte) (int, error) {
@@ -102,7 +153,7 @@ func (w *Writer) Write(line []byte) (int, error) {
 		w.mu.Unlock()
 		return 0, ErrClosed
 	}
-	w.pending = w.appendLine(w.pending, line)
+	w.pending = append(w.pending, line...)
 	w.lines.Add(1)
 	b := w.cur
 	for !b.written {
@@ -126,33 +177,131 @@ func (w *Writer) Write(line []byte) (int, error) {
 // queued meanwhile are woken, and one of them leads the next write.
 func (w *Writer) lead(b *batch) {
 	w.writing = true
-	buf := w.pending
+	raw := w.pending
 	w.pending, w.spare = w.spare[:0], nil
 	w.cur = &batch{}
 	w.mu.Unlock()
 
-	_, err := w.out.Write(buf)
-	w.writes.Add(1)
+	err := w.commit(raw)
 
 	w.mu.Lock()
 	b.err, b.written = err, true
-	if cap(buf) <= 4*w.opts.MaxPending {
-		w.spare = buf[:0]
+	if cap(raw) <= 4*w.opts.MaxPending {
+		w.spare = raw[:0]
 	}
 	w.writing = false
 	w.cond.Broadcast()
 }
 
+// commit writes raw, whole lines, chained onto the log's head. The head
+// advances only when every octet reached the output; a failed write is
+// taken back and its lines counted as lost. Called by the leader only.
+func (w *Writer) commit(raw []byte) error {
+	if w.dirty > 0 { // a failed write that could not be taken back yet
+		if err := w.unwrite(w.dirty); err != nil {
+			return w.fail(raw, 0, err)
+		}
+		w.dirty = 0
+	}
+	buf, prev := w.chained[:0], w.prev
+	if w.lost > 0 {
+		buf, prev = w.appendLine(buf, w.marker(), prev)
+	}
+	for rest := raw; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n') + 1
+		buf, prev = w.appendLine(buf, rest[:i], prev)
+		rest = rest[i:]
+	}
+	n, err := w.out.Write(buf)
+	w.writes.Add(1)
+	if err == nil && n < len(buf) {
+		err = io.ErrShortWrite
+	}
+	if cap(buf) <= 4*w.opts.MaxPending {
+		w.chained = buf[:0]
+	}
+	if err != nil {
+		return w.fail(raw, n, err)
+	}
+	w.prev, w.lost = prev, 0
+	w.written += uint64(bytes.Count(buf, []byte{'\n'}))
+	w.failing.Store(false)
+	if c := w.opts.Checkpoints; c != nil {
+		if now := w.opts.Now(); c.due(w.written, now) {
+			w.checkpoint(now)
+		}
+	}
+	return nil
+}
+
+// checkpoint writes the chain's head to the checkpoint log; a failure is
+// reported as a write error but costs no line.
+func (w *Writer) checkpoint(now time.Time) {
+	if err := w.opts.Checkpoints.write(w.prev, w.written, now); err != nil {
+		w.writeErrors.Add(1)
+		if w.opts.OnError != nil {
+			w.opts.OnError(err)
+		}
+	}
+}
+
+// fail records a write of raw that failed after n octets reached the
+// output, takes those octets back, and returns the error for the lines'
+// callers.
+func (w *Writer) fail(raw []byte, n int, err error) error {
+	err = fmt.Errorf("write audit log: %w", err)
+	if n > 0 {
+		if uerr := w.unwrite(n); uerr != nil {
+			w.dirty = n
+			err = errors.Join(err, fmt.Errorf("take back a partial write of %d octets: %w", n, uerr))
+		}
+	}
+	lost := uint64(bytes.Count(raw, []byte{'\n'}))
+	if w.lost == 0 {
+		w.lostSince = w.opts.Now()
+	}
+	w.lost += lost
+	w.lostLines.Add(lost)
+	w.writeErrors.Add(1)
+	w.failing.Store(true)
+	if w.opts.OnError != nil {
+		w.opts.OnError(err)
+	}
+	return err
+}
+
+// unwrite takes back the last n octets written: truncated from a file,
+// or ended with a newline on an output that cannot take octets back.
+func (w *Writer) unwrite(n int) error {
+	if u, ok := w.out.(Unwriter); ok {
+		return u.Unwrite(n)
+	}
+	_, err := w.out.Write([]byte{'\n'})
+	return err
+}
+
+// marker returns the lost-lines marker line for the lines lost so far.
+func (w *Writer) marker() []byte {
+	m := []byte(`{"time":"`)
+	m = w.opts.Now().UTC().AppendFormat(m, time.RFC3339Nano)
+	m = append(m, `","level":"warn","message":"audit lines not written","`+MarkerLostLines+`":`...)
+	m = strconv.AppendUint(m, w.lost, 10)
+	m = append(m, `,"`+MarkerLostSince+`":"`...)
+	m = w.lostSince.UTC().AppendFormat(m, time.RFC3339Nano)
+	m = append(m, `","`+MarkerOnWriteError+`":`...)
+	m = strconv.AppendQuote(m, w.opts.OnWriteError)
+	return append(m, "}\n"...)
+}
+
 // appendLine appends line to dst, with "prev" added when chaining, and
-// advances the chain. Called with w.mu held.
-func (w *Writer) appendLine(dst, line []byte) []byte {
+// returns the chain's head after it.
+func (w *Writer) appendLine(dst, line []byte, prev [sha256.Size]byte) ([]byte, [sha256.Size]byte) {
 	if !w.opts.Chain {
-		return append(dst, line...)
+		return append(dst, line...), prev
 	}
 	start := len(dst)
-	dst = AppendPrev(dst, line, w.prev)
-	w.prev = sha256.Sum256(dst[start:])
-	return dst
+	dst = AppendPrev(dst, line, prev)
+	return dst, sha256.Sum256(dst[start:])
 }
 
 // AppendPrev appends line (a JSON object and "\n") to dst with
@@ -186,20 +335,35 @@ func (w *Writer) Close() error {
 		w.cond.Wait()
 	}
 	w.mu.Unlock()
-	if c, ok := w.out.(io.Closer); ok {
-		return c.Close()
+	var err error
+	if c := w.opts.Checkpoints; c != nil { // no leader now: the state is ours
+		if c.lastLines != w.written {
+			w.checkpoint(w.opts.Now())
+		}
+		err = c.Close()
 	}
-	return nil
+	if c, ok := w.out.(io.Closer); ok {
+		err = errors.Join(c.Close(), err)
+	}
+	return err
 }
 
 // Stats are a Writer's counters.
 type Stats struct {
-	// Lines is the number of lines written; Writes the number of writes
-	// to the underlying writer. Lines/Writes is the batching factor.
+	// Lines is the number of lines given to Write; Writes the number of
+	// writes to the underlying writer. Lines/Writes is the batching factor.
 	Lines, Writes uint64
+	// WriteErrors is the number of writes that failed; LostLines the
+	// lines those writes held, which are not in the log.
+	WriteErrors, LostLines uint64
 }
 
 // Stats returns the counters so far.
 func (w *Writer) Stats() Stats {
-	return Stats{Lines: w.lines.Load(), Writes: w.writes.Load()}
+	return Stats{Lines: w.lines.Load(), Writes: w.writes.Load(),
+		WriteErrors: w.writeErrors.Load(), LostLines: w.lostLines.Load()}
 }
+
+// Failing reports whether the last write failed: lines are not reaching
+// the log until a write succeeds again.
+func (w *Writer) Failing() bool { return w.failing.Load() }

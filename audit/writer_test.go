@@ -291,24 +291,40 @@ func TestQueuedLinesShareTheNextWrite(t *testing.T) {
 }
 
 // BenchmarkWriterChainParallel: concurrent callers writing chained lines
-// of a realistic size to a file, as the proxy's requests do.
+// of a realistic size to a file, as the proxy's requests do; "checkpoints"
+// adds a checkpoint log at its defaults (every 10,000 lines or 60 s).
 func BenchmarkWriterChainParallel(b *testing.B) {
-	f, err := os.Create(filepath.Join(b.TempDir(), "audit.log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := NewWriter(f, Options{Chain: true})
-	line := []byte(`{"pad":"` + strings.Repeat("v", 690) + `"}` + "\n") // about 700 octets
-	b.SetBytes(int64(len(line)))
-	b.ReportAllocs()
-	b.SetParallelism(16)
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if _, err := w.Write(line); err != nil {
-				b.Error(err)
-				return
-			}
+	for _, ck := range []bool{false, true} {
+		name := "plain"
+		if ck {
+			name = "checkpoints"
 		}
-	})
-	w.Close()
+		b.Run(name, func(b *testing.B) {
+			dir := b.TempDir()
+			f, err := os.Create(filepath.Join(dir, "audit.log"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			o := Options{Chain: true}
+			if ck {
+				if o.Checkpoints, err = OpenCheckpoints(CheckpointOptions{Path: filepath.Join(dir, "checkpoints.log")}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			w := NewWriter(f, o)
+			line := []byte(`{"pad":"` + strings.Repeat("v", 690) + `"}` + "\n") // about 700 octets
+			b.SetBytes(int64(len(line)))
+			b.ReportAllocs()
+			b.SetParallelism(16)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := w.Write(line); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			w.Close()
+		})
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,11 +195,12 @@ func Authority(scheme, hostport string) (string, string, error) {
 
 // asciiHost lower-cases a host and converts an internationalised name to
 // its ASCII (IDNA) form. ASCII names may hold letters, digits, "-", "."
-// and "_" (which occurs in real DNS), or be an IP address.
+// and "_" (which occurs in real DNS), or be an IP address, which is
+// returned in its one canonical spelling (see canonicalIP).
 func asciiHost(host string) (string, error) {
 	host = strings.ToLower(host)
-	if net.ParseIP(host) != nil {
-		return host, nil
+	if ip, ok, err := canonicalIP(host); ok || err != nil {
+		return ip, err
 	}
 	for i := 0; i < len(host); i++ {
 		c := host[i]
@@ -214,4 +216,24 @@ func asciiHost(host string) (string, error) {
 		}
 	}
 	return host, nil
+}
+
+// canonicalIP reports whether host is an IP address literal and returns
+// its one spelling: IPv6 compressed and lower-cased as RFC 5952 4
+// recommends ("[0:0:0:0:0:0:0:1]", "[::0:1]" and "[0::1]" are all "::1"),
+// and an IPv4-mapped IPv6 address ("::ffff:127.0.0.1", "::ffff:7f00:1")
+// as the IPv4 address it maps, which is the address that is dialled. So
+// every spelling of one address is one authority: one robots.txt fetch,
+// cache entry, politeness turn and destination check. An IPv6 zone
+// ("fe80::1%eth0") names an interface of this machine, not a host, and
+// is an error.
+func canonicalIP(host string) (ip string, ok bool, err error) {
+	a, perr := netip.ParseAddr(host)
+	switch {
+	case perr != nil:
+		return "", false, nil
+	case a.Zone() != "":
+		return "", false, fmt.Errorf("host %q: an IPv6 zone names a local interface, not a host", host)
+	}
+	return a.Unmap().String(), true, nil
 }

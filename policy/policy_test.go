@@ -271,6 +271,18 @@ func TestAuthority(t *testing.T) {
 		{"http", ":80", "", ""},
 		{"http", "[]:80", "", ""},
 		{"http", "exa mple.com", "", ""},
+		// One address, one spelling (RFC 5952; IPv4-mapped is IPv4).
+		{"http", "[0:0:0:0:0:0:0:1]:80", "http", "[::1]:80"},
+		{"http", "[::0:1]", "http", "[::1]:80"},
+		{"http", "[0::1]:80", "http", "[::1]:80"},
+		{"http", "[0000:0000::0001]:80", "http", "[::1]:80"},
+		{"http", "[2001:DB8:0:0:0:0:0:1]:8080", "http", "[2001:db8::1]:8080"},
+		{"http", "[::ffff:127.0.0.1]:80", "http", "127.0.0.1:80"},
+		{"http", "[::ffff:7f00:1]:80", "http", "127.0.0.1:80"},
+		{"http", "[0:0:0:0:0:FFFF:127.0.0.1]", "http", "127.0.0.1:80"},
+		{"https", "[::FFFF:10.1.2.3]:8443", "https", "10.1.2.3:8443"},
+		{"http", "[fe80::1%25eth0]:80", "", ""},
+		{"http", "[fe80::1%eth0]:80", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scheme+" "+tt.host, func(t *testing.T) {

@@ -99,10 +99,15 @@ func (t *tracker) closeAll() int {
 	return len(list)
 }
 
-// closeReading closes the connections on which the server waits for (the
-// rest of) a request line and headers: at shutdown no handler will serve
-// them. A request cut short is audited (reason "shutdown"). Connections
-// whose header section is complete are left to the server.
+// closeReading ends the reads of the connections on which the server waits
+// for (the rest of) a request line and headers: at shutdown no handler
+// will serve a request not read yet. Their read deadline is set in the
+// past rather than the connection closed, so that octets a read already
+// returned still reach the server: a request whose headers arrived in
+// that read is served and audited as answered; the server closes the
+// others, and a request cut short is audited then (reason "shutdown",
+// cut_off "shutdown"). Connections whose header section is complete are
+// left to the server.
 func (t *tracker) closeReading() {
 	t.mu.Lock()
 	list := make([]*clientConn, 0, len(t.conns))
@@ -112,7 +117,7 @@ func (t *tracker) closeReading() {
 	t.mu.Unlock()
 	for _, c := range list {
 		if c.waitingForHeaders() {
-			_ = c.Close()
+			_ = c.SetReadDeadline(aLongTimeAgo.Add(-time.Second))
 		}
 	}
 }

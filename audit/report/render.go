@@ -53,6 +53,10 @@ func renderCSV(w io.Writer, r *Report) error {
 					rec = append(rec, string(v))
 					continue
 				}
+				if s, ok := v.(string); ok {
+					rec = append(rec, csvSafe(s))
+					continue
+				}
 				rec = append(rec, cellText(v))
 			}
 			if err := cw.Write(rec); err != nil {
@@ -62,6 +66,18 @@ func renderCSV(w io.Writer, r *Report) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvSafe neutralises a text cell that a spreadsheet would read as a
+// formula: one that starts with "=", "+", "-", "@", a tab or a carriage
+// return gets a leading single quote (OWASP's CSV injection guidance).
+// Every text cell comes from a request or a robots.txt file (URLs,
+// hosts, User-Agents, rules), so every one is treated this way.
+func csvSafe(s string) string {
+	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
+		return "'" + s
+	}
+	return s
 }
 
 // maxTextCell bounds a text cell; longer values (URLs, rules) are cut

@@ -1,0 +1,177 @@
+package audit
+
+import (
+	"bufio"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Defaults of CheckpointOptions: a checkpoint every 10,000 lines or 60
+// seconds, whichever comes first.
+const (
+	DefaultCheckpointLines = 10000
+	DefaultCheckpointEvery = 60 * time.Second
+)
+
+// CheckpointOptions configure a checkpoint log.
+type CheckpointOptions struct {
+	// Path is the checkpoint log, appended to and fsynced at each
+	// checkpoint. Keep it where the audit log's writer cannot rewrite it
+	// unnoticed: another disk, a WORM bucket, a second machine.
+	Path string
+	// EveryLines and Every bound the lines and the time between two
+	// checkpoints; 0 means DefaultCheckpointLines / DefaultCheckpointEvery.
+	EveryLines int
+	Every      time.Duration
+	// Key, when not empty, signs each checkpoint with HMAC-SHA256, so that
+	// someone who can rewrite both logs but not read the key cannot forge
+	// a checkpoint.
+	Key []byte
+}
+
+// Checkpoint is one line of the checkpoint log: the audit chain's head
+// (the SHA-256 of the last line written, which the next line's prev
+// names), how many lines the writer had written since it opened, and when.
+type Checkpoint struct {
+	Time  time.Time `json:"time"`
+	Head  string    `json:"head"`
+	Lines uint64    `json:"lines"`
+	// HMAC is the hex HMAC-SHA256 of the line's other fields as written
+	// (see checkpointBody), "" when no key was set.
+	HMAC string `json:"hmac,omitempty"`
+}
+
+// Checkpoints appends checkpoints of a Writer's chain. It is used by the
+// Writer's leader only, one call at a time.
+type Checkpoints struct {
+	f         *os.File
+	opts      CheckpointOptions
+	lastLines uint64
+	lastTime  time.Time
+	lastHead  [sha256.Size]byte
+}
+
+// OpenCheckpoints opens (creates) the checkpoint log for appending.
+func OpenCheckpoints(o CheckpointOptions) (*Checkpoints, error) {
+	if o.EveryLines <= 0 {
+		o.EveryLines = DefaultCheckpointLines
+	}
+	if o.Every <= 0 {
+		o.Every = DefaultCheckpointEvery
+	}
+	f, err := os.OpenFile(o.Path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint log: %w", err)
+	}
+	return &Checkpoints{f: f, opts: o}, nil
+}
+
+// due reports whether a checkpoint is owed after lines written in all.
+func (c *Checkpoints) due(lines uint64, now time.Time) bool {
+	if c.lastTime.IsZero() { // the first lines: the window starts now
+		c.lastTime = now
+	}
+	if lines == c.lastLines {
+		return false
+	}
+	return lines-c.lastLines >= uint64(c.opts.EveryLines) || now.Sub(c.lastTime) >= c.opts.Every
+}
+
+// write appends and fsyncs one checkpoint.
+func (c *Checkpoints) write(head [sha256.Size]byte, lines uint64, now time.Time) error {
+	body := checkpointBody(now, head, lines)
+	line := append([]byte(nil), body...)
+	if len(c.opts.Key) > 0 {
+		line = append(line, `,"hmac":"`...)
+		line = hex.AppendEncode(line, checkpointMAC(c.opts.Key, body))
+		line = append(line, '"')
+	}
+	line = append(line, "}\n"...)
+	if _, err := c.f.Write(line); err != nil {
+		return fmt.Errorf("checkpoint log: %w", err)
+	}
+	if err := c.f.Sync(); err != nil {
+		return fmt.Errorf("checkpoint log: %w", err)
+	}
+	c.lastLines, c.lastTime, c.lastHead = lines, now, head
+	return nil
+}
+
+// Close closes the checkpoint log.
+func (c *Checkpoints) Close() error { return c.f.Close() }
+
+// checkpointBody is a checkpoint line up to (without) its hmac and closing
+// brace: the octets the HMAC covers.
+func checkpointBody(t time.Time, head [sha256.Size]byte, lines uint64) []byte {
+	b := []byte(`{"time":"`)
+	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","head":"`...)
+	b = hex.AppendEncode(b, head[:])
+	b = append(b, `","lines":`...)
+	return strconv.AppendUint(b, lines, 10)
+}
+
+func checkpointMAC(key, body []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write(body)
+	return m.Sum(nil)
+}
+
+// ReadCheckpoints reads a checkpoint log. With a key, every checkpoint
+// must carry a valid HMAC; a line that does not parse or whose HMAC is
+// wrong or missing is an error naming its line.
+func ReadCheckpoints(path string, key []byte) ([]Checkpoint, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint log: %w", err)
+	}
+	defer f.Close()
+	var out []Checkpoint
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		var c Checkpoint
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			return nil, fmt.Errorf("checkpoint log %s:%d: %w", path, n, err)
+		}
+		head, err := parseHead(c.Head)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint log %s:%d: %w", path, n, err)
+		}
+		if len(key) > 0 {
+			want := checkpointMAC(key, checkpointBody(c.Time, head, c.Lines))
+			got, err := hex.DecodeString(c.HMAC)
+			if err != nil || !hmac.Equal(got, want) {
+				return nil, fmt.Errorf("checkpoint log %s:%d: %w", path, n, ErrCheckpointMAC)
+			}
+		}
+		out = append(out, c)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("checkpoint log %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// ErrCheckpointMAC: a checkpoint's HMAC is missing or wrong (forged, or
+// checked with another key).
+var ErrCheckpointMAC = errors.New("HMAC missing or wrong: the checkpoint was not written with this key")
+
+// ParseHead reads a chain head given as 64 hex digits (audit verify -head).
+func ParseHead(s string) ([sha256.Size]byte, error) { return parseHead(s) }
+
+func parseHead(s string) (h [sha256.Size]byte, err error) {
+	if len(s) != 2*sha256.Size {
+		return h, fmt.Errorf("head %q: want 64 hex digits", s)
+	}
+	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
+		return h, fmt.Errorf("head %q: %w", s, err)
+	}
+	return h, nil
+}
