@@ -63,13 +63,11 @@ type Config struct {
 	Upstream Upstream `yaml:"upstream"`
 	// Client bounds what one client connection may cost the proxy.
 	Client Client `yaml:"client"`
-	// Politeness spaces and pauses requests (issue 11).
+	// Politeness spaces and pauses requests.
 	Politeness Politeness `yaml:"politeness"`
-	// Usage compares declared purposes with sites' usage preferences
-	// (issue 11).
+	// Usage compares declared purposes with sites' usage preferences.
 	Usage Usage `yaml:"usage"`
-	// Shared is the state a fleet of replicas shares in Redis or Valkey
-	// (issue 12).
+	// Shared is the state a fleet of replicas shares in Redis or Valkey.
 	Shared Shared `yaml:"shared"`
 	// ShutdownTimeout is how long a graceful shutdown waits for requests
 	// in flight. Default 10s.

@@ -364,10 +364,10 @@ func (c *Config) Validate() error {
 	if err := c.validateAccess(); err != nil {
 		return err
 	}
-	if err := c.validatePoliteness(); err != nil { // issue 11
+	if err := c.validatePoliteness(); err != nil {
 		return err
 	}
-	if err := c.validateShared(); err != nil { // issue 12
+	if err := c.validateShared(); err != nil {
 		return err
 	}
 	return c.validateExposure()

@@ -79,7 +79,7 @@ func defaultPoliteness() Politeness {
 	}
 }
 
-// validatePoliteness checks the keys of issue 11. Errors name the key.
+// validatePoliteness checks the keys. Errors name the key.
 func (c *Config) validatePoliteness() error {
 	pl := c.Politeness
 	checks := []struct {

@@ -9,7 +9,7 @@ import (
 )
 
 // Shared configures the state a fleet of robotsproxy replicas shares in
-// Redis 6+ or Valkey 7+ (issue 12): robots.txt results (one fetch per
+// Redis 6+ or Valkey 7+: robots.txt results (one fetch per
 // authority per TTL for the whole fleet) and, where politeness is on,
 // crawl-delay spacing, back-off and the in-flight cap. Off by default.
 type Shared struct {

@@ -1,5 +1,5 @@
 // Package fleet shares robots.txt results and politeness state between the
-// replicas of a robotsproxy fleet, in Redis 6+ or Valkey 7+ (issue 12).
+// replicas of a robotsproxy fleet, in Redis 6+ or Valkey 7+.
 //
 // # robots.txt results
 //

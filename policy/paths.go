@@ -8,7 +8,7 @@ import (
 )
 
 // This file matches a request path under every reading an origin may take
-// of it (issue 8). The proxy forwards the request target as sent, and the
+// of it. The proxy forwards the request target as sent, and the
 // origin, not the proxy, decides which resource it names: one that resolves
 // "/public/../private" serves /private. A path is therefore matched as sent
 // (RFC 9309 2.2.2) and as each kind of origin resolves it, and it is
@@ -41,7 +41,7 @@ const (
 
 	// readAll is every reading flag.
 	readAll = readDotEscape | readSlashEscape | readBackslash | readBackslashEscape | readMerge | readParams
-	// readResolved is the resolved reading of issue 8: every escape and
+	// readResolved is the resolved reading: every escape and
 	// backslash is a separator or a dot, empty segments are merged, then
 	// dot segments are removed.
 	readResolved = readAll &^ readParams

@@ -8,7 +8,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/politeness"
 )
 
-// PolitenessMetrics count politeness's waits and refusals (issue 11). It
+// PolitenessMetrics count politeness's waits and refusals. It
 // is a politeness.Observer; a nil *PolitenessMetrics records nothing.
 type PolitenessMetrics struct {
 	requests *prometheus.CounterVec

@@ -234,11 +234,11 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	} else {
 		d = st.decide(p.policy().Decide(req.Context(), r))
 	}
-	p.checkUsage(req, st) // issue 11: may deny for a usage preference
+	p.checkUsage(req, st) // may deny for a usage preference
 	if !d.Allowed && !d.ReportOnly {
 		return req, p.reject(req, st, d)
 	}
-	if resp := p.admit(req, st); resp != nil { // issue 11: politeness
+	if resp := p.admit(req, st); resp != nil { // politeness
 		return req, resp
 	}
 	// Allowed, or denied in report mode: forwarded as sent, with no sign
@@ -318,7 +318,7 @@ func (p *Proxy) rejectConnect(ctx *goproxy.ProxyCtx, st *state, d *policy.Decisi
 // dial-time guard refused the address, 502 otherwise. Inside an intercepted
 // tunnel it also writes the request's audit line.
 func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
-	p.observeOrigin(resp, ctx) // issue 11: back-off, Content-Usage
+	p.observeOrigin(resp, ctx) // back-off, Content-Usage
 	st, _ := ctx.UserData.(*state)
 	if resp != nil && forwarded(st) && st.parent == nil {
 		// The origin's response (inside a tunnel roundTripInner cleaned

@@ -43,7 +43,7 @@ func rejectResponse(req *http.Request, d *policy.Decision, realm string) *http.R
 		status = http.StatusBadRequest // an ambiguous or unenforceable target
 	case d.Reason == policy.ReasonURITooLong:
 		status = http.StatusRequestURITooLong // inside a tunnel (onRequest); outside, refuseTarget
-	case d.TooManyRequests(): // throttled authentication, politeness (issue 11)
+	case d.TooManyRequests(): // throttled authentication, politeness
 		status = http.StatusTooManyRequests
 		h.Set("Retry-After", strconv.FormatInt(d.RetryAfterSeconds(), 10))
 	}
@@ -56,7 +56,7 @@ func rejectResponse(req *http.Request, d *policy.Decision, realm string) *http.R
 		h.Set(HeaderAccess, string(d.Access))
 	}
 	if d.Reason == policy.ReasonUsage && d.Usage != nil {
-		h.Set(HeaderRule, headerValue(d.Usage.Deciding.String())) // issue 11
+		h.Set(HeaderRule, headerValue(d.Usage.Deciding.String()))
 	} else if r := d.Rule(); r != nil && !d.TooManyRequests() {
 		h.Set(HeaderRule, headerValue(fmt.Sprintf("line %d: %s", r.Line, r.Text())))
 	}

@@ -22,7 +22,7 @@ type livePolicy struct {
 type declarations struct{ d *usage.Declarations }
 
 // SetPolicy makes pol decide every request that starts deciding from now
-// on (a configuration reload, issue 12). Requests already deciding finish
+// on (a configuration reload). Requests already deciding finish
 // with the policy they started with; connections and tunnels stay open,
 // and a request inside an intercepted tunnel keeps the identity pinned
 // when the tunnel was opened. A nil pol is ignored: the proxy never runs

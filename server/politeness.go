@@ -9,15 +9,14 @@ import (
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
-// politenessLimiter returns the politeness limiter of the configuration
-// (issue 11), with its metrics registered on reg; nil when every
-// politeness feature is off. With a shared store (issue 12) its state is
-// the fleet's.
+// politenessLimiter returns the politeness limiter of the configuration,
+// with its metrics registered on reg; nil when every politeness feature is
+// off. With a shared store its state is the fleet's.
 func politenessLimiter(cfg config.Config, reg prometheus.Registerer, shared *fleet.Store) *politeness.Limiter {
 	if !cfg.PolitenessOn() {
 		return nil
 	}
-	o := sharedPoliteness(shared, cfg, PolitenessOptions(cfg)) // issue 12
+	o := sharedPoliteness(shared, cfg, PolitenessOptions(cfg))
 	o.Observer = proxy.NewPolitenessMetrics(reg)
 	return politeness.New(o)
 }

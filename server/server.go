@@ -38,7 +38,7 @@ type Server struct {
 	metrics *proxy.Metrics
 	cache   *access.Cache    // robots.txt results, kept across reloads
 	pinner  *identity.Pinner // kept across reloads that leave the pins alone
-	shared  *fleet.Store     // the fleet's shared store (issue 12), nil when off; kept across reloads
+	shared  *fleet.Store     // the fleet's shared store, nil when off; kept across reloads
 	ops     *opsMetrics
 	ready   *readiness
 	run     RunOptions
@@ -81,7 +81,7 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 	if err != nil {
 		return nil, fmt.Errorf("audit.archive_dir: %w", err)
 	}
-	shared, err := sharedStore(cfg, reg, logger) // issue 12; nil when off
+	shared, err := sharedStore(cfg, reg, logger) // nil when off
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		BodyIdleTimeout:       cfg.Client.BodyIdleTimeout,
 		BodyMinRate:           cfg.Client.BodyMinRate,
 
-		Politeness: politenessLimiter(cfg, reg, shared), // issue 11
+		Politeness: politenessLimiter(cfg, reg, shared),
 		Usage:      proxy.UsageOptions{Enforce: cfg.Usage.Enforce, Declarations: UsageDeclarations(cfg)},
 	})
 	ready := &readiness{}

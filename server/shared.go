@@ -15,8 +15,8 @@ import (
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
-// sharedStore connects to the fleet's shared store (shared.redis_url,
-// issue 12) with the cache rules of cfg, nil when none is configured. A
+// sharedStore connects to the fleet's shared store (shared.redis_url)
+// with the cache rules of cfg, nil when none is configured. A
 // store that does not answer yet is no error: the replica starts degraded.
 func sharedStore(cfg config.Config, reg prometheus.Registerer, logger zerolog.Logger) (*fleet.Store, error) {
 	if cfg.Shared.RedisURL == "" {
