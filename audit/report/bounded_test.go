@@ -229,4 +229,16 @@ func TestBoundedBytes(t *testing.T) {
 				c.name, c.rows, c.tracked, c.capacity, c.hit, c.byteHit, c.bytes, c.byteBudget, byteHit)
 		}
 	}
+	var text strings.Builder
+	if err := Render(&text, rep, "text"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("the top %d hosts were tracked (Space-Saving, as many as fit in 12.0 MiB)", rep.Hosts.Tracked),
+		"the top 1000 tokens were tracked (Space-Saving, capacity 1000)",
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report: want the note %q", want)
+		}
+	}
 }

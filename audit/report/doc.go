@@ -43,23 +43,24 @@
 // octets the capacities bind, and with long keys the octets do (with every
 // key 2 KiB long, about 5,000 rows a table of 12 MiB). When a table
 // evicts, Section.BoundHit is set (ByteBoundHit too when the octets made
-// it) and rows carry their overestimate bound in Error; every key seen
-// more than requests/Tracked times is kept. Outside the tables the state
-// is fixed: distinct counts are exact up to a cap, then HyperLogLog
-// estimates (see distinct; at most 2 MiB each, six of them), timelines
-// have at most 240 buckets, the summary's tables at most 64 keys each,
-// two 256 KiB read buffers and one line of at most 1 MiB (a longer line
-// is skipped). Keys are cut at 2048 octets.
+// it) and rows carry their overestimate bound in Error; a key that makes
+// more than 1/Tracked of its table's count is kept. Outside the tables
+// the state is fixed: distinct counts are exact up to a cap, then
+// HyperLogLog estimates (see distinct; at most 2 MiB each, six of them),
+// timelines have at most 240 buckets, the summary's tables at most 64
+// keys each, two 256 KiB read buffers and one line of at most 1 MiB (a
+// longer line is skipped). Keys are cut at 2048 octets.
 //
 // Accounting does not include the slack of the tables' growing slices
-// and maps (at most their live size again, and small next to the keys), nor
+// and maps (at most their live size again, small next to the keys), nor
 // the Go collector's headroom: with the default GOGC the process peaks at
 // about twice its live heap. Measured, 40,000 lines whose every key is new
-// and 2 KiB long peak between 130 and 170 MiB resident in every format.
+// and 2 KiB long (loggen.WriteUnique) peak at 130 to 150 MiB resident in
+// every format.
 //
-// Rendering holds the Report (rows share their strings with the tables)
-// and writes it as it goes: JSON a row at a time, CSV, text and HTML a
-// table at a time, never the whole output.
+// Rendering holds the Report, whose rows share their strings with the
+// tables, and writes it as it goes: no format builds its whole output in
+// memory, and JSON encodes a row at a time into one reused buffer.
 //
 // # Bad input
 //

@@ -104,8 +104,8 @@ type Count struct {
 // (Capacity rows, or ByteBudget octets when ByteBoundHit): rows whose
 // Error is not zero entered the table after a key was evicted and their
 // counts are overestimates by at most Error (Space-Saving), and their
-// other columns count only since they entered. Every key seen more than
-// requests/Tracked times is among the rows tracked.
+// other columns count only since they entered. A key that makes more than
+// 1/Tracked of the table's count is among the rows tracked.
 type Section[T any] struct {
 	Rows          []T    `json:"rows"`
 	Capacity      int    `json:"capacity"`

@@ -91,8 +91,17 @@ func TestTopKByteBudget(t *testing.T) {
 	}
 	tk.settle()
 	held := int64(0)
-	for _, e := range tk.entries {
+	for i, e := range tk.entries {
 		held += int64(len(e.key)+cap(e.p)) + tk.overhead
+		if tk.index[e.key] != int32(i) || tk.heap[e.pos] != int32(i) {
+			t.Fatalf("entry %d (%.20s): index %d, heap[%d] = %d", i, e.key, tk.index[e.key], e.pos, tk.heap[e.pos])
+		}
+		if p := (int(e.pos) - 1) / 2; e.pos > 0 && tk.entries[tk.heap[p]].count > e.count {
+			t.Fatalf("entry %d: count %d under its heap parent's %d", i, e.count, tk.entries[tk.heap[p]].count)
+		}
+	}
+	if len(tk.index) != len(tk.entries) || len(tk.heap) != len(tk.entries) {
+		t.Fatalf("got %d entries, %d index keys, %d heap slots", len(tk.entries), len(tk.index), len(tk.heap))
 	}
 	if tk.used > budget || held != tk.used || tk.byBytes == 0 || !tk.full() || len(tk.entries) >= 1000 {
 		t.Fatalf("got %d octets accounted (%d held) of %d, %d entries, %d evictions by bytes; want within the budget, all held accounted, evictions by bytes", tk.used, held, budget, len(tk.entries), tk.byBytes)

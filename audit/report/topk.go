@@ -103,6 +103,9 @@ func (t *topK[P]) add(key []byte, w uint64) *P {
 	}
 	cost := int64(len(key)) + t.overhead
 	for len(t.entries) > 0 && (len(t.entries) >= t.capacity || t.used+cost > t.budget) {
+		if m := &t.entries[t.heap[0]]; t.used-int64(m.cost)+cost <= t.budget {
+			return t.replaceMin(key, w, cost)
+		}
 		t.evictMin(len(t.entries) < t.capacity)
 	}
 	i := int32(len(t.entries))
@@ -113,6 +116,26 @@ func (t *topK[P]) add(key []byte, w uint64) *P {
 	t.up(len(t.heap) - 1)
 	t.touched = i
 	return &t.entries[i].p
+}
+
+// replaceMin gives the lightest entry's slot to key, the last eviction
+// needed to make room for it.
+func (t *topK[P]) replaceMin(key []byte, w uint64, cost int64) *P {
+	i := t.heap[0]
+	e := &t.entries[i]
+	byBytes := len(t.entries) < t.capacity
+	t.floor = max(t.floor, e.count)
+	t.evicted++
+	if byBytes {
+		t.byBytes++
+	}
+	t.used += cost - int64(e.cost)
+	delete(t.index, e.key)
+	*e = topEntry[P]{key: string(key), count: t.floor + w, err: t.floor, pos: 0, cost: int32(cost)}
+	t.index[e.key] = i
+	t.down(0)
+	t.touched = i
+	return &e.p
 }
 
 // settle accounts the payload of the entry the last add returned and
