@@ -7,15 +7,35 @@ import (
 	"github.com/robotsproxy/robotsproxy/auditlog"
 )
 
-// Bounds are the capacities of the report's top-k tables (see topK). The
-// zero value of a field means its default.
+// Bounds are the capacities of the report's top-k tables (see topK), in
+// entries and in octets. The zero value of a field means its default.
 type Bounds struct {
-	Tokens     int // default 1000
-	Hosts      int // default 10000
-	Violations int // default 20000
-	Rules      int // default 5000
-	URLs       int // default 5000
+	Tokens     int // entries; default 1000
+	Hosts      int // entries; default 10000
+	Violations int // entries; default 20000
+	Rules      int // entries; default 5000
+	URLs       int // entries; default 5000
+	// Bytes bounds the octets the five tables account (keys, payloads
+	// and per-entry overhead; see topK), default DefaultBudget. It is
+	// split in sixteenths: tokens 2, hosts 4, violations 4, rules 3,
+	// URLs 3 (see shareOf); each table takes at least 64 KiB.
+	Bytes int64
 }
+
+// DefaultBudget is the default of Bounds.Bytes: 48 MiB.
+const DefaultBudget = 48 << 20
+
+// Table shares of Bounds.Bytes, in sixteenths.
+const (
+	shareTokens     = 2
+	shareHosts      = 4
+	shareViolations = 4
+	shareRules      = 3
+	shareURLs       = 3
+)
+
+// shareOf is a table's part of the budget: sixteenths of it.
+func (b Bounds) shareOf(sixteenths int64) int64 { return b.Bytes / 16 * sixteenths }
 
 func (b Bounds) withDefaults() Bounds {
 	def := func(v *int, d int) {
@@ -28,6 +48,9 @@ func (b Bounds) withDefaults() Bounds {
 	def(&b.Violations, 20000)
 	def(&b.Rules, 5000)
 	def(&b.URLs, 5000)
+	if b.Bytes <= 0 {
+		b.Bytes = DefaultBudget
+	}
 	return b
 }
 
@@ -68,7 +91,8 @@ func classify(r *record) class {
 }
 
 // aggregator holds every section's state while the logs stream by: its
-// size depends on Bounds, never on the number of lines.
+// size depends on Bounds, never on the number of lines nor on the length
+// of their keys.
 type aggregator struct {
 	f          filter
 	lines      uint64
@@ -99,12 +123,34 @@ func newAggregator(b Bounds, f filter) *aggregator {
 	return &aggregator{
 		f:          f,
 		hosts:      newDistinct(distinctExactCap, 14),
-		tokens:     newTopK[tokenStats](b.Tokens),
-		hostT:      newTopK[hostStats](b.Hosts),
-		violations: newTopK[violation](b.Violations),
-		rules:      newTopK[ruleStats](b.Rules),
-		urls:       newTopK[urlStats](b.URLs),
+		tokens:     newTopK(b.Tokens, b.shareOf(shareTokens), (*tokenStats).heapBytes),
+		hostT:      newTopK(b.Hosts, b.shareOf(shareHosts), (*hostStats).heapBytes),
+		violations: newTopK[violation](b.Violations, b.shareOf(shareViolations), nil),
+		rules:      newTopK[ruleStats](b.Rules, b.shareOf(shareRules), nil),
+		urls:       newTopK[urlStats](b.URLs, b.shareOf(shareURLs), nil),
 	}
+}
+
+// settle brings every table's accounting up to date (see topK.settle).
+func (a *aggregator) settle() {
+	a.tokens.settle()
+	a.hostT.settle()
+	a.violations.settle()
+	a.rules.settle()
+	a.urls.settle()
+}
+
+// tableBytes is the octets the five tables account, and their budget.
+func (a *aggregator) tableBytes() (used, budget int64) {
+	for _, t := range [][2]int64{
+		{a.tokens.used, a.tokens.budget}, {a.hostT.used, a.hostT.budget},
+		{a.violations.used, a.violations.budget}, {a.rules.used, a.rules.budget},
+		{a.urls.used, a.urls.budget},
+	} {
+		used += t[0]
+		budget += t[1]
+	}
+	return used, budget
 }
 
 // add counts one parsed line.

@@ -97,7 +97,14 @@ func TestReportProcess(t *testing.T) {
 		t.Skip("run by TestCompare1M")
 	}
 	format, list, _ := strings.Cut(spec, ":")
-	rep, err := Collect(strings.Split(list, ","), Options{Top: 50})
+	top := 50
+	if v := os.Getenv("REPORT_TOP"); v != "" {
+		var err error
+		if top, err = strconv.Atoi(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := Collect(strings.Split(list, ","), Options{Top: top})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +112,45 @@ func TestReportProcess(t *testing.T) {
 	if err := Render(w, rep, format); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestUniqueKeysRSS (opt-in: REPORT_RSS=1) measures the peak RSS of the
+// report of 40,000 lines whose every key is new and 2 KiB long
+// (loggen.WriteUnique), in every format with the command's default -top,
+// each in a process of its own, and fails past 256 MiB.
+func TestUniqueKeysRSS(t *testing.T) {
+	if os.Getenv("REPORT_RSS") == "" {
+		t.Skip("set REPORT_RSS=1 to measure the report's peak RSS on 40,000 lines of 2 KiB unique keys")
+	}
+	path := filepath.Join(t.TempDir(), "unique.log")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := loggen.WriteUnique(f, loggen.UniqueConfig{Lines: 40_000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, c := range []struct {
+		format string
+		top    int
+	}{{"text", 50}, {"json", 0}, {"csv", 0}, {"html", 50}} {
+		cmd := exec.Command(self, "-test.run=^TestReportProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "REPORT_PROCESS="+c.format+":"+path, "REPORT_TOP="+strconv.Itoa(c.top))
+		row, kb := timedKB(t, "report -format "+c.format, cmd)
+		rows = append(rows, row)
+		if kb > 256<<10 {
+			t.Errorf("-format %s: peak RSS %d MiB, want at most 256 MiB", c.format, kb>>10)
+		}
+	}
+	t.Logf("40,000 lines of 2 KiB unique keys:\n%s", strings.Join(rows, "\n"))
 }
 
 // TestCompare1M (opt-in: REPORT_COMPARE=1) times this report, jq and
@@ -156,6 +202,13 @@ console.log(r.getRowObjects().length, 'groups');
 // peak RSS".
 func timed(t *testing.T, what string, cmd *exec.Cmd) string {
 	t.Helper()
+	row, _ := timedKB(t, what, cmd)
+	return row
+}
+
+// timedKB is timed, and returns the peak RSS in KiB too.
+func timedKB(t *testing.T, what string, cmd *exec.Cmd) (string, int) {
+	t.Helper()
 	cmd.Args = append([]string{"/usr/bin/time", "-f", "TIME %e %U %S %M"}, cmd.Args...)
 	cmd.Path = "/usr/bin/time"
 	var stderr bytes.Buffer
@@ -168,5 +221,5 @@ func timed(t *testing.T, what string, cmd *exec.Cmd) string {
 		t.Fatalf("%s: no timing in %q", what, stderr.String())
 	}
 	kb, _ := strconv.Atoi(m[4])
-	return fmt.Sprintf("%-58s wall %6s s  user %6s s  sys %5s s  peak RSS %5d MiB", what, m[1], m[2], m[3], kb/1024)
+	return fmt.Sprintf("%-58s wall %6s s  user %6s s  sys %5s s  peak RSS %5d MiB", what, m[1], m[2], m[3], kb/1024), kb
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/robotsproxy/robotsproxy/audit/report/loggen"
 )
 
 // unboundedLog streams n lines where every line has a new host, URL, rule
@@ -158,5 +160,85 @@ func TestBoundedHostSHA(t *testing.T) {
 	}
 	if n, _ := a.hostT.entries[0].p.versions.count(); n != 1 {
 		t.Errorf("got %d robots.txt versions for one host, want 1", n)
+	}
+}
+
+// uniqueKeyLog streams the hostile log of loggen.WriteUnique: every line
+// a report-mode denial with a new host, URL, token and rule of about 2 KiB
+// each.
+func uniqueKeyLog(lines int) io.Reader {
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(loggen.WriteUnique(pw, loggen.UniqueConfig{Lines: lines})) }()
+	return pr
+}
+
+// heldOctets is what a table's entries hold: key octets and the heap of
+// their payloads, counted from the fields, without the per-entry overhead.
+func heldOctets[P any](t *topK[P], payload func(*P) int) (held int64) {
+	for i := range t.entries {
+		e := &t.entries[i]
+		held += int64(len(e.key))
+		if payload != nil {
+			held += int64(payload(&e.p))
+		}
+	}
+	return held
+}
+
+// Lines whose every key is new and 2 KiB long keep the tables within the
+// byte budget, by the package's accounting and by the octets the entries
+// hold, with the bounds reported: before the budget, the entry
+// capacities alone let 41,000 keys of 2 KiB (82 MiB) be held.
+func TestBoundedBytes(t *testing.T) {
+	const lines = 20_000 // enough to fill every table to its entry capacity
+	a := newAggregator(Bounds{}, filter{})
+	in := &Input{}
+	if err := a.readSource(&source{name: "-"}, uniqueKeyLog(lines), in); err != nil {
+		t.Fatal(err)
+	}
+	if in.Lines != lines || in.Skipped != 0 {
+		t.Fatalf("got %d lines, %d skipped; want %d, 0", in.Lines, in.Skipped, lines)
+	}
+	rep := a.build(0)
+	tokenHeap := func(p *tokenStats) int { return 8*cap(p.hosts.set) + cap(p.hosts.hll) + 32*cap(p.tl.b) }
+	hostHeap := func(p *hostStats) int { return 8*cap(p.versions.set) + cap(p.versions.hll) + len(p.lastSHA) }
+	held := heldOctets(a.tokens, tokenHeap) + heldOctets(a.hostT, hostHeap) +
+		heldOctets[violation](a.violations, nil) + heldOctets[ruleStats](a.rules, nil) + heldOctets[urlStats](a.urls, nil)
+	used, budget := a.tableBytes()
+	if held > DefaultBudget || used > budget || budget > DefaultBudget || held > used {
+		t.Errorf("got %d octets held, %d accounted, budget %d; want held <= accounted <= budget <= %d", held, used, budget, DefaultBudget)
+	}
+	for _, c := range []struct {
+		name              string
+		tracked, rows     int
+		capacity          int
+		hit, byteHit      bool
+		bytes, byteBudget int64
+	}{
+		{"tokens", rep.Tokens.Tracked, len(rep.Tokens.Rows), rep.Tokens.Capacity, rep.Tokens.BoundHit, rep.Tokens.ByteBoundHit, rep.Tokens.Bytes, rep.Tokens.ByteBudget},
+		{"hosts", rep.Hosts.Tracked, len(rep.Hosts.Rows), rep.Hosts.Capacity, rep.Hosts.BoundHit, rep.Hosts.ByteBoundHit, rep.Hosts.Bytes, rep.Hosts.ByteBudget},
+		{"violations", rep.Violations.Tracked, len(rep.Violations.Rows), rep.Violations.Capacity, rep.Violations.BoundHit, rep.Violations.ByteBoundHit, rep.Violations.Bytes, rep.Violations.ByteBudget},
+		{"rules", rep.Rules.Tracked, len(rep.Rules.Rows), rep.Rules.Capacity, rep.Rules.BoundHit, rep.Rules.ByteBoundHit, rep.Rules.Bytes, rep.Rules.ByteBudget},
+		{"urls", rep.DeniedURLs.Tracked, len(rep.DeniedURLs.Rows), rep.DeniedURLs.Capacity, rep.DeniedURLs.BoundHit, rep.DeniedURLs.ByteBoundHit, rep.DeniedURLs.Bytes, rep.DeniedURLs.ByteBudget},
+	} {
+		// Tokens: 1,000 rows of 2 KiB fit in their 6 MiB; the other
+		// tables hit their byte budget before their capacity.
+		byteHit := c.name != "tokens"
+		if c.rows != c.tracked || c.tracked == 0 || c.tracked > c.capacity || !c.hit || c.byteHit != byteHit || c.bytes > c.byteBudget {
+			t.Errorf("%s: got %d rows of %d tracked, capacity %d, bound hit %v, byte bound hit %v, %d of %d octets; want all tracked shown, within capacity and budget, bound hit, byte bound hit %v",
+				c.name, c.rows, c.tracked, c.capacity, c.hit, c.byteHit, c.bytes, c.byteBudget, byteHit)
+		}
+	}
+	var text strings.Builder
+	if err := Render(&text, rep, "text"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("the top %d hosts were tracked (Space-Saving, as many as fit in 12.0 MiB)", rep.Hosts.Tracked),
+		"the top 1000 tokens were tracked (Space-Saving, capacity 1000)",
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report: want the note %q", want)
+		}
 	}
 }

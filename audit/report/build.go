@@ -13,6 +13,7 @@ const maxTokenSeries = 8
 // build turns the aggregator's state into the report, top rows a section
 // (0: all tracked).
 func (a *aggregator) build(top int) *Report {
+	a.settle()
 	r := &Report{Version: SchemaVersion}
 	r.Summary = a.summary()
 	r.Tokens = section(a.tokens, top, tokenRow)
@@ -44,7 +45,8 @@ func utc(ts int64) time.Time { return time.Unix(ts, 0).UTC() }
 
 // section renders a top-k table: its heaviest top rows (0: all).
 func section[P, R any](t *topK[P], top int, row func(e *topEntry[P]) R) Section[R] {
-	s := Section[R]{Capacity: t.capacity, BoundHit: t.full(), Rows: []R{}}
+	s := Section[R]{Capacity: t.capacity, BoundHit: t.full(), Rows: []R{},
+		Tracked: len(t.entries), ByteBudget: t.budget, Bytes: t.used, ByteBoundHit: t.byBytes > 0}
 	s.Distinct, s.DistinctExact = t.distinct.count()
 	entries := t.sorted()
 	if top > 0 && len(entries) > top {

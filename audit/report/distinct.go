@@ -31,6 +31,9 @@ func newDistinct(exactCap int, p uint8) distinct {
 	return distinct{exactCap: exactCap, p: p}
 }
 
+// heapBytes is the heap octets the counter owns.
+func (d *distinct) heapBytes() int { return 8*cap(d.set) + cap(d.hll) }
+
 func (d *distinct) addBytes(b []byte) { d.addHash(hash64(b)) }
 
 func (d *distinct) addHash(h uint64) {

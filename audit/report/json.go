@@ -8,11 +8,13 @@ import (
 )
 
 // renderJSON writes r as one JSON object, the same as json.Marshal(r) but
-// a section row at a time (one row a line), so that the output is never
-// held whole in memory: with every key at its 2 KiB limit, the tracked
-// rows alone can take over a hundred MiB of JSON.
+// a section row at a time (one row a line), each encoded into one reused
+// buffer, so that neither the output nor a copy of each row is held: with
+// every key at its 2 KiB limit, the tracked rows alone can take tens of
+// MiB of JSON.
 func renderJSON(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
+	enc := newJSONWriter(ew)
 	fields := []struct {
 		key string
 		v   any
@@ -30,9 +32,9 @@ func renderJSON(w io.Writer, r *Report) error {
 		fmt.Fprintf(ew, "%s%q:", sep, f.key)
 		var err error
 		if s, ok := f.v.(rowStreamer); ok {
-			err = s.streamJSON(ew)
+			err = s.streamJSON(enc)
 		} else {
-			err = writeJSONValue(ew, f.v)
+			err = enc.value(f.v)
 		}
 		if err != nil {
 			return err
@@ -42,41 +44,65 @@ func renderJSON(w io.Writer, r *Report) error {
 	return ew.err
 }
 
-type rowStreamer interface{ streamJSON(w io.Writer) error }
+type rowStreamer interface{ streamJSON(j *jsonWriter) error }
 
-func writeJSONValue(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("json: %w", err)
+// jsonWriter writes JSON values to w, each encoded into one reused buffer
+// first (as json.Marshal encodes it, without a newline after).
+type jsonWriter struct {
+	w   io.Writer
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+func newJSONWriter(w io.Writer) *jsonWriter {
+	j := &jsonWriter{w: w}
+	j.enc = json.NewEncoder(&j.buf)
+	return j
+}
+
+// encode leaves v's encoding in j.buf, without the encoder's newline.
+func (j *jsonWriter) encode(v any) ([]byte, error) {
+	j.buf.Reset()
+	if err := j.enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("json: %w", err)
 	}
-	_, err = w.Write(b)
+	return bytes.TrimSuffix(j.buf.Bytes(), []byte("\n")), nil
+}
+
+func (j *jsonWriter) value(v any) error {
+	b, err := j.encode(v)
+	if err != nil {
+		return err
+	}
+	_, err = j.w.Write(b)
 	return err
 }
 
 // streamJSON writes the section with its rows one by one: the section
-// without rows is marshalled and its leading "rows":null replaced.
-func (s Section[T]) streamJSON(w io.Writer) error {
+// without rows is encoded and its leading "rows":null replaced.
+func (s Section[T]) streamJSON(j *jsonWriter) error {
 	rows := s.Rows
 	s.Rows = nil
-	head, err := json.Marshal(s)
+	head, err := j.encode(s)
 	if err != nil {
-		return fmt.Errorf("json: %w", err)
+		return err
 	}
 	rest, ok := bytes.CutPrefix(head, []byte(`{"rows":null`))
 	if !ok {
 		return fmt.Errorf("json: unexpected section encoding %.40s", head)
 	}
-	io.WriteString(w, `{"rows":[`)
+	rest = bytes.Clone(rest) // the buffer is reused for the rows
+	io.WriteString(j.w, `{"rows":[`)
 	for i := range rows {
 		if i > 0 {
-			io.WriteString(w, ",")
+			io.WriteString(j.w, ",")
 		}
-		io.WriteString(w, "\n")
-		if err := writeJSONValue(w, rows[i]); err != nil {
+		io.WriteString(j.w, "\n")
+		if err := j.value(rows[i]); err != nil {
 			return err
 		}
 	}
-	io.WriteString(w, "]")
-	_, err = w.Write(rest)
+	io.WriteString(j.w, "]")
+	_, err = j.w.Write(rest)
 	return err
 }

@@ -167,12 +167,20 @@ func writeAligned(w io.Writer, t table) {
 	}
 }
 
+// cut returns s cut to n runes, the last an ellipsis when it was longer.
 func cut(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	var b strings.Builder
+	for _, r := range s { // an invalid octet reads as U+FFFD, as in []rune(s)
+		if n--; n == 0 {
+			break
+		}
+		b.WriteRune(r)
+	}
+	b.WriteString("…")
+	return b.String()
 }
 
 // errWriter keeps the first write error and drops later writes.

@@ -96,13 +96,16 @@ type Count struct {
 }
 
 // Section is a bounded table. Rows holds at most the rows asked for (the
-// -top flag) of the Capacity tracked; Distinct counts the keys seen (exact
-// up to 65536, DistinctExact; then a HyperLogLog estimate, standard error
-// 1.6%),
-// MoreNotShown is Distinct less the rows shown. BoundHit means more keys
-// were seen than Capacity: rows whose Error is not zero entered the table
-// after it was full and their counts are overestimates by at most Error
-// (Space-Saving), and their other columns count only since they entered.
+// -top flag) of the Tracked rows the table held, which are at most
+// Capacity and at most what fits in ByteBudget octets; Distinct counts the
+// keys seen (exact up to 65536, DistinctExact; then a HyperLogLog
+// estimate, standard error 1.6%), MoreNotShown is Distinct less the rows
+// shown. BoundHit means more keys were seen than the table could hold
+// (Capacity rows, or ByteBudget octets when ByteBoundHit): rows whose
+// Error is not zero entered the table after a key was evicted and their
+// counts are overestimates by at most Error (Space-Saving), and their
+// other columns count only since they entered. A key that makes more than
+// 1/Tracked of the table's count is among the rows tracked.
 type Section[T any] struct {
 	Rows          []T    `json:"rows"`
 	Capacity      int    `json:"capacity"`
@@ -110,6 +113,16 @@ type Section[T any] struct {
 	DistinctExact bool   `json:"distinct_exact"`
 	MoreNotShown  uint64 `json:"more_not_shown"`
 	BoundHit      bool   `json:"bound_hit"`
+	// Tracked is the rows the table held at the end.
+	Tracked int `json:"tracked"`
+	// ByteBudget is the table's share of the report's memory budget in
+	// octets; Bytes is what its rows accounted at the end (keys, payloads
+	// and a fixed overhead a row). ByteBoundHit means some key was
+	// evicted to keep Bytes within ByteBudget: with long keys, fewer than
+	// Capacity rows are tracked.
+	ByteBudget   int64 `json:"byte_budget"`
+	Bytes        int64 `json:"bytes"`
+	ByteBoundHit bool  `json:"byte_bound_hit"`
 }
 
 // TokenRow is one crawler. Requests = Allowed + DeniedByRule + WouldDeny +

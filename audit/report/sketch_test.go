@@ -3,11 +3,12 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
 func TestTopKExactUnderCapacity(t *testing.T) {
-	tk := newTopK[struct{}](3)
+	tk := newTopK[struct{}](3, 1<<30, nil)
 	for _, k := range []string{"a", "b", "a", "c", "a", "b"} {
 		tk.add([]byte(k), 1)
 	}
@@ -24,7 +25,7 @@ func TestTopKExactUnderCapacity(t *testing.T) {
 // than total/capacity kept, and count-err <= true count <= count.
 func TestTopKGuarantees(t *testing.T) {
 	const capacity = 10
-	tk := newTopK[int](capacity)
+	tk := newTopK[int](capacity, 1<<30, nil)
 	truth := map[string]uint64{}
 	total := 0
 	for i := range 20_000 {
@@ -59,8 +60,72 @@ func TestTopKGuarantees(t *testing.T) {
 	}
 }
 
+// With a byte budget and keys of mixed length, the table stays within its
+// budget (payload growth included), keeps the heavy keys, and keeps the
+// Space-Saving bounds: count-err <= true count <= count, and every key
+// heavier than total/k held, k being the entries held at the end.
+func TestTopKByteBudget(t *testing.T) {
+	const budget = 256 << 10
+	tk := newTopK(1000, budget, func(p *[]byte) int { return cap(*p) })
+	truth := map[string]uint64{}
+	total := 0
+	for i := range 30_000 {
+		k := fmt.Sprintf("rare%d-%s", i, strings.Repeat("x", i%maxKeyLen))
+		switch {
+		case i%5 == 0:
+			k = "heavy1"
+		case i%7 == 0:
+			k = "heavy2-" + strings.Repeat("y", maxKeyLen)
+		}
+		if len(k) > maxKeyLen {
+			k = k[:maxKeyLen]
+		}
+		truth[k]++
+		total++
+		if p := tk.add([]byte(k), 1); len(*p) < 4096 {
+			*p = append(*p, 'p') // payloads grow
+		}
+		if tk.used > budget+tk.overhead+maxKeyLen+8192 { // at most the last entry unsettled
+			t.Fatalf("line %d: %d octets accounted, budget %d", i, tk.used, budget)
+		}
+	}
+	tk.settle()
+	held := int64(0)
+	for i, e := range tk.entries {
+		held += int64(len(e.key)+cap(e.p)) + tk.overhead
+		if tk.index[e.key] != int32(i) || tk.heap[e.pos] != int32(i) {
+			t.Fatalf("entry %d (%.20s): index %d, heap[%d] = %d", i, e.key, tk.index[e.key], e.pos, tk.heap[e.pos])
+		}
+		if p := (int(e.pos) - 1) / 2; e.pos > 0 && tk.entries[tk.heap[p]].count > e.count {
+			t.Fatalf("entry %d: count %d under its heap parent's %d", i, e.count, tk.entries[tk.heap[p]].count)
+		}
+	}
+	if len(tk.index) != len(tk.entries) || len(tk.heap) != len(tk.entries) {
+		t.Fatalf("got %d entries, %d index keys, %d heap slots", len(tk.entries), len(tk.index), len(tk.heap))
+	}
+	if tk.used > budget || held != tk.used || tk.byBytes == 0 || !tk.full() || len(tk.entries) >= 1000 {
+		t.Fatalf("got %d octets accounted (%d held) of %d, %d entries, %d evictions by bytes; want within the budget, all held accounted, evictions by bytes", tk.used, held, budget, len(tk.entries), tk.byBytes)
+	}
+	found := map[string]bool{}
+	for _, e := range tk.sorted() {
+		found[e.key] = true
+		if tr := truth[e.key]; e.count < tr || e.count-e.err > tr {
+			t.Errorf("%.20s: got count %d err %d, true count %d", e.key, e.count, e.err, tr)
+		}
+	}
+	k := len(tk.entries)
+	for key, n := range truth {
+		if n > uint64(total/k) && !found[key] {
+			t.Errorf("%.20s (%d of %d, %d entries) not kept", key, n, total, k)
+		}
+	}
+	if !found["heavy1"] || !found["heavy2-"+strings.Repeat("y", maxKeyLen-len("heavy2-"))] {
+		t.Errorf("heavy keys not kept")
+	}
+}
+
 func TestTopKLongKeyCut(t *testing.T) {
-	tk := newTopK[struct{}](2)
+	tk := newTopK[struct{}](2, 1<<30, nil)
 	long := make([]byte, 3*maxKeyLen)
 	tk.add(long, 1)
 	if got := len(tk.entries[0].key); got != maxKeyLen {

@@ -15,6 +15,9 @@ type tokenStats struct {
 	tl      timeline
 }
 
+// heapBytes is the heap octets the payload owns, for the budget.
+func (t *tokenStats) heapBytes() int { return t.hosts.heapBytes() + t.tl.heapBytes() }
+
 func (t *tokenStats) add(r *record, c class, host []byte) {
 	t.byClass[c]++
 	t.hosts.addBytes(host)
@@ -42,6 +45,9 @@ type hostStats struct {
 	spellStart        int64
 	spellLast         int64
 }
+
+// heapBytes is the heap octets the payload owns, for the budget.
+func (h *hostStats) heapBytes() int { return h.versions.heapBytes() + len(h.lastSHA) }
 
 func (h *hostStats) add(r *record, c class) {
 	switch c {

@@ -109,9 +109,21 @@ func sectionNotes[T any](s Section[T], what string) []string {
 		notes = append(notes, fmt.Sprintf("%s more %s not shown", more, what))
 	}
 	if s.BoundHit {
-		notes = append(notes, fmt.Sprintf("bound hit: the top %d %s were tracked (Space-Saving); a row with err > 0 may count up to err too many", s.Capacity, what))
+		bound := fmt.Sprintf("capacity %d", s.Capacity)
+		if s.ByteBoundHit {
+			bound = fmt.Sprintf("as many as fit in %s", sizeText(s.ByteBudget))
+		}
+		notes = append(notes, fmt.Sprintf("bound hit: the top %d %s were tracked (Space-Saving, %s); a row with err > 0 may count up to err too many", s.Tracked, what, bound))
 	}
 	return notes
+}
+
+// sizeText writes an octet count in KiB or MiB.
+func sizeText(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
 }
 
 func tokenTable(s Section[TokenRow]) table {

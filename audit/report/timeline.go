@@ -37,6 +37,9 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
+// heapBytes is the heap octets the timeline owns.
+func (t *timeline) heapBytes() int { return 32 * cap(t.b) }
+
 // add counts one event at Unix second ts in counter slot (0 to 3).
 func (t *timeline) add(ts int64, slot int) {
 	if t.width == 0 {

@@ -99,3 +99,35 @@ func TestWriteRotated(t *testing.T) {
 		t.Errorf("got %d lines in all, want 1000", total)
 	}
 }
+
+func TestWriteUniqueKeys(t *testing.T) {
+	var b bytes.Buffer
+	const lines, keyBytes = 50, 300
+	if err := WriteUnique(&b, UniqueConfig{Lines: lines, KeyBytes: keyBytes}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(&b)
+	sc.Buffer(nil, 1<<20)
+	n := 0
+	for sc.Scan() {
+		var l map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("line %d: %v", n+1, err)
+		}
+		for _, f := range []string{"url", "user_agent", "product_token", "rule"} {
+			k, _ := l[f].(string)
+			if len(k) < keyBytes || seen[k] {
+				t.Fatalf("line %d: %s %.30q of %d octets (seen before: %v), want new and at least %d", n+1, f, k, len(k), seen[k], keyBytes)
+			}
+			seen[k] = true
+		}
+		if l["decision"] != "deny" || l["enforced"] != false {
+			t.Fatalf("line %d: got decision %v, enforced %v; want a report-mode denial", n+1, l["decision"], l["enforced"])
+		}
+		n++
+	}
+	if n != lines {
+		t.Errorf("got %d lines, want %d", n, lines)
+	}
+}
