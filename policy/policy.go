@@ -150,6 +150,7 @@ func (p *Policy) decide(ctx context.Context, r Request) Decision {
 	}
 	a, state := p.opts.Cache.GetKeyed(ctx, t.key, t.scheme, t.authority)
 	d.Access, d.Status, d.Cache, d.Err = a.Result, a.Status, state, a.Err
+	d.Cause = a.Cause
 	d.RobotsSHA256, d.RobotsFetchedAt = a.SHA256, a.FetchedAt // the evidence (issue 9)
 	switch a.Result {
 	case access.Successful:

@@ -47,6 +47,11 @@ const (
 	FieldTime = "time"
 )
 
+// FieldUnreachableCause is why the robots.txt in force was unreachable
+// ("dns", "tls", "status 500", ...; see access.Cause), on lines whose
+// access_result is "unreachable" and whose cause is known.
+const FieldUnreachableCause = "unreachable_cause"
+
 // audit writes the request's canonical log line and counts it in metrics,
 // once per request: status is the status sent to the client, bytes the
 // response body size (-1 when unknown).
@@ -100,6 +105,9 @@ func (p *Proxy) audit(r *http.Request, st *state, status int, bytes int64) {
 			if !d.RobotsFetchedAt.IsZero() {
 				e = appendTime(e, FieldRobotsFetchedAt, d.RobotsFetchedAt)
 			}
+		}
+		if c := d.UnreachableCause(); c != "" {
+			e = e.Str(FieldUnreachableCause, c)
 		}
 		if d.ResolvedPath != "" {
 			e = f.str(e, FieldPathResolved, d.ResolvedPath)
