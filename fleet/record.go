@@ -27,7 +27,8 @@ type record struct {
 	Status     int                 `json:"status"`
 	Error      string              `json:"error,omitempty"`
 	Refused    bool                `json:"refused,omitempty"`
-	MaxAgeMS   int64               `json:"max_age_ms"` // -1: no max-age
+	Cause      string              `json:"cause,omitempty"` // access.Cause's name; "" when none
+	MaxAgeMS   int64               `json:"max_age_ms"`      // -1: no max-age
 	DurationUS int64               `json:"duration_us"`
 	FetchedAt  time.Time           `json:"fetched_at"`
 	SHA256     string              `json:"sha256,omitempty"` // hex; "" without a body
@@ -48,6 +49,7 @@ func newRecord(a access.Access, parseLimit int, ttl time.Duration) record {
 	if a.Err != nil {
 		r.Error = a.Err.Error()
 	}
+	r.Cause = a.Cause.String()
 	if a.HasBody() {
 		r.SHA256, r.Size = hex.EncodeToString(a.SHA256[:]), len(a.Raw)
 	}
@@ -102,6 +104,7 @@ func (r record) access(body []byte, remaining time.Duration, parse robots.Option
 	if r.Error != "" {
 		a.Err = errors.New(r.Error)
 	}
+	a.Cause = recordCause(r)
 	if r.SHA256 == "" {
 		return a, nil
 	}
@@ -116,4 +119,18 @@ func (r record) access(body []byte, remaining time.Duration, parse robots.Option
 	a.Raw, a.SHA256 = body, sum
 	a.Robots = access.ParseBody(body, r.Header, parse)
 	return a, nil
+}
+
+// recordCause returns the unreachable cause a record carries: CauseNone
+// for any other result and for a record written without one, CauseOther
+// for a name this replica does not know (written by a newer one).
+func recordCause(r record) access.Cause {
+	if r.Result != access.Unreachable {
+		return access.CauseNone
+	}
+	c, ok := access.ParseCause(r.Cause)
+	if !ok {
+		return access.CauseOther
+	}
+	return c
 }
