@@ -42,6 +42,10 @@ const (
 	ReasonConnectRefused Reason = "connect-refused"
 	// ReasonConnectPort: CONNECT to a port outside the allowed ones.
 	ReasonConnectPort Reason = "connect-port"
+	// ReasonUnidentifiedTunnel: a CONNECT that names no product token and
+	// has no pinned identity, refused because it would get only a
+	// host-level decision under "*" (Options.RequireConnectIdentity).
+	ReasonUnidentifiedTunnel Reason = "unidentified-tunnel"
 	// ReasonIntercept: a CONNECT tunnel that is intercepted; each request
 	// inside it is decided on its own.
 	ReasonIntercept Reason = "intercept"

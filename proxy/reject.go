@@ -94,6 +94,10 @@ func denialText(d *policy.Decision) string {
 		if text := politeDenialText(d); text != "" {
 			return text
 		}
+	case policy.ReasonUnidentifiedTunnel:
+		return "robotsproxy: CONNECT refused (unidentified-tunnel): the tunnel names no crawler, so its requests could only be decided for \"/\" under the \"*\" group. " +
+			"Send a User-Agent header with your crawler's product token on the CONNECT request itself (curl --proxy-header, Go's Transport.ProxyConnectHeader), " +
+			"or have the operator pin your client (identity.users, identity.client_ranges), or configure a CA (mitm) so every request is decided on its path.\n"
 	case policy.ReasonHostDenied, policy.ReasonConnectPort, policy.ReasonConnectRefused, policy.ReasonBadRequest,
 		policy.ReasonURITooLong:
 		return fmt.Sprintf("robotsproxy: request refused (%s): %v\n", d.Reason, d.Err)
