@@ -53,6 +53,9 @@ type Access struct {
 	Err error
 	// Refused is true when the destination guard refused an address.
 	Refused bool
+	// Cause is the class of failure behind an Unreachable result,
+	// CauseNone for every other result.
+	Cause Cause
 	// Robots is the compiled file, set only when Result is Successful.
 	Robots *robots.Robots
 	// MaxAge is the response's Cache-Control max-age, or -1 when absent.
@@ -197,7 +200,9 @@ func (f *Fetcher) fetch(ctx context.Context, url string) Access {
 	a := Access{URL: url, FinalURL: url, MaxAge: -1}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return a.fail(Unreachable, fmt.Errorf("fetch robots.txt %s: %w", url, err))
+		a = a.fail(Unreachable, fmt.Errorf("fetch robots.txt %s: %w", url, err))
+		a.Cause = CauseOther
+		return a
 	}
 	if f.opts.UserAgent != "" {
 		req.Header.Set("User-Agent", f.opts.UserAgent)
@@ -208,7 +213,9 @@ func (f *Fetcher) fetch(ctx context.Context, url string) Access {
 			return a.fail(Unavailable, fmt.Errorf("fetch robots.txt %s: %w", url, err))
 		}
 		a.Refused = netguard.IsRefused(err)
-		return a.fail(Unreachable, fmt.Errorf("fetch robots.txt %s: %w", url, err))
+		a = a.fail(Unreachable, fmt.Errorf("fetch robots.txt %s: %w", url, err))
+		a.Cause = classifyError(err, url)
+		return a
 	}
 	defer resp.Body.Close()
 	a.Status = resp.StatusCode
@@ -227,18 +234,20 @@ func (f *Fetcher) classify(a Access, resp *http.Response) Access {
 		// whether the limit cut the last line.
 		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(f.opts.Parse.Limit()+1)))
 		if err != nil {
-			return a.fail(Unreachable, fmt.Errorf("read robots.txt %s: %w", a.FinalURL, err))
+			a = a.fail(Unreachable, fmt.Errorf("read robots.txt %s: %w", a.FinalURL, err))
+			a.Cause = classifyError(err, a.FinalURL)
+			return a
 		}
 		// Parsed with the kept header, as audit verify and a fleet
 		// replica re-parse a.Raw, so all three compile the same rules.
 		a.Result, a.Robots = Successful, ParseBody(body, a.Header, f.opts.Parse)
 		a.Raw, a.SHA256 = body, sha256.Sum256(body)
 	case s == http.StatusTooManyRequests && f.opts.TooManyRequestsUnreachable:
-		a.Result = Unreachable
+		a.Result, a.Cause = Unreachable, CauseStatus
 	case s >= 400 && s < 500:
 		a.Result = Unavailable
 	default: // 5xx, and 1xx/3xx that could not be followed: fail closed.
-		a.Result = Unreachable
+		a.Result, a.Cause = Unreachable, CauseStatus
 	}
 	return a
 }

@@ -30,6 +30,9 @@ type Record struct {
 	Refused bool `json:"refused,omitempty"`
 	// Error is the fetch error, if any.
 	Error string `json:"error,omitempty"`
+	// Cause is an unreachable result's cause class (Cause.String), ""
+	// for any other result.
+	Cause string `json:"cause,omitempty"`
 	// FetchedAt is when the fetch began, in UTC; DurationMS how long it
 	// took, in milliseconds (microsecond precision).
 	FetchedAt  time.Time `json:"fetched_at"`
@@ -54,6 +57,9 @@ func NewRecord(a Access, parseLimit int) Record {
 		DurationMS: float64(a.Duration.Microseconds()) / 1000}
 	if a.Err != nil {
 		r.Error = a.Err.Error()
+	}
+	if a.Result == Unreachable {
+		r.Cause = a.Cause.String()
 	}
 	if a.HasBody() {
 		r.SHA256, r.Size = hex.EncodeToString(a.SHA256[:]), len(a.Raw)
@@ -88,6 +94,7 @@ func (r Record) Access(body []byte, parse robots.Options) (Access, error) {
 	if r.Error != "" {
 		a.Err = errors.New(r.Error)
 	}
+	a.Cause = r.cause()
 	if r.SHA256 == "" {
 		return a, nil
 	}
@@ -101,4 +108,18 @@ func (r Record) Access(body []byte, parse robots.Options) (Access, error) {
 	a.Raw, a.SHA256 = body, sum
 	a.Robots = ParseBody(body, r.Header, parse)
 	return a, nil
+}
+
+// cause returns the unreachable cause r carries: CauseNone for any other
+// result and for a record written without one, CauseOther for a name this
+// version does not know (written by a newer one).
+func (r Record) cause() Cause {
+	if r.Result != Unreachable {
+		return CauseNone
+	}
+	c, ok := ParseCause(r.Cause)
+	if !ok {
+		return CauseOther
+	}
+	return c
 }

@@ -115,6 +115,11 @@ const (
 	// politeness held (its FieldReason is then the wait's cause): what
 	// audit verify re-decides and audit report counts.
 	FieldRobotsReason = "robots_reason"
+	// FieldUnreachableCause is why the robots.txt in force was
+	// unreachable ("dns", "connect", "tls", "timeout", "status 500",
+	// "too-large", ...; see access.Cause), on lines whose access_result is
+	// "unreachable" and whose cause is known.
+	FieldUnreachableCause = "unreachable_cause"
 )
 
 // Suffixes of the fields that mark a bounded field that was cut: a cut

@@ -31,6 +31,9 @@ const (
 	ReasonConnectRefused = "connect-refused"
 	// ReasonConnectPort: CONNECT to a port outside the allowed ones.
 	ReasonConnectPort = "connect-port"
+	// ReasonUnidentifiedTunnel: a CONNECT with no product token and no pin,
+	// refused when connect.require_identity is on.
+	ReasonUnidentifiedTunnel = "unidentified-tunnel"
 	// ReasonIntercept: a CONNECT tunnel that is intercepted.
 	ReasonIntercept = "intercept"
 	// ReasonAuthRequired: proxy authentication is required and the request

@@ -147,6 +147,12 @@ type Connect struct {
 	Refuse bool `yaml:"refuse"`
 	// Ports are the ports CONNECT may reach. Default [443].
 	Ports []int `yaml:"ports"`
+	// RequireIdentity answers with 403 (reason "unidentified-tunnel") a
+	// CONNECT that is not intercepted (no mitm CA) and that names no
+	// product token in its User-Agent and has no pinned identity
+	// (identity.users, identity.client_ranges): such a tunnel would be
+	// decided for "/" under "*" only. Default false (decided under "*").
+	RequireIdentity bool `yaml:"require_identity"`
 }
 
 // MITM configures HTTPS interception with the operator's CA. Both files

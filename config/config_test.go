@@ -339,6 +339,7 @@ func TestLoadAccessErrorsNameTheKey(t *testing.T) {
 		{"connect.ports not a list", "connect:\n  ports: 443\n", []string{"connect.ports"}},
 		{"connect.ports not numbers", "connect:\n  ports: [https]\n", []string{"connect.ports"}},
 		{"connect.refuse not a bool", "connect:\n  refuse: sometimes\n", []string{"connect.refuse"}},
+		{"connect.require_identity not a bool", "connect:\n  require_identity: yes please\n", []string{"connect.require_identity"}},
 		{"connect unknown key", "connect:\n  port: [443]\n", []string{"connect.port"}},
 		// mitm
 		{"mitm.ca_cert without ca_key", "mitm:\n  ca_cert: ca.pem\n", []string{"mitm", "mitm.ca_key"}},
@@ -372,6 +373,8 @@ func TestLoadAccessValid(t *testing.T) {
 	}{
 		{"connect.refuse with no ports", "connect:\n  refuse: true\n  ports: []\n",
 			func(c config.Config) bool { return c.Connect.Refuse && len(c.Connect.Ports) == 0 }},
+		{"connect.require_identity", "connect:\n  require_identity: true\n",
+			func(c config.Config) bool { return c.Connect.RequireIdentity && !c.Connect.Refuse }},
 		{"connect.ports bounds", "connect:\n  ports: [1, 65535]\n",
 			func(c config.Config) bool { return slices.Equal(c.Connect.Ports, []int{1, 65535}) }},
 		{"mitm both set", "mitm:\n  ca_cert: ca.pem\n  ca_key: key.pem\n  max_certs: 1\n",

@@ -93,3 +93,51 @@ func TestRecordSpeaksTheArchiveFormat(t *testing.T) {
 }
 
 var errTest = errors.New("test error")
+// TestRecordKeepsUnreachableCause: a replica that reads a shared
+// unreachable result tells its clients the cause the fetching replica
+// found; a record written without one gives none.
+func TestRecordKeepsUnreachableCause(t *testing.T) {
+	limit := robots.Options{}.Limit()
+	tests := []struct {
+		name string
+		raw  func(t *testing.T) []byte
+		want access.Cause
+	}{
+		{"tls", encoded(access.Access{Result: access.Unreachable, Cause: access.CauseTLS}), access.CauseTLS},
+		{"status", encoded(access.Access{Result: access.Unreachable, Status: 503, Cause: access.CauseStatus}), access.CauseStatus},
+		{"dns", encoded(access.Access{Result: access.Unreachable, Cause: access.CauseDNS}), access.CauseDNS},
+		{"unavailable has none", encoded(access.Access{Result: access.Unavailable, Status: 404}), access.CauseNone},
+		{"written without a cause", literal(`{"access_result":"unreachable","parse_limit":524288}`), access.CauseNone},
+		{"a cause this replica does not know", literal(`{"access_result":"unreachable","cause":"quantum","parse_limit":524288}`), access.CauseOther},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw := tt.raw(t)
+			r, err := decodeRecord(raw, limit)
+			if err != nil {
+				t.Fatalf("decodeRecord(%s): %v", raw, err)
+			}
+			a, err := r.access(nil, time.Minute, robots.Options{})
+			if err != nil || a.Cause != tt.want {
+				t.Errorf("record %s: got cause %q (%v), want %q", raw, a.Cause, err, tt.want)
+			}
+		})
+	}
+}
+
+// encoded returns the stored form of a's record.
+func encoded(a access.Access) func(t *testing.T) []byte {
+	return func(t *testing.T) []byte {
+		a.MaxAge = -1
+		raw, err := json.Marshal(newRecord(a, robots.Options{}.Limit(), time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+}
+
+// literal returns raw as a stored record.
+func literal(raw string) func(t *testing.T) []byte {
+	return func(*testing.T) []byte { return []byte(raw) }
+}

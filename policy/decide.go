@@ -48,7 +48,7 @@ func decideAccess(a *access.Access, rs *readings, tokens []string) Decision {
 		d.Reason = ReasonUnreachable // RFC 9309 2.3.1.4: no result, complete disallow
 		return d
 	}
-	d.Access, d.Status, d.Err = a.Result, a.Status, a.Err
+	d.Access, d.Status, d.Err, d.Cause = a.Result, a.Status, a.Err, a.Cause
 	d.RobotsSHA256, d.RobotsFetchedAt = a.SHA256, a.FetchedAt // the evidence
 	switch a.Result {
 	case access.Successful:

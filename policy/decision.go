@@ -43,6 +43,10 @@ const (
 	ReasonConnectRefused Reason = Reason(auditlog.ReasonConnectRefused)
 	// ReasonConnectPort: CONNECT to a port outside the allowed ones.
 	ReasonConnectPort Reason = Reason(auditlog.ReasonConnectPort)
+	// ReasonUnidentifiedTunnel: a CONNECT that names no product token and
+	// has no pinned identity, refused because it would get only a
+	// host-level decision under "*" (Options.RequireConnectIdentity).
+	ReasonUnidentifiedTunnel Reason = Reason(auditlog.ReasonUnidentifiedTunnel)
 	// ReasonIntercept: a CONNECT tunnel that is intercepted; each request
 	// inside it is decided on its own.
 	ReasonIntercept Reason = Reason(auditlog.ReasonIntercept)
@@ -116,6 +120,9 @@ type Decision struct {
 	Access access.AccessResult
 	// Status is the HTTP status of that robots.txt fetch, 0 when none.
 	Status int
+	// Cause is why that robots.txt was unreachable, CauseNone unless
+	// Access is Unreachable (see UnreachableCause).
+	Cause access.Cause
 	// Cache says where the access result came from.
 	Cache access.CacheState
 	// Err is the fetch or request error behind the decision, if any.
@@ -173,6 +180,17 @@ func (d *Decision) RetryAfterSeconds() int64 {
 		return 0
 	}
 	return max(1, int64((d.RetryAfter+time.Second-1)/time.Second))
+}
+
+// UnreachableCause returns why the robots.txt in force was unreachable,
+// as the 403 and the audit line show it ("dns", "tls", "status 500", ...;
+// see access.Cause.Text), or "" when it was not unreachable or its cause
+// is not known (a result shared by a replica that did not record it).
+func (d *Decision) UnreachableCause() string {
+	if d.Access != access.Unreachable {
+		return ""
+	}
+	return d.Cause.Text(d.Status)
 }
 
 // Rule returns the deciding rule, or nil.

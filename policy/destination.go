@@ -23,6 +23,8 @@ var (
 	errConnectRefused = errors.New("CONNECT is refused by configuration")
 	errConnectPort    = errors.New("CONNECT port is not allowed")
 	errConnectNoPort  = errors.New("want host:port with an explicit port (RFC 9110 9.3.6)")
+	// errUnidentifiedTunnel is the error of reason "unidentified-tunnel".
+	errUnidentifiedTunnel = errors.New("CONNECT names no product token and the client is not pinned; connect.require_identity refuses a host-level tunnel under \"*\"")
 )
 
 // hostList matches canonical hosts against operator entries:
@@ -117,9 +119,12 @@ func (p *Policy) destinationAllowed(host string) bool {
 // by configuration, a port outside the allowed CONNECT ports and the host
 // lists come first. Then, when intercept is true, the tunnel is allowed
 // (reason "intercept") and every request inside it is decided on its own
-// with Decide. Otherwise the decision is host-level: the tunnel is allowed
-// when the crawler may fetch "/" of the authority, over http for port 80
-// and https for any other port.
+// with Decide. Otherwise the decision is host-level: with
+// Options.RequireConnectIdentity a CONNECT with no product token and no
+// pinned identity is refused (reason "unidentified-tunnel") unless the
+// host is exempt; else the
+// tunnel is allowed when the crawler may fetch "/" of the authority, over
+// http for port 80 and https for any other port.
 func (p *Policy) DecideConnect(ctx context.Context, r Request, intercept bool) Decision {
 	d := Decision{Identity: p.IdentityOf(r)}
 	if p.opts.RefuseConnect {
@@ -141,6 +146,10 @@ func (p *Policy) DecideConnect(ctx context.Context, r Request, intercept bool) D
 		d.Reason, d.Err = ReasonHostDenied, fmt.Errorf("%s: %w", hostOf(authority), errHostDenied)
 	case intercept:
 		d.Allowed, d.Reason = true, ReasonIntercept
+	case p.opts.RequireConnectIdentity && d.Identity.Source == identity.SourceDefault && !p.exempts.match(hostOf(authority)):
+		// An exempt host is not decided by robots.txt: who asks does not
+		// matter there.
+		d.Reason, d.Err = ReasonUnidentifiedTunnel, errUnidentifiedTunnel
 	default:
 		r.Scheme, r.Path = scheme, "/"
 		return p.Decide(ctx, r)

@@ -313,6 +313,12 @@ func TestDefaultConnectPorts(t *testing.T) {
 	}
 }
 
+// noUA is TestDecideConnect's ua for a CONNECT without a User-Agent.
+const noUA = "(none)"
+
+// requireIdentity are policy options with connect.require_identity on.
+var requireIdentity = policy.Options{RequireConnectIdentity: true}
+
 func TestDecideConnect(t *testing.T) {
 	const allowAll = "User-agent: *\nAllow: /\n"
 	const denyRoot = "User-agent: *\nDisallow: /\n"
@@ -322,7 +328,7 @@ func TestDecideConnect(t *testing.T) {
 		body      string // robots.txt; "" means unavailable
 		o         policy.Options
 		host      string
-		ua        string
+		ua        string // "" means uaExampleBot; noUA sends none
 		pin       identity.Pin
 		intercept bool
 
@@ -413,6 +419,27 @@ func TestDecideConnect(t *testing.T) {
 			wantAllowed: true, wantReason: policy.ReasonIntercept, wantRobotsURL: "https://example.com/robots.txt"},
 		{name: "port checked before the host lists", body: allowAll, o: policy.Options{DenyHosts: []string{"example.com"}}, host: "example.com:8443",
 			wantReason: policy.ReasonConnectPort, wantRobotsURL: "https://example.com:8443/robots.txt"},
+		// connect.require_identity: a tunnel that names no crawler is
+		// refused before any fetch when it would be decided under "*".
+		{name: "no identity: decided under * by default", body: denyExampleBot, host: "example.com:443", ua: noUA,
+			wantAllowed: true, wantReason: policy.ReasonRule, wantLine: 5, wantToken: "*",
+			wantRobotsURL: "https://example.com/robots.txt", wantFetches: []string{"https://example.com:443"}},
+		{name: "require identity: no User-Agent", body: allowAll, o: requireIdentity, host: "example.com:443", ua: noUA,
+			wantReason: policy.ReasonUnidentifiedTunnel, wantToken: "*", wantRobotsURL: "https://example.com/robots.txt"},
+		{name: "require identity: browser tokens only", body: allowAll, o: requireIdentity, host: "example.com:443", ua: "Mozilla/5.0 (X11; Linux x86_64)",
+			wantReason: policy.ReasonUnidentifiedTunnel, wantToken: "*", wantRobotsURL: "https://example.com/robots.txt"},
+		{name: "require identity: a product token is decided as before", body: denyExampleBot, o: requireIdentity, host: "example.com:443",
+			wantReason: policy.ReasonRule, wantLine: 2,
+			wantRobotsURL: "https://example.com/robots.txt", wantFetches: []string{"https://example.com:443"}},
+		{name: "require identity: a pin is an identity", body: denyExampleBot, o: requireIdentity, host: "example.com:443", ua: noUA, pin: mustRangePin(t, "OtherBot"),
+			wantAllowed: true, wantReason: policy.ReasonRule, wantLine: 5, wantToken: "OtherBot",
+			wantRobotsURL: "https://example.com/robots.txt", wantFetches: []string{"https://example.com:443"}},
+		{name: "require identity: intercepted tunnels decide each request", body: allowAll, o: requireIdentity, host: "example.com:443", ua: noUA, intercept: true,
+			wantAllowed: true, wantReason: policy.ReasonIntercept, wantToken: "*", wantRobotsURL: "https://example.com/robots.txt"},
+		{name: "require identity: the port is checked first", body: allowAll, o: requireIdentity, host: "example.com:8443", ua: noUA,
+			wantReason: policy.ReasonConnectPort, wantToken: "*", wantRobotsURL: "https://example.com:8443/robots.txt"},
+		{name: "require identity: an exempt host needs none", body: denyRoot, o: policy.Options{RequireConnectIdentity: true, ExemptHosts: []string{"example.com"}},
+			host: "example.com:443", ua: noUA, wantAllowed: true, wantReason: policy.ReasonOverride, wantToken: "*", wantRobotsURL: "https://example.com/robots.txt"},
 		{name: "bad authority: space", body: allowAll, host: "exa mple.com:443", wantReason: policy.ReasonBadRequest},
 		{name: "bad authority: no host", body: allowAll, host: ":443", wantReason: policy.ReasonBadRequest},
 		{name: "bad authority: empty", body: allowAll, host: "", wantReason: policy.ReasonBadRequest},
@@ -425,8 +452,11 @@ func TestDecideConnect(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p, f := newStubPolicy(tt.body, tt.o)
 			ua := tt.ua
-			if ua == "" {
+			switch ua {
+			case "":
 				ua = uaExampleBot
+			case noUA:
+				ua = ""
 			}
 			req := policy.Request{Host: tt.host, UserAgent: ua, Pin: tt.pin}
 			d := p.DecideConnect(context.Background(), req, tt.intercept)
@@ -450,6 +480,9 @@ func TestDecideConnect(t *testing.T) {
 			denied := !d.Allowed && d.Reason != policy.ReasonRule
 			if denied != (d.Err != nil) {
 				t.Errorf("DecideConnect(%+v, %v): got Err %v, want an error exactly for a denial other than by a rule", req, tt.intercept, d.Err)
+			}
+			if d.Reason == policy.ReasonUnidentifiedTunnel && !strings.Contains(d.Err.Error(), "require_identity") {
+				t.Errorf("DecideConnect(%+v, %v): got Err %q, want it to name connect.require_identity", req, tt.intercept, d.Err)
 			}
 			if d.Reason == policy.ReasonConnectPort && !strings.Contains(d.Err.Error(), "port") {
 				t.Errorf("DecideConnect(%+v, %v): got Err %q, want it to name the port", req, tt.intercept, d.Err)
@@ -556,7 +589,8 @@ func TestNeedsAuth(t *testing.T) {
 	}
 	if policy.ReasonAuthRequired != "proxy-auth-required" || policy.ReasonAuthFailed != "proxy-auth-failed" ||
 		policy.ReasonHostDenied != "host-denied" || policy.ReasonConnectRefused != "connect-refused" ||
-		policy.ReasonConnectPort != "connect-port" || policy.ReasonIntercept != "intercept" {
+		policy.ReasonConnectPort != "connect-port" || policy.ReasonIntercept != "intercept" ||
+		policy.ReasonUnidentifiedTunnel != "unidentified-tunnel" {
 		t.Errorf("reason strings changed; they are part of the audit log and metrics labels")
 	}
 }

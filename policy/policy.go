@@ -42,6 +42,13 @@ type Options struct {
 	ConnectPorts []int
 	// RefuseConnect refuses every CONNECT (reason "connect-refused").
 	RefuseConnect bool
+	// RequireConnectIdentity refuses a CONNECT that is not intercepted
+	// when it names no product token (no User-Agent, or none with a
+	// crawler token in it) and has no pinned identity (reason
+	// "unidentified-tunnel"): such a tunnel would be decided for "/" under
+	// the "*" group only, whatever crawler uses it. False: it is decided
+	// under "*".
+	RequireConnectIdentity bool
 	// Mode is how robots.txt denials are acted on for requests whose pin
 	// sets no mode; "" means ModeEnforce.
 	Mode Mode

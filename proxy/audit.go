@@ -128,6 +128,9 @@ func (p *Proxy) audit(r *http.Request, st *state, status int, bytes int64) {
 				e = appendTime(e, auditlog.FieldRobotsFetchedAt, d.RobotsFetchedAt)
 			}
 		}
+		if c := d.UnreachableCause(); c != "" {
+			e = e.Str(auditlog.FieldUnreachableCause, c)
+		}
 		if d.ResolvedPath != "" {
 			e = f.str(e, auditlog.FieldPathResolved, d.ResolvedPath)
 		}

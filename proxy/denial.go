@@ -13,7 +13,7 @@ import (
 // reject answers a denial. A robots.txt denial (reason "rule" or
 // "unreachable") of a plain-HTTP request is written straight to the client
 // from a rendering of rejectResponse's response made once per
-// (robots.txt URL, rule or status, product token), and goproxy gets an
+// (robots.txt URL, rule or status and unreachable cause, product token), and goproxy gets an
 // empty placeholder that writes nothing; every other denial is
 // rejectResponse's response, which goproxy copies to the client.
 func (p *Proxy) reject(req *http.Request, st *state, d *policy.Decision) *http.Response {
@@ -21,7 +21,7 @@ func (p *Proxy) reject(req *http.Request, st *state, d *policy.Decision) *http.R
 		return rejectResponse(req, d, p.opts.AuthRealm)
 	}
 	k := denialKey{reason: d.Reason, token: d.Identity.Token, robotsURL: d.RobotsURL, access: d.Access,
-		status: d.Status, rule: d.Verdict.Rule}
+		status: d.Status, cause: d.Cause, rule: d.Verdict.Rule}
 	r := p.denials.get(k)
 	if r == nil {
 		if r = renderResponse(rejectResponse(req, d, p.opts.AuthRealm)); len(r.body) <= maxRenderedBody {
@@ -42,6 +42,7 @@ type denialKey struct {
 	robotsURL string
 	access    access.AccessResult
 	status    int
+	cause     access.Cause
 	rule      robots.Rule
 }
 

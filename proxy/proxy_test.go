@@ -55,16 +55,17 @@ func TestAccessResults(t *testing.T) {
 		reason  string
 		access  string
 		robotsS int
+		cause   string // X-Robotsproxy-Unreachable and unreachable_cause
 	}{
-		{"200 rules deny", func(*testing.T) http.HandlerFunc { return serveRobots(exampleRobots) }, 403, "rule", "successful", 200},
-		{"3 redirects", func(t *testing.T) http.HandlerFunc { return redirectChain(t, 3, exampleRobots) }, 403, "rule", "successful", 200},
-		{"5 redirects", func(t *testing.T) http.HandlerFunc { return redirectChain(t, 5, exampleRobots) }, 403, "rule", "successful", 200},
-		{"6 redirects unavailable", func(t *testing.T) http.HandlerFunc { return redirectChain(t, 6, exampleRobots) }, 200, "unavailable", "unavailable", 0},
-		{"404 unavailable", func(*testing.T) http.HandlerFunc { return statusRobots(404) }, 200, "unavailable", "unavailable", 404},
-		{"401 unavailable", func(*testing.T) http.HandlerFunc { return statusRobots(401) }, 200, "unavailable", "unavailable", 401},
-		{"429 unreachable", func(*testing.T) http.HandlerFunc { return statusRobots(429) }, 403, "unreachable", "unreachable", 429},
-		{"500 unreachable", func(*testing.T) http.HandlerFunc { return statusRobots(500) }, 403, "unreachable", "unreachable", 500},
-		{"503 unreachable", func(*testing.T) http.HandlerFunc { return statusRobots(503) }, 403, "unreachable", "unreachable", 503},
+		{"200 rules deny", func(*testing.T) http.HandlerFunc { return serveRobots(exampleRobots) }, 403, "rule", "successful", 200, ""},
+		{"3 redirects", func(t *testing.T) http.HandlerFunc { return redirectChain(t, 3, exampleRobots) }, 403, "rule", "successful", 200, ""},
+		{"5 redirects", func(t *testing.T) http.HandlerFunc { return redirectChain(t, 5, exampleRobots) }, 403, "rule", "successful", 200, ""},
+		{"6 redirects unavailable", func(t *testing.T) http.HandlerFunc { return redirectChain(t, 6, exampleRobots) }, 200, "unavailable", "unavailable", 0, ""},
+		{"404 unavailable", func(*testing.T) http.HandlerFunc { return statusRobots(404) }, 200, "unavailable", "unavailable", 404, ""},
+		{"401 unavailable", func(*testing.T) http.HandlerFunc { return statusRobots(401) }, 200, "unavailable", "unavailable", 401, ""},
+		{"429 unreachable", func(*testing.T) http.HandlerFunc { return statusRobots(429) }, 403, "unreachable", "unreachable", 429, "status 429"},
+		{"500 unreachable", func(*testing.T) http.HandlerFunc { return statusRobots(500) }, 403, "unreachable", "unreachable", 500, "status 500"},
+		{"503 unreachable", func(*testing.T) http.HandlerFunc { return statusRobots(503) }, 403, "unreachable", "unreachable", 503, "status 503"},
 		{"never answers", func(*testing.T) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {
 				select {
@@ -72,7 +73,7 @@ func TestAccessResults(t *testing.T) {
 				case <-r.Context().Done():
 				}
 			}
-		}, 403, "unreachable", "unreachable", 0},
+		}, 403, "unreachable", "unreachable", 0, "timeout"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -91,6 +92,12 @@ func TestAccessResults(t *testing.T) {
 				if got := resp.Header.Get(proxy.HeaderRobotsURL); got != o.URL+"/robots.txt" {
 					t.Errorf("got %s %q, want %q", proxy.HeaderRobotsURL, got, o.URL+"/robots.txt")
 				}
+				if got := resp.Header.Get(proxy.HeaderUnreachable); got != c.cause {
+					t.Errorf("got %s %q, want %q", proxy.HeaderUnreachable, got, c.cause)
+				}
+				if c.cause != "" && !strings.Contains(body, "is unreachable ("+c.cause+": ") {
+					t.Errorf("got body %q, want it to give the cause %q", body, c.cause)
+				}
 			} else if body != "origin:GET:/private/page" {
 				t.Errorf("got body %q, want the origin's", body)
 			}
@@ -101,6 +108,11 @@ func TestAccessResults(t *testing.T) {
 			want := map[string]any{"reason": c.reason, "access_result": c.access, "status": float64(c.status), "product_token": "ExampleBot"}
 			if c.robotsS != 0 {
 				want["robots_status"] = float64(c.robotsS)
+			}
+			if c.cause != "" {
+				want["unreachable_cause"] = c.cause
+			} else if _, ok := line["unreachable_cause"]; ok {
+				t.Errorf("audit line has unreachable_cause %v, want none", line["unreachable_cause"])
 			}
 			assertFields(t, line, want)
 			if got := h.counter(t, "robotsproxy_robots_fetches_total", c.access); got != 1 {
@@ -118,11 +130,14 @@ func TestConnectionRefused(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	resp, _ := h.do(t, "GET", "http://"+addr+"/page", "ExampleBot/1.0", "")
-	if resp.StatusCode != 403 || resp.Header.Get(proxy.HeaderReason) != "unreachable" {
-		t.Fatalf("got %d %q, want 403 unreachable", resp.StatusCode, resp.Header.Get(proxy.HeaderReason))
+	resp, body := h.do(t, "GET", "http://"+addr+"/page", "ExampleBot/1.0", "")
+	if resp.StatusCode != 403 || resp.Header.Get(proxy.HeaderReason) != "unreachable" || resp.Header.Get(proxy.HeaderUnreachable) != "connect" {
+		t.Fatalf("got %d %q cause %q, want 403 unreachable cause connect", resp.StatusCode, resp.Header.Get(proxy.HeaderReason), resp.Header.Get(proxy.HeaderUnreachable))
 	}
-	assertFields(t, lastLine(t, h), map[string]any{"decision": "deny", "access_result": "unreachable"})
+	if !strings.Contains(body, "is unreachable (connect: the connection to the origin failed)") {
+		t.Errorf("got body %q, want it to say the connection failed", body)
+	}
+	assertFields(t, lastLine(t, h), map[string]any{"decision": "deny", "access_result": "unreachable", "unreachable_cause": "connect"})
 }
 
 func TestDecisions(t *testing.T) {

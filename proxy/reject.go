@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
@@ -19,6 +20,10 @@ const (
 	HeaderRule      = "X-Robotsproxy-Rule"
 	HeaderRobotsURL = "X-Robotsproxy-Robots-Url"
 	HeaderAccess    = "X-Robotsproxy-Access-Result"
+	// HeaderUnreachable is why robots.txt was unreachable: "dns",
+	// "connect", "tls", "timeout", "status N", "too-large", "redirects",
+	// "destination-refused" or "other" (see access.Cause).
+	HeaderUnreachable = "X-Robotsproxy-Unreachable"
 )
 
 // maxHeaderValue bounds explanatory header values; robots.txt lines can be
@@ -55,6 +60,9 @@ func rejectResponse(req *http.Request, d *policy.Decision, realm string) *http.R
 	if d.Access != "" {
 		h.Set(HeaderAccess, string(d.Access))
 	}
+	if c := d.UnreachableCause(); c != "" {
+		h.Set(HeaderUnreachable, c)
+	}
 	if d.Reason == policy.ReasonUsage && d.Usage != nil {
 		h.Set(HeaderRule, headerValue(d.Usage.Deciding.String()))
 	} else if r := d.Rule(); r != nil && !d.TooManyRequests() {
@@ -72,8 +80,8 @@ func denialText(d *policy.Decision) string {
 		return fmt.Sprintf("robotsproxy: %s disallows this URL for product token %q (line %d: %s)\n",
 			d.RobotsURL, token, r.Line, r.Text())
 	case policy.ReasonUnreachable:
-		return fmt.Sprintf("robotsproxy: %s is unreachable (status %d), which means complete disallow (RFC 9309 2.3.1.4)\n",
-			d.RobotsURL, d.Status)
+		return fmt.Sprintf("robotsproxy: %s is unreachable (%s), which means complete disallow (RFC 9309 2.3.1.4)\n",
+			d.RobotsURL, unreachableText(d))
 	case policy.ReasonDestination:
 		return "robotsproxy: the destination resolves to a refused (non-public) address\n"
 	case policy.ReasonAuthRequired:
@@ -86,11 +94,49 @@ func denialText(d *policy.Decision) string {
 		if text := politeDenialText(d); text != "" {
 			return text
 		}
+	case policy.ReasonUnidentifiedTunnel:
+		return "robotsproxy: CONNECT refused (unidentified-tunnel): the tunnel names no crawler, so its requests could only be decided for \"/\" under the \"*\" group. " +
+			"Send a User-Agent header with your crawler's product token on the CONNECT request itself (curl --proxy-header, Go's Transport.ProxyConnectHeader), " +
+			"or have the operator pin your client (identity.users, identity.client_ranges), or configure a CA (mitm) so every request is decided on its path.\n"
 	case policy.ReasonHostDenied, policy.ReasonConnectPort, policy.ReasonConnectRefused, policy.ReasonBadRequest,
 		policy.ReasonURITooLong:
 		return fmt.Sprintf("robotsproxy: request refused (%s): %v\n", d.Reason, d.Err)
 	}
 	return fmt.Sprintf("robotsproxy: request denied (%s)\n", d.Reason)
+}
+
+// unreachableText says why robots.txt was unreachable, for a person:
+// the cause as the header gives it ("dns", "status 500") and what it
+// means, or the status alone when the cause is not known.
+func unreachableText(d *policy.Decision) string {
+	c := d.UnreachableCause()
+	if c == "" {
+		return fmt.Sprintf("status %d", d.Status)
+	}
+	return c + ": " + causeHint(d.Cause)
+}
+
+// causeHint says what an unreachable cause means.
+func causeHint(c access.Cause) string {
+	switch c {
+	case access.CauseDNS:
+		return "the host name does not resolve"
+	case access.CauseConnect:
+		return "the connection to the origin failed"
+	case access.CauseTLS:
+		return "the TLS handshake with the origin failed: its certificate is not trusted or does not match the name, or it speaks no TLS the proxy accepts"
+	case access.CauseTimeout:
+		return "the origin did not answer in time"
+	case access.CauseStatus:
+		return "the origin answered with a status that makes robots.txt unreachable"
+	case access.CauseTooLarge:
+		return "the origin's response header is too large"
+	case access.CauseRedirects:
+		return "a redirect could not be followed"
+	case access.CauseDestination:
+		return "the destination resolves to a refused (non-public) address"
+	}
+	return "the origin's answer could not be read"
 }
 
 // upstreamErrorResponse answers a request whose upstream round trip failed:

@@ -108,15 +108,16 @@ func buildPolicy(cfg config.Config, cache *access.Cache, pinner *identity.Pinner
 		return nil, err
 	}
 	return policy.New(policy.Options{
-		Identifier:    identity.NewIdentifier(cfg.Identity.BrowserTokens, overrides),
-		Cache:         cache,
-		Pinner:        pinner,
-		ExemptHosts:   cfg.ExemptHosts,
-		AllowHosts:    cfg.AllowHosts,
-		DenyHosts:     cfg.DenyHosts,
-		ConnectPorts:  cfg.Connect.Ports,
-		RefuseConnect: cfg.Connect.Refuse,
-		Mode:          policy.Mode(cfg.Mode),
+		Identifier:             identity.NewIdentifier(cfg.Identity.BrowserTokens, overrides),
+		Cache:                  cache,
+		Pinner:                 pinner,
+		ExemptHosts:            cfg.ExemptHosts,
+		AllowHosts:             cfg.AllowHosts,
+		DenyHosts:              cfg.DenyHosts,
+		ConnectPorts:           cfg.Connect.Ports,
+		RefuseConnect:          cfg.Connect.Refuse,
+		RequireConnectIdentity: cfg.Connect.RequireIdentity,
+		Mode:                   policy.Mode(cfg.Mode),
 	}), nil
 }
 
