@@ -93,6 +93,7 @@ func TestRecordSpeaksTheArchiveFormat(t *testing.T) {
 }
 
 var errTest = errors.New("test error")
+
 // TestRecordKeepsUnreachableCause: a replica that reads a shared
 // unreachable result tells its clients the cause the fetching replica
 // found; a record written without one gives none.
