@@ -33,7 +33,7 @@ func typicalRobots(n int) string {
 
 // typicalAccess is the Access a fetch of body from authority would give.
 func typicalAccess(authority, body string) access.Access {
-	u := "https://" + authority + "/robots.txt"
+	u := access.RobotsURL("https", authority)
 	return access.Access{Result: access.Successful, URL: u, FinalURL: u, Status: 200, MaxAge: -1,
 		Duration: 80 * time.Millisecond, FetchedAt: time.Now(), Raw: []byte(body), SHA256: sha256.Sum256([]byte(body)),
 		Header: http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Last-Modified": {"Tue, 04 Nov 2025 10:00:00 GMT"}}}
@@ -85,7 +85,7 @@ func TestRedisMemoryPer10000Authorities(t *testing.T) {
 			if tc.distinct {
 				body = typicalRobots(i)
 			}
-			r.share(ctx, r.key("robots", "https://"+authority), typicalAccess(authority, body))
+			r.share(ctx, r.key("robots", "https://"+authority), access.RobotsURL("https", authority), typicalAccess(authority, body))
 		}
 		if r.counter("errors/write") != 0 {
 			t.Fatalf("%s: %v write errors", tc.name, r.counter("errors/write"))

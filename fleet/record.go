@@ -1,6 +1,10 @@
 package fleet
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,11 +21,14 @@ const maxRecordBytes = 64 << 10
 
 // record is a shared robots.txt result: the Access in the archive's form
 // (access.Record), with the Cache-Control max-age and the TTL it was
-// shared for.
+// shared for, and, when the fleet has a record key, its MAC.
 type record struct {
 	access.Record
 	MaxAgeMS int64 `json:"max_age_ms"` // -1: no max-age
 	TTLMS    int64 `json:"ttl_ms"`     // the TTL it was stored with
+	// MAC is the record's HMAC-SHA256 in hex (see mac), "" when the
+	// writer had no record key.
+	MAC string `json:"mac,omitempty"`
 }
 
 // newRecord returns the record of a, stored for ttl.
@@ -71,4 +78,69 @@ func (r record) access(body []byte, remaining time.Duration, parse robots.Option
 	}
 	a.MaxAge = max(remaining, 0)
 	return a, nil
+}
+
+// macContext starts every MAC input: a MAC of anything else robotsproxy
+// might sign with the same key never verifies as a record's.
+const macContext = "robotsproxy shared robots.txt record v1\x00"
+
+// errBadMAC marks a record whose MAC is missing or wrong for the
+// replica's record key: a miss.
+var errBadMAC = errors.New("record MAC missing or invalid")
+
+// mac returns the HMAC-SHA256 under key of the record r stored at the
+// store key name with body (nil without one): over name, r's canonical
+// encoding (its JSON with MAC empty, as json.Marshal writes it) and the
+// body's octets, each preceded by its length as 8 octets big-endian. The
+// name binds the MAC to one authority (and key prefix): a genuine record
+// copied under another key does not verify.
+func (r record) mac(key []byte, name string, body []byte) ([]byte, error) {
+	r.MAC = ""
+	enc, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode record: %w", err)
+	}
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte(macContext))
+	for _, part := range [][]byte{[]byte(name), enc, body} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
+		h.Write(part)
+	}
+	return h.Sum(nil), nil
+}
+
+// seal sets r's MAC under key for the store key name and body; without a
+// key it leaves r unsigned.
+func (r *record) seal(key []byte, name string, body []byte) error {
+	if len(key) == 0 {
+		return nil
+	}
+	sum, err := r.mac(key, name, body)
+	if err != nil {
+		return err
+	}
+	r.MAC = hex.EncodeToString(sum)
+	return nil
+}
+
+// verify checks r's MAC under key for the store key name and body; every
+// record verifies without a key. The error wraps errBadMAC.
+func (r record) verify(key []byte, name string, body []byte) error {
+	if len(key) == 0 {
+		return nil
+	}
+	got, err := hex.DecodeString(r.MAC)
+	if err != nil || len(got) != sha256.Size {
+		return fmt.Errorf("%w: MAC %.80q is not %d hex digits", errBadMAC, r.MAC, 2*sha256.Size)
+	}
+	want, err := r.mac(key, name, body)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errBadMAC, err)
+	}
+	if !hmac.Equal(got, want) {
+		return fmt.Errorf("%w: does not match the record key", errBadMAC)
+	}
+	return nil
 }

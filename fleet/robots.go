@@ -56,11 +56,12 @@ func (s *Store) Fetch(ctx context.Context, scheme, authority string, origin acce
 	}
 	id := scheme + "://" + authority
 	recKey, lockKey := s.key("robots", id), s.key("lock", id)
+	url := access.RobotsURL(scheme, authority)
 	token := newToken()
 	deadline := s.o.Now().Add(s.o.WaitFor)
 	waited := false
 	for poll := pollMin; ; poll = min(2*poll, pollMax) {
-		a, ok, err := s.lookup(ctx, recKey)
+		a, ok, err := s.lookup(ctx, recKey, url)
 		if err != nil {
 			return s.local(ctx, scheme, authority, origin)
 		}
@@ -76,7 +77,7 @@ func (s *Store) Fetch(ctx context.Context, scheme, authority string, origin acce
 		if won {
 			s.m.misses.Inc()
 			a := origin(ctx, scheme, authority)
-			s.share(ctx, recKey, a)
+			s.share(ctx, recKey, url, a)
 			if s.h.isUp() { // else the lock expires after LockTTL
 				s.release(ctx, lockKey, token)
 			}
@@ -102,13 +103,15 @@ func (s *Store) local(ctx context.Context, scheme, authority string, origin acce
 	return origin(ctx, scheme, authority)
 }
 
-// lookup reads the shared result at key. ok is false for a miss, and for
-// a value that cannot be read or checked (counted as a read error) or
-// that would be used past MaxTTL in total; err is set when the store
-// failed (it is then marked down). Values are read up to one octet past
-// their bound (GETRANGE), so that an oversize one is unreadable without
-// being read whole.
-func (s *Store) lookup(ctx context.Context, key string) (a access.Access, ok bool, err error) {
+// lookup reads the shared result at key, the key of the robots.txt URL
+// url. ok is false for a miss: for a value that cannot be read or
+// checked (counted as a read error), for a record that names another URL
+// than url or, with a record key, has no valid MAC (refused: counted and
+// logged, see refuse), and for one that would be used past MaxTTL in
+// total; err is set when the store failed (it is then marked down).
+// Values are read up to one octet past their bound (GETRANGE), so that an
+// oversize one is unreadable without being read whole.
+func (s *Store) lookup(ctx context.Context, key, url string) (a access.Access, ok bool, err error) {
 	cctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var get *redis.StringCmd
@@ -131,12 +134,20 @@ func (s *Store) lookup(ctx context.Context, key string) (a access.Access, ok boo
 		s.unreadable(key, err)
 		return a, false, nil
 	}
+	if r.URL != url {
+		s.refuse(key, refusedURL, fmt.Errorf("record of robots.txt URL %.200q, want %q", r.URL, url))
+		return a, false, nil
+	}
 	if remaining <= 0 || !s.fresh(r, remaining) {
 		return a, false, nil
 	}
 	body, found, err := s.body(cctx, r)
 	if err != nil || !found {
 		return a, false, err // err: the store failed; !found: evicted, fetch again
+	}
+	if err := r.verify(s.o.RecordKey, key, body); err != nil {
+		s.refuse(key, refusedMAC, err)
+		return a, false, nil
 	}
 	if a, err = r.access(body, remaining, s.o.Parse); err != nil {
 		s.unreadable(key, err)
@@ -186,20 +197,48 @@ func (s *Store) unreadable(key string, err error) {
 	s.o.Log.Warn().Err(err).Str("key", key).Msg("shared robots.txt result unreadable: fetched again")
 }
 
+// refuse counts a record refused for reason (refusedURL, refusedMAC) and
+// logs it as a warning, at most once per refusedLogEvery: a record of the
+// wrong authority or without a valid MAC was written by something else
+// than a replica of this fleet (or by one with another record key).
+func (s *Store) refuse(key, reason string, err error) {
+	s.refused.WithLabelValues(reason).Inc()
+	now := s.o.Now()
+	s.refusedMu.Lock()
+	if now.Sub(s.refusedLog) < refusedLogEvery {
+		s.refusedMu.Unlock()
+		return
+	}
+	s.refusedLog = now
+	s.refusedMu.Unlock()
+	s.o.Log.Warn().Err(err).Str("key", key).Str("reason", reason).
+		Msg("shared robots.txt record refused: fetched again (logged at most once a minute; see robotsproxy_shared_records_refused_total)")
+}
+
 // ttl is how long a result is shared: as long as a single proxy's cache
 // keeps it (access.TTLRules, RFC 9309 2.4).
 func (s *Store) ttl(a access.Access) time.Duration { return s.o.TTL(a) }
 
-// share stores a's result at key (its body first, so that a record never
-// names a missing body). Failures are logged and counted; a stays this
+// share stores a's result at key, the key of the robots.txt URL url (its
+// body first, so that a record never names a missing body). The record
+// names url (a result of another URL is not shared) and, with a record
+// key, carries its MAC. Failures are logged and counted; a stays this
 // replica's result.
-func (s *Store) share(ctx context.Context, key string, a access.Access) {
+func (s *Store) share(ctx context.Context, key, url string, a access.Access) {
 	ttl := s.ttl(a)
 	if ttl < time.Millisecond {
 		return // max-age=0 with no minimum: nothing to share
 	}
 	r := newRecord(a, s.o.Parse.Limit(), ttl)
-	raw, err := json.Marshal(r)
+	if r.URL == "" {
+		r.URL = url
+	}
+	if r.URL != url {
+		s.o.Log.Warn().Str("key", key).Str("url", r.URL).Str("want_url", url).
+			Msg("robots.txt result of another URL than its key's: kept by this replica only")
+		return
+	}
+	raw, err := s.encode(r, key, a.Raw)
 	if err != nil || len(raw) > maxRecordBytes || len(a.Raw) > s.o.Parse.Limit()+1 {
 		s.o.Log.Warn().Err(err).Str("key", key).Int("record_bytes", len(raw)).
 			Msg("robots.txt result too large to share: kept by this replica only")
@@ -218,6 +257,26 @@ func (s *Store) share(ctx context.Context, key string, a access.Access) {
 		return
 	}
 	s.h.ok()
+}
+
+// encode returns the stored form of r, the record at key with body: its
+// JSON, with its MAC when the replica has a record key. The MAC is taken
+// over the record as a reader decodes it (json.Marshal replaces invalid
+// UTF-8, so the record is decoded once first), so that every reader
+// computes it over the same encoding.
+func (s *Store) encode(r record, key string, body []byte) ([]byte, error) {
+	raw, err := json.Marshal(r)
+	if err != nil || len(s.o.RecordKey) == 0 {
+		return raw, err
+	}
+	var back record
+	if err := json.Unmarshal(raw, &back); err != nil {
+		return nil, fmt.Errorf("decode record: %w", err)
+	}
+	if err := back.seal(s.o.RecordKey, key, body); err != nil {
+		return nil, err
+	}
+	return json.Marshal(back)
 }
 
 // tryLock takes the lock at key with token for LockTTL.
