@@ -72,6 +72,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 const (
 	refusedURL = "url" // the record names another robots.txt URL than its key's
 	refusedMAC = "mac" // no valid MAC under the record key (shared.record_key_file)
+	refusedAge = "age" // the record outlives the TTL it was shared for (written again)
 )
 
 // newRefusedMetric returns robotsproxy_shared_records_refused_total,
@@ -79,9 +80,9 @@ const (
 func newRefusedMetric(reg prometheus.Registerer) *prometheus.CounterVec {
 	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "robotsproxy_shared_records_refused_total",
-		Help: "Shared robots.txt records refused and fetched again, by reason: url (the record names another robots.txt URL than its key's) or mac (no valid MAC under shared.record_key_file).",
+		Help: "Shared robots.txt records refused and fetched again, by reason: url (the record names another robots.txt URL than its key's), mac (no valid MAC under shared.record_key_file) or age (the record outlives the TTL it was shared for: written again).",
 	}, []string{"reason"})
-	for _, r := range []string{refusedURL, refusedMAC} {
+	for _, r := range []string{refusedURL, refusedMAC, refusedAge} {
 		refused.WithLabelValues(r)
 	}
 	if reg != nil {

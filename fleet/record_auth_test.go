@@ -147,6 +147,17 @@ func TestFetchRefusesForeignRecords(t *testing.T) {
 			raw, _ = json.Marshal(rec)
 			r.rdb.Set(context.Background(), recKey, raw, time.Minute)
 		}, refusedMAC},
+		// A genuine record of the authority (signed under the fleet's key)
+		// that allowed everything when it was fetched, replayed later.
+		{"genuine record replayed after its TTL, with a key", testRecordKey, func(t *testing.T, r *replica, recKey, url string, _ *robotsOrigin) {
+			old := successful(url, allowAll)
+			old.FetchedAt = time.Now().Add(-time.Hour)
+			forge(t, r, recKey, old, testRecordKey)
+		}, refusedAge},
+		{"genuine record with its store lifetime lengthened, with a key", testRecordKey, func(t *testing.T, r *replica, recKey, url string, _ *robotsOrigin) {
+			forge(t, r, recKey, successful(url, allowAll), testRecordKey)
+			r.rdb.Expire(context.Background(), recKey, 2*time.Minute)
+		}, refusedAge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

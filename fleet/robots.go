@@ -106,9 +106,9 @@ func (s *Store) local(ctx context.Context, scheme, authority string, origin acce
 // lookup reads the shared result at key, the key of the robots.txt URL
 // url. ok is false for a miss: for a value that cannot be read or
 // checked (counted as a read error), for a record that names another URL
-// than url or, with a record key, has no valid MAC (refused: counted and
-// logged, see refuse), and for one that would be used past MaxTTL in
-// total; err is set when the store failed (it is then marked down).
+// than url, that has no valid MAC under the record key, or that outlives
+// its TTL (refused: counted and logged, see refuse), and for one that
+// would be used past MaxTTL in total; err is set when the store failed (it is then marked down).
 // Values are read up to one octet past their bound (GETRANGE), so that an
 // oversize one is unreadable without being read whole.
 func (s *Store) lookup(ctx context.Context, key, url string) (a access.Access, ok bool, err error) {
@@ -147,6 +147,10 @@ func (s *Store) lookup(ctx context.Context, key, url string) (a access.Access, o
 	}
 	if err := r.verify(s.o.RecordKey, key, body); err != nil {
 		s.refuse(key, refusedMAC, err)
+		return a, false, nil
+	}
+	if err := s.current(r, remaining); err != nil {
+		s.refuse(key, refusedAge, err)
 		return a, false, nil
 	}
 	if a, err = r.access(body, remaining, s.o.Parse); err != nil {
@@ -191,13 +195,37 @@ func (s *Store) fresh(r record, remaining time.Duration) bool {
 	return age+max(remaining, s.o.MinTTL) <= s.o.MaxTTL
 }
 
+// maxClockSkew is how far the clocks of a fleet's replicas may differ
+// before current refuses records that are still current.
+const maxClockSkew = 5 * time.Minute
+
+// current returns an error when r, with remaining lifetime left in the
+// store, outlives the TTL it was shared for: a store lifetime longer
+// than that TTL, or a fetch longer ago than the TTL plus the fetch's
+// duration and maxClockSkew. A replica never stores such a record; it is
+// an older record written again (with a record key, a genuine one
+// replayed), and refused so that no record lives past its TTL.
+func (s *Store) current(r record, remaining time.Duration) error {
+	ttl := time.Duration(r.TTLMS) * time.Millisecond
+	if remaining > ttl {
+		return fmt.Errorf("%v left in the store, over the TTL of %v it was shared for", remaining, ttl)
+	}
+	age := s.o.Now().Sub(r.FetchedAt)
+	if limit := ttl + time.Duration(r.DurationMS*float64(time.Millisecond)) + maxClockSkew; age > limit {
+		return fmt.Errorf("fetched at %s, %v ago: over its TTL of %v (clocks may differ by %v)",
+			r.FetchedAt.Format(time.RFC3339), age.Round(time.Second), ttl, maxClockSkew)
+	}
+	return nil
+}
+
 // unreadable counts and logs a shared value that is not used.
 func (s *Store) unreadable(key string, err error) {
 	s.m.errors.WithLabelValues(opRead).Inc()
 	s.o.Log.Warn().Err(err).Str("key", key).Msg("shared robots.txt result unreadable: fetched again")
 }
 
-// refuse counts a record refused for reason (refusedURL, refusedMAC) and
+// refuse counts a record refused for reason (refusedURL, refusedMAC,
+// refusedAge) and
 // logs it as a warning, at most once per refusedLogEvery: a record of the
 // wrong authority or without a valid MAC was written by something else
 // than a replica of this fleet (or by one with another record key).
