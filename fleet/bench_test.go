@@ -108,12 +108,23 @@ func BenchmarkColdFetch(b *testing.B) {
 	body := typicalRobots(1)
 	o := newRobotsOrigin(b, body)
 	fetch := fetcher()
-	origin := func(ctx context.Context, _, _ string) access.Access { return fetch(ctx, "http", o.authority()) }
+	// origin fetches o's robots.txt as the one of scheme://authority (a
+	// shared record must name its key's URL).
+	origin := func(ctx context.Context, scheme, authority string) access.Access {
+		a := fetch(ctx, "http", o.authority())
+		a.URL = access.RobotsURL(scheme, authority)
+		return a
+	}
 	s, err := New(Options{URL: rs.URL(), KeyPrefix: "bench:", TTLRules: access.TTLRules{MaxTTL: time.Hour}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
+	keyed, err := New(Options{URL: rs.URL(), KeyPrefix: "bench-keyed:", TTLRules: access.TTLRules{MaxTTL: time.Hour}, RecordKey: testRecordKey})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer keyed.Close()
 	ctx := context.Background()
 	b.Run("origin only", func(b *testing.B) {
 		b.ReportAllocs()
@@ -128,6 +139,16 @@ func BenchmarkColdFetch(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
 			if a := s.Fetch(ctx, "http", "hit.example:80", origin); a.Result != access.Successful {
+				b.Fatal(a.Result)
+			}
+		}
+	})
+	b.Run("shared hit, record key", func(b *testing.B) {
+		keyed.Fetch(ctx, "http", "hit.example:80", origin)
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if a := keyed.Fetch(ctx, "http", "hit.example:80", origin); a.Result != access.Successful {
 				b.Fatal(a.Result)
 			}
 		}
