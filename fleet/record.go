@@ -21,14 +21,12 @@ const maxRecordBytes = 64 << 10
 
 // record is a shared robots.txt result: the Access in the archive's form
 // (access.Record), with the Cache-Control max-age and the TTL it was
-// shared for, and, when the fleet has a record key, its MAC.
+// shared for. With a record key, the stored JSON ends with its MAC (see
+// seal).
 type record struct {
 	access.Record
 	MaxAgeMS int64 `json:"max_age_ms"` // -1: no max-age
 	TTLMS    int64 `json:"ttl_ms"`     // the TTL it was stored with
-	// MAC is the record's HMAC-SHA256 in hex (see mac), "" when the
-	// writer had no record key.
-	MAC string `json:"mac,omitempty"`
 }
 
 // newRecord returns the record of a, stored for ttl.
@@ -84,62 +82,70 @@ func (r record) access(body []byte, remaining time.Duration, parse robots.Option
 // might sign with the same key never verifies as a record's.
 const macContext = "robotsproxy shared robots.txt record v1\x00"
 
+// macField starts the MAC a sealed record ends with: the record's JSON
+// object gets one last member, "mac", the HMAC-SHA256 in hex (see seal).
+// No record field is named mac, so a reader without a key ignores it.
+const macField = `,"mac":"`
+
+// macSuffixLen is the length of the member seal appends, closing brace
+// included.
+const macSuffixLen = len(macField) + 2*sha256.Size + len(`"}`)
+
 // errBadMAC marks a record whose MAC is missing or wrong for the
 // replica's record key: a miss.
 var errBadMAC = errors.New("record MAC missing or invalid")
 
-// mac returns the HMAC-SHA256 under key of the record r stored at the
-// store key name with body (nil without one): over name, r's canonical
-// encoding (its JSON with MAC empty, as json.Marshal writes it) and the
-// body's octets, each preceded by its length as 8 octets big-endian. The
-// name binds the MAC to one authority (and key prefix): a genuine record
-// copied under another key does not verify.
-func (r record) mac(key []byte, name string, body []byte) ([]byte, error) {
-	r.MAC = ""
-	enc, err := json.Marshal(r)
-	if err != nil {
-		return nil, fmt.Errorf("encode record: %w", err)
-	}
+// recordMAC returns the HMAC-SHA256 under key of the record octets raw
+// stored at the store key name with body (nil without one): over name,
+// raw and body, each preceded by its length as 8 octets big-endian, after
+// macContext. The name binds the MAC to one authority (and key prefix): a
+// genuine record copied under another key does not verify.
+func recordMAC(key []byte, name string, raw, body []byte) []byte {
 	h := hmac.New(sha256.New, key)
 	h.Write([]byte(macContext))
-	for _, part := range [][]byte{[]byte(name), enc, body} {
+	for _, part := range [][]byte{[]byte(name), raw, body} {
 		var n [8]byte
 		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
 		h.Write(n[:])
 		h.Write(part)
 	}
-	return h.Sum(nil), nil
+	return h.Sum(nil)
 }
 
-// seal sets r's MAC under key for the store key name and body; without a
-// key it leaves r unsigned.
-func (r *record) seal(key []byte, name string, body []byte) error {
+// seal returns raw, the JSON object of the record stored at name with
+// body, with its MAC under key as a last member "mac"; without a key it
+// returns raw unchanged. The MAC covers raw's exact octets, so it does
+// not depend on how a reader would encode the record again.
+func seal(key []byte, name string, raw, body []byte) []byte {
+	if len(key) == 0 || len(raw) < 2 || raw[len(raw)-1] != '}' {
+		return raw
+	}
+	sum := recordMAC(key, name, raw, body)
+	out := make([]byte, 0, len(raw)+macSuffixLen-1)
+	out = append(out, raw[:len(raw)-1]...)
+	out = append(out, macField...)
+	out = hex.AppendEncode(out, sum)
+	return append(out, `"}`...)
+}
+
+// verify checks that raw, the record read at the store key name with
+// body, ends with a MAC seal made under key over the rest of raw; every
+// record verifies without a key. The error wraps errBadMAC. The record
+// decoded from raw is the one signed: the "mac" member is no field of it.
+func verify(key []byte, name string, raw, body []byte) error {
 	if len(key) == 0 {
 		return nil
 	}
-	sum, err := r.mac(key, name, body)
+	n := len(raw) - macSuffixLen
+	if n < 1 || string(raw[n:n+len(macField)]) != macField || string(raw[len(raw)-2:]) != `"}` {
+		return fmt.Errorf("%w: no MAC", errBadMAC)
+	}
+	got, err := hex.DecodeString(string(raw[n+len(macField) : len(raw)-2]))
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: MAC not hex", errBadMAC)
 	}
-	r.MAC = hex.EncodeToString(sum)
-	return nil
-}
-
-// verify checks r's MAC under key for the store key name and body; every
-// record verifies without a key. The error wraps errBadMAC.
-func (r record) verify(key []byte, name string, body []byte) error {
-	if len(key) == 0 {
-		return nil
-	}
-	got, err := hex.DecodeString(r.MAC)
-	if err != nil || len(got) != sha256.Size {
-		return fmt.Errorf("%w: MAC %.80q is not %d hex digits", errBadMAC, r.MAC, 2*sha256.Size)
-	}
-	want, err := r.mac(key, name, body)
-	if err != nil {
-		return fmt.Errorf("%w: %w", errBadMAC, err)
-	}
-	if !hmac.Equal(got, want) {
+	signed := append(raw[:n:n], '}')
+	if !hmac.Equal(got, recordMAC(key, name, signed, body)) {
 		return fmt.Errorf("%w: does not match the record key", errBadMAC)
 	}
 	return nil

@@ -46,20 +46,18 @@ func withKey(key []byte) func(*Options) {
 	return func(o *Options) { o.RecordKey = key }
 }
 
-// forge writes, at the record key of url's authority, the record of a
-// (and its body), as another application that can write to the store
-// would: signed under key when key is not nil.
-func forge(t *testing.T, r *replica, recKey string, a access.Access, key []byte) {
+// forge writes at recKey the record of a (and its body), as another
+// application that can write to the store would: signed under key for
+// the store key signAs and the body signBody when key is not nil.
+func forge(t *testing.T, r *replica, recKey string, a access.Access, key []byte, signAs string, signBody []byte) {
 	t.Helper()
 	ctx := context.Background()
 	rec := newRecord(a, r.o.Parse.Limit(), time.Minute)
-	if err := rec.seal(key, recKey, a.Raw); err != nil {
-		t.Fatal(err)
-	}
 	raw, err := json.Marshal(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
+	raw = seal(key, signAs, raw, signBody)
 	if a.HasBody() {
 		r.rdb.Set(ctx, r.key("body", rec.SHA256), a.Raw, time.Minute)
 	}
@@ -111,51 +109,35 @@ func TestFetchRefusesForeignRecords(t *testing.T) {
 			r.rdb.Set(context.Background(), recKey, `{"access_result":"unavailable","parse_limit":524288,"ttl_ms":60000,"max_age_ms":-1}`, time.Minute)
 		}, refusedURL},
 		{"forged unavailable naming the URL, with a key", testRecordKey, func(t *testing.T, r *replica, recKey, url string, _ *robotsOrigin) {
-			forge(t, r, recKey, access.Access{Result: access.Unavailable, URL: url, Status: 404, MaxAge: -1, FetchedAt: time.Now()}, nil)
+			forge(t, r, recKey, access.Access{Result: access.Unavailable, URL: url, Status: 404, MaxAge: -1, FetchedAt: time.Now()}, nil, "", nil)
 		}, refusedMAC},
 		{"forged allow-all naming the URL, with a key", testRecordKey, func(t *testing.T, r *replica, recKey, url string, _ *robotsOrigin) {
-			forge(t, r, recKey, successful(url, allowAll), nil)
+			forge(t, r, recKey, successful(url, allowAll), nil, "", nil)
 		}, refusedMAC},
 		{"forged allow-all signed with another key", testRecordKey, func(t *testing.T, r *replica, recKey, url string, _ *robotsOrigin) {
-			forge(t, r, recKey, successful(url, allowAll), []byte("another key, of another fleet!!"))
+			forge(t, r, recKey, successful(url, allowAll), []byte("another key, of another fleet!!"), recKey, []byte(allowAll))
 		}, refusedMAC},
 		{"forged allow-all with a MAC of another store key", testRecordKey, func(t *testing.T, r *replica, recKey, url string, _ *robotsOrigin) {
-			forge(t, r, recKey, successful(url, allowAll), nil)
-			raw, _ := r.rdb.Get(context.Background(), recKey).Bytes()
-			var rec record
-			if err := json.Unmarshal(raw, &rec); err != nil {
-				t.Fatal(err)
-			}
-			if err := rec.seal(testRecordKey, recKey+"x", []byte(allowAll)); err != nil {
-				t.Fatal(err)
-			}
-			raw, _ = json.Marshal(rec)
-			r.rdb.Set(context.Background(), recKey, raw, time.Minute)
+			forge(t, r, recKey, successful(url, allowAll), testRecordKey, recKey+"x", []byte(allowAll))
 		}, refusedMAC},
-		{"genuine record, body replaced, with a key", testRecordKey, func(t *testing.T, r *replica, recKey, url string, _ *robotsOrigin) {
-			// The body key is the body's hash: a writer that replaces the
-			// record's hash and size must also forge the MAC.
-			forge(t, r, recKey, successful(url, allowAll), nil)
+		{"record signed over another body, with a key", testRecordKey, func(t *testing.T, r *replica, recKey, url string, _ *robotsOrigin) {
+			forge(t, r, recKey, successful(url, allowAll), testRecordKey, recKey, []byte("User-agent: *\nDisallow: /private\n"))
+		}, refusedMAC},
+		{"signed record with a member added, with a key", testRecordKey, func(t *testing.T, r *replica, recKey, url string, _ *robotsOrigin) {
+			forge(t, r, recKey, successful(url, allowAll), testRecordKey, recKey, []byte(allowAll))
 			raw, _ := r.rdb.Get(context.Background(), recKey).Bytes()
-			var rec record
-			if err := json.Unmarshal(raw, &rec); err != nil {
-				t.Fatal(err)
-			}
-			if err := rec.seal(testRecordKey, recKey, []byte("User-agent: *\nDisallow: /private\n")); err != nil {
-				t.Fatal(err)
-			}
-			raw, _ = json.Marshal(rec)
-			r.rdb.Set(context.Background(), recKey, raw, time.Minute)
+			r.rdb.Set(context.Background(), recKey, append([]byte(`{"access_result":"unavailable",`), raw[1:]...), time.Minute)
 		}, refusedMAC},
 		// A genuine record of the authority (signed under the fleet's key)
 		// that allowed everything when it was fetched, replayed later.
 		{"genuine record replayed after its TTL, with a key", testRecordKey, func(t *testing.T, r *replica, recKey, url string, _ *robotsOrigin) {
 			old := successful(url, allowAll)
 			old.FetchedAt = time.Now().Add(-time.Hour)
-			forge(t, r, recKey, old, testRecordKey)
+			forge(t, r, recKey, old, testRecordKey, recKey, old.Raw)
 		}, refusedAge},
 		{"genuine record with its store lifetime lengthened, with a key", testRecordKey, func(t *testing.T, r *replica, recKey, url string, _ *robotsOrigin) {
-			forge(t, r, recKey, successful(url, allowAll), testRecordKey)
+			a := successful(url, allowAll)
+			forge(t, r, recKey, a, testRecordKey, recKey, a.Raw)
 			r.rdb.Expire(context.Background(), recKey, 2*time.Minute)
 		}, refusedAge},
 	}
@@ -224,7 +206,7 @@ func TestForgedRecordWithoutKeyIsUsed(t *testing.T) {
 	o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
 	r := newReplica(t, rs.URL(), nil)
 	url := access.RobotsURL("http", o.authority())
-	forge(t, r, r.key("robots", "http://"+o.authority()), successful(url, "User-agent: *\nAllow: /\n"), nil)
+	forge(t, r, r.key("robots", "http://"+o.authority()), successful(url, "User-agent: *\nAllow: /\n"), nil, "", nil)
 	got := r.Fetch(context.Background(), "http", o.authority(), fetcher())
 	if o.fetches.Load() != 0 || !allowed(got, "Bot", "/private") {
 		t.Errorf("origin fetches %d, /private allowed %v: want 0 and true (the unauthenticated store's limit)", o.fetches.Load(), allowed(got, "Bot", "/private"))
@@ -313,5 +295,54 @@ func TestReadRecordKey(t *testing.T) {
 	}
 	if _, err := ReadRecordKey(filepath.Join(dir, "absent")); err == nil {
 		t.Error("absent file: no error")
+	}
+}
+
+// TestSealVerify: a sealed record verifies under its key, store key and
+// body only, whatever members it holds (a record written by a newer
+// replica with a field this one does not know still verifies); any
+// change to its octets does not.
+func TestSealVerify(t *testing.T) {
+	const name = "test:v2:robots:http://a.example:80"
+	body := []byte("User-agent: *\nDisallow: /private\n")
+	raw := []byte(`{"url":"http://a.example/robots.txt","access_result":"successful","cause":"a field of a newer replica"}`)
+	sealed := seal(testRecordKey, name, raw, body)
+	if !strings.HasPrefix(string(sealed), string(raw[:len(raw)-1])+`,"mac":"`) || len(sealed) != len(raw)-1+macSuffixLen {
+		t.Fatalf("seal: got %s", sealed)
+	}
+	var rec record
+	if err := json.Unmarshal(sealed, &rec); err != nil || rec.URL != "http://a.example/robots.txt" {
+		t.Fatalf("a sealed record does not decode as the record: %+v, %v", rec, err)
+	}
+	flip := func(i int) []byte { b := []byte(string(sealed)); b[i] ^= 1; return b }
+	tests := []struct {
+		name string
+		key  []byte
+		at   string
+		raw  []byte
+		body []byte
+		ok   bool
+	}{
+		{"as sealed", testRecordKey, name, sealed, body, true},
+		{"no key: not checked", nil, name, raw, body, true},
+		{"unsealed", testRecordKey, name, raw, body, false},
+		{"another key", []byte("0123456789abcdef0123456789abcdeX"), name, sealed, body, false},
+		{"another store key", testRecordKey, name + "x", sealed, body, false},
+		{"another body", testRecordKey, name, sealed, append([]byte("#\n"), body...), false},
+		{"no body", testRecordKey, name, sealed, nil, false},
+		{"a record octet changed", testRecordKey, name, flip(10), body, false},
+		{"a MAC digit changed", testRecordKey, name, flip(len(sealed) - 5), body, false},
+		{"MAC not hex", testRecordKey, name, []byte(strings.Replace(string(sealed), `"mac":"`, `"mac":"zz`, 1)[:len(sealed)]), body, false},
+		{"cut", testRecordKey, name, sealed[:len(sealed)-1], body, false},
+		{"a member after the MAC", testRecordKey, name, append(sealed[:len(sealed)-1:len(sealed)-1], `,"x":1}`...), body, false},
+		{"empty", testRecordKey, name, nil, body, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := verify(tc.key, tc.at, tc.raw, tc.body)
+			if (err == nil) != tc.ok {
+				t.Errorf("verify: got %v, want ok %v", err, tc.ok)
+			}
+		})
 	}
 }

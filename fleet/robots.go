@@ -145,7 +145,7 @@ func (s *Store) lookup(ctx context.Context, key, url string) (a access.Access, o
 	if err != nil || !found {
 		return a, false, err // err: the store failed; !found: evicted, fetch again
 	}
-	if err := r.verify(s.o.RecordKey, key, body); err != nil {
+	if err := verify(s.o.RecordKey, key, raw, body); err != nil {
 		s.refuse(key, refusedMAC, err)
 		return a, false, nil
 	}
@@ -288,23 +288,13 @@ func (s *Store) share(ctx context.Context, key, url string, a access.Access) {
 }
 
 // encode returns the stored form of r, the record at key with body: its
-// JSON, with its MAC when the replica has a record key. The MAC is taken
-// over the record as a reader decodes it (json.Marshal replaces invalid
-// UTF-8, so the record is decoded once first), so that every reader
-// computes it over the same encoding.
+// JSON, ending with its MAC when the replica has a record key.
 func (s *Store) encode(r record, key string, body []byte) ([]byte, error) {
 	raw, err := json.Marshal(r)
-	if err != nil || len(s.o.RecordKey) == 0 {
-		return raw, err
+	if err != nil {
+		return nil, fmt.Errorf("encode record: %w", err)
 	}
-	var back record
-	if err := json.Unmarshal(raw, &back); err != nil {
-		return nil, fmt.Errorf("decode record: %w", err)
-	}
-	if err := back.seal(s.o.RecordKey, key, body); err != nil {
-		return nil, err
-	}
-	return json.Marshal(back)
+	return seal(s.o.RecordKey, key, raw, body), nil
 }
 
 // tryLock takes the lock at key with token for LockTTL.
