@@ -106,11 +106,12 @@ func (s *Store) local(ctx context.Context, scheme, authority string, origin acce
 // lookup reads the shared result at key, the key of the robots.txt URL
 // url. ok is false for a miss: for a value that cannot be read or
 // checked (counted as a read error), for a record that names another URL
-// than url, that has no valid MAC under the record key, or that outlives
-// its TTL (refused: counted and logged, see refuse), and for one that
-// would be used past MaxTTL in total; err is set when the store failed (it is then marked down).
-// Values are read up to one octet past their bound (GETRANGE), so that an
-// oversize one is unreadable without being read whole.
+// than url, has no valid MAC under the record key, or outlives its TTL
+// (refused: counted and logged, see refuse), and for one that would be
+// used past MaxTTL in total; err is set when the store failed (it is
+// then marked down). Values are read up to one octet past their bound
+// (GETRANGE), so that an oversize one is unreadable without being read
+// whole.
 func (s *Store) lookup(ctx context.Context, key, url string) (a access.Access, ok bool, err error) {
 	cctx, cancel := s.ctx(ctx)
 	defer cancel()
@@ -225,10 +226,10 @@ func (s *Store) unreadable(key string, err error) {
 }
 
 // refuse counts a record refused for reason (refusedURL, refusedMAC,
-// refusedAge) and
-// logs it as a warning, at most once per refusedLogEvery: a record of the
-// wrong authority or without a valid MAC was written by something else
-// than a replica of this fleet (or by one with another record key).
+// refusedAge) and logs it as a warning, at most once per
+// refusedLogEvery: such a record was written by something else than a
+// replica of this fleet (or by one with another record key, or a clock
+// more than maxClockSkew off).
 func (s *Store) refuse(key, reason string, err error) {
 	s.refused.WithLabelValues(reason).Inc()
 	now := s.o.Now()
