@@ -28,6 +28,13 @@ type Shared struct {
 	// Timeout bounds each operation on the store; past it the replica
 	// falls back to local state. Default 500ms.
 	Timeout time.Duration `yaml:"timeout"`
+	// RecordKeyFile is a file holding the fleet's record key (at least
+	// fleet.MinRecordKeyBytes octets, surrounding white space ignored),
+	// read at start: every shared robots.txt record then carries an
+	// HMAC-SHA256 under it, and records without a valid one are fetched
+	// again. Every replica needs the same key. Default "": records are
+	// not authenticated.
+	RecordKeyFile string `yaml:"record_key_file"`
 }
 
 func defaultShared() Shared {
@@ -45,6 +52,10 @@ func (c *Config) validateShared() error {
 	}
 	if err := positive(sh.LockTTL); err != nil {
 		return fmt.Errorf("shared.lock_ttl: %w", err)
+	}
+	if sh.RecordKeyFile != "" && (strings.TrimSpace(sh.RecordKeyFile) != sh.RecordKeyFile ||
+		strings.ContainsFunc(sh.RecordKeyFile, func(r rune) bool { return r < ' ' || r == 0x7f })) {
+		return fmt.Errorf("shared.record_key_file: want a file path without surrounding spaces or control characters, got %q", sh.RecordKeyFile)
 	}
 	if sh.RedisURL == "" {
 		return nil

@@ -23,6 +23,8 @@ func TestLoadSharedErrorsNameTheKey(t *testing.T) {
 		{"empty key_prefix", "shared:\n  key_prefix: \"\"\n", []string{"shared.key_prefix"}},
 		{"key_prefix with a space", "shared:\n  key_prefix: \"my proxy:\"\n", []string{"shared.key_prefix"}},
 		{"unknown key", "shared:\n  redis: \"redis://127.0.0.1\"\n", []string{"shared.redis"}},
+		{"record_key_file with a line end", "shared:\n  record_key_file: \"/etc/key\\n\"\n", []string{"shared.record_key_file"}},
+		{"record_key_file with spaces around", "shared:\n  record_key_file: \" /etc/key\"\n", []string{"shared.record_key_file"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -43,12 +45,13 @@ func TestLoadSharedErrorsNameTheKey(t *testing.T) {
 }
 
 func TestLoadShared(t *testing.T) {
-	in := "robots:\n  timeout: 5s\nshared:\n  redis_url: \"rediss://u:p@cache.example:6380/1\"\n  key_prefix: \"crawl-a:\"\n  lock_ttl: 6s\n  timeout: 200ms\n"
+	in := "robots:\n  timeout: 5s\nshared:\n  redis_url: \"rediss://u:p@cache.example:6380/1\"\n  key_prefix: \"crawl-a:\"\n  lock_ttl: 6s\n  timeout: 200ms\n  record_key_file: \"/run/secrets/record-key\"\n"
 	cfg, err := config.Load(strings.NewReader(in))
 	if err != nil {
 		t.Fatalf("Load(%q): %v", in, err)
 	}
-	want := config.Shared{RedisURL: "rediss://u:p@cache.example:6380/1", KeyPrefix: "crawl-a:", LockTTL: 6 * time.Second, Timeout: 200 * time.Millisecond}
+	want := config.Shared{RedisURL: "rediss://u:p@cache.example:6380/1", KeyPrefix: "crawl-a:", LockTTL: 6 * time.Second, Timeout: 200 * time.Millisecond,
+		RecordKeyFile: "/run/secrets/record-key"}
 	if cfg.Shared != want {
 		t.Errorf("Load(%q): got %+v, want %+v", in, cfg.Shared, want)
 	}

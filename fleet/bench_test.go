@@ -33,7 +33,7 @@ func typicalRobots(n int) string {
 
 // typicalAccess is the Access a fetch of body from authority would give.
 func typicalAccess(authority, body string) access.Access {
-	u := "https://" + authority + "/robots.txt"
+	u := access.RobotsURL("https", authority)
 	return access.Access{Result: access.Successful, URL: u, FinalURL: u, Status: 200, MaxAge: -1,
 		Duration: 80 * time.Millisecond, FetchedAt: time.Now(), Raw: []byte(body), SHA256: sha256.Sum256([]byte(body)),
 		Header: http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Last-Modified": {"Tue, 04 Nov 2025 10:00:00 GMT"}}}
@@ -85,7 +85,7 @@ func TestRedisMemoryPer10000Authorities(t *testing.T) {
 			if tc.distinct {
 				body = typicalRobots(i)
 			}
-			r.share(ctx, r.key("robots", "https://"+authority), typicalAccess(authority, body))
+			r.share(ctx, r.key("robots", "https://"+authority), access.RobotsURL("https", authority), typicalAccess(authority, body))
 		}
 		if r.counter("errors/write") != 0 {
 			t.Fatalf("%s: %v write errors", tc.name, r.counter("errors/write"))
@@ -108,12 +108,23 @@ func BenchmarkColdFetch(b *testing.B) {
 	body := typicalRobots(1)
 	o := newRobotsOrigin(b, body)
 	fetch := fetcher()
-	origin := func(ctx context.Context, _, _ string) access.Access { return fetch(ctx, "http", o.authority()) }
+	// origin fetches o's robots.txt as the one of scheme://authority (a
+	// shared record must name its key's URL).
+	origin := func(ctx context.Context, scheme, authority string) access.Access {
+		a := fetch(ctx, "http", o.authority())
+		a.URL = access.RobotsURL(scheme, authority)
+		return a
+	}
 	s, err := New(Options{URL: rs.URL(), KeyPrefix: "bench:", TTLRules: access.TTLRules{MaxTTL: time.Hour}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
+	keyed, err := New(Options{URL: rs.URL(), KeyPrefix: "bench-keyed:", TTLRules: access.TTLRules{MaxTTL: time.Hour}, RecordKey: testRecordKey})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer keyed.Close()
 	ctx := context.Background()
 	b.Run("origin only", func(b *testing.B) {
 		b.ReportAllocs()
@@ -128,6 +139,16 @@ func BenchmarkColdFetch(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
 			if a := s.Fetch(ctx, "http", "hit.example:80", origin); a.Result != access.Successful {
+				b.Fatal(a.Result)
+			}
+		}
+	})
+	b.Run("shared hit, record key", func(b *testing.B) {
+		keyed.Fetch(ctx, "http", "hit.example:80", origin)
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if a := keyed.Fetch(ctx, "http", "hit.example:80", origin); a.Result != access.Successful {
 				b.Fatal(a.Result)
 			}
 		}

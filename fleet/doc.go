@@ -29,6 +29,17 @@
 //	PREFIX v2:pace:SCHEME://AUTHORITY TOKEN politeness state (hash)
 //	PREFIX v2:gate:SCHEME://AUTHORITY      in-flight leases (sorted set)
 //
+// # Records are untrusted
+//
+// A record is used only when it names the robots.txt URL of its key's
+// scheme and authority (access.RobotsURL), so another authority's record
+// copied under a key is a miss. With a record key (Options.RecordKey),
+// every record ends with an HMAC-SHA256 over its octets, its body and its
+// key name, and a record without a valid one is a miss. A record that
+// outlives the TTL it was shared for is a miss too. Each such refusal is
+// counted (robotsproxy_shared_records_refused_total) and logged at most
+// once a minute; the replica fetches robots.txt and shares its own result.
+//
 // # Politeness
 //
 // Scheduler implements politeness.Scheduler with one Lua script per call,

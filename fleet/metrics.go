@@ -66,3 +66,27 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	return m
 }
+
+// Record refusal reasons, the "reason" label of
+// robotsproxy_shared_records_refused_total.
+const (
+	refusedURL = "url" // the record names another robots.txt URL than its key's
+	refusedMAC = "mac" // no valid MAC under the record key (shared.record_key_file)
+	refusedAge = "age" // the record outlives the TTL it was shared for (written again)
+)
+
+// newRefusedMetric returns robotsproxy_shared_records_refused_total,
+// registered on reg (nil: not registered).
+func newRefusedMetric(reg prometheus.Registerer) *prometheus.CounterVec {
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsproxy_shared_records_refused_total",
+		Help: "Shared robots.txt records refused and fetched again, by reason: url (the record names another robots.txt URL than its key's), mac (no valid MAC under shared.record_key_file) or age (the record outlives the TTL it was shared for: written again).",
+	}, []string{"reason"})
+	for _, r := range []string{refusedURL, refusedMAC, refusedAge} {
+		refused.WithLabelValues(r)
+	}
+	if reg != nil {
+		reg.MustRegister(refused)
+	}
+	return refused
+}

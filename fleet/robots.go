@@ -56,11 +56,12 @@ func (s *Store) Fetch(ctx context.Context, scheme, authority string, origin acce
 	}
 	id := scheme + "://" + authority
 	recKey, lockKey := s.key("robots", id), s.key("lock", id)
+	url := access.RobotsURL(scheme, authority)
 	token := newToken()
 	deadline := s.o.Now().Add(s.o.WaitFor)
 	waited := false
 	for poll := pollMin; ; poll = min(2*poll, pollMax) {
-		a, ok, err := s.lookup(ctx, recKey)
+		a, ok, err := s.lookup(ctx, recKey, url)
 		if err != nil {
 			return s.local(ctx, scheme, authority, origin)
 		}
@@ -76,7 +77,7 @@ func (s *Store) Fetch(ctx context.Context, scheme, authority string, origin acce
 		if won {
 			s.m.misses.Inc()
 			a := origin(ctx, scheme, authority)
-			s.share(ctx, recKey, a)
+			s.share(ctx, recKey, url, a)
 			if s.h.isUp() { // else the lock expires after LockTTL
 				s.release(ctx, lockKey, token)
 			}
@@ -102,13 +103,16 @@ func (s *Store) local(ctx context.Context, scheme, authority string, origin acce
 	return origin(ctx, scheme, authority)
 }
 
-// lookup reads the shared result at key. ok is false for a miss, and for
-// a value that cannot be read or checked (counted as a read error) or
-// that would be used past MaxTTL in total; err is set when the store
-// failed (it is then marked down). Values are read up to one octet past
-// their bound (GETRANGE), so that an oversize one is unreadable without
-// being read whole.
-func (s *Store) lookup(ctx context.Context, key string) (a access.Access, ok bool, err error) {
+// lookup reads the shared result at key, the key of the robots.txt URL
+// url. ok is false for a miss: for a value that cannot be read or
+// checked (counted as a read error), for a record that names another URL
+// than url, has no valid MAC under the record key, or outlives its TTL
+// (refused: counted and logged, see refuse), and for one that would be
+// used past MaxTTL in total; err is set when the store failed (it is
+// then marked down). Values are read up to one octet past their bound
+// (GETRANGE), so that an oversize one is unreadable without being read
+// whole.
+func (s *Store) lookup(ctx context.Context, key, url string) (a access.Access, ok bool, err error) {
 	cctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var get *redis.StringCmd
@@ -131,12 +135,24 @@ func (s *Store) lookup(ctx context.Context, key string) (a access.Access, ok boo
 		s.unreadable(key, err)
 		return a, false, nil
 	}
+	if r.URL != url {
+		s.refuse(key, refusedURL, fmt.Errorf("record of robots.txt URL %.200q, want %q", r.URL, url))
+		return a, false, nil
+	}
 	if remaining <= 0 || !s.fresh(r, remaining) {
 		return a, false, nil
 	}
 	body, found, err := s.body(cctx, r)
 	if err != nil || !found {
 		return a, false, err // err: the store failed; !found: evicted, fetch again
+	}
+	if err := verify(s.o.RecordKey, key, raw, body); err != nil {
+		s.refuse(key, refusedMAC, err)
+		return a, false, nil
+	}
+	if err := s.current(r, remaining); err != nil {
+		s.refuse(key, refusedAge, err)
+		return a, false, nil
 	}
 	if a, err = r.access(body, remaining, s.o.Parse); err != nil {
 		s.unreadable(key, err)
@@ -180,26 +196,78 @@ func (s *Store) fresh(r record, remaining time.Duration) bool {
 	return age+max(remaining, s.o.MinTTL) <= s.o.MaxTTL
 }
 
+// maxClockSkew is how far the clocks of a fleet's replicas may differ
+// before current refuses records that are still current.
+const maxClockSkew = 5 * time.Minute
+
+// current returns an error when r, with remaining lifetime left in the
+// store, outlives the TTL it was shared for: a store lifetime longer
+// than that TTL, or a fetch longer ago than the TTL plus the fetch's
+// duration and maxClockSkew. A replica never stores such a record; it is
+// an older record written again (with a record key, a genuine one
+// replayed), and refused so that no record lives past its TTL.
+func (s *Store) current(r record, remaining time.Duration) error {
+	ttl := time.Duration(r.TTLMS) * time.Millisecond
+	if remaining > ttl {
+		return fmt.Errorf("%v left in the store, over the TTL of %v it was shared for", remaining, ttl)
+	}
+	age := s.o.Now().Sub(r.FetchedAt)
+	if limit := ttl + time.Duration(r.DurationMS*float64(time.Millisecond)) + maxClockSkew; age > limit {
+		return fmt.Errorf("fetched at %s, %v ago: over its TTL of %v (clocks may differ by %v)",
+			r.FetchedAt.Format(time.RFC3339), age.Round(time.Second), ttl, maxClockSkew)
+	}
+	return nil
+}
+
 // unreadable counts and logs a shared value that is not used.
 func (s *Store) unreadable(key string, err error) {
 	s.m.errors.WithLabelValues(opRead).Inc()
 	s.o.Log.Warn().Err(err).Str("key", key).Msg("shared robots.txt result unreadable: fetched again")
 }
 
+// refuse counts a record refused for reason (refusedURL, refusedMAC,
+// refusedAge) and logs it as a warning, at most once per
+// refusedLogEvery: such a record was written by something else than a
+// replica of this fleet (or by one with another record key, or a clock
+// more than maxClockSkew off).
+func (s *Store) refuse(key, reason string, err error) {
+	s.refused.WithLabelValues(reason).Inc()
+	now := s.o.Now()
+	s.refusedMu.Lock()
+	if now.Sub(s.refusedLog) < refusedLogEvery {
+		s.refusedMu.Unlock()
+		return
+	}
+	s.refusedLog = now
+	s.refusedMu.Unlock()
+	s.o.Log.Warn().Err(err).Str("key", key).Str("reason", reason).
+		Msg("shared robots.txt record refused: fetched again (logged at most once a minute; see robotsproxy_shared_records_refused_total)")
+}
+
 // ttl is how long a result is shared: as long as a single proxy's cache
 // keeps it (access.TTLRules, RFC 9309 2.4).
 func (s *Store) ttl(a access.Access) time.Duration { return s.o.TTL(a) }
 
-// share stores a's result at key (its body first, so that a record never
-// names a missing body). Failures are logged and counted; a stays this
+// share stores a's result at key, the key of the robots.txt URL url (its
+// body first, so that a record never names a missing body). The record
+// names url (a result of another URL is not shared) and, with a record
+// key, carries its MAC. Failures are logged and counted; a stays this
 // replica's result.
-func (s *Store) share(ctx context.Context, key string, a access.Access) {
+func (s *Store) share(ctx context.Context, key, url string, a access.Access) {
 	ttl := s.ttl(a)
 	if ttl < time.Millisecond {
 		return // max-age=0 with no minimum: nothing to share
 	}
 	r := newRecord(a, s.o.Parse.Limit(), ttl)
-	raw, err := json.Marshal(r)
+	if r.URL == "" {
+		r.URL = url
+	}
+	if r.URL != url {
+		s.o.Log.Warn().Str("key", key).Str("url", r.URL).Str("want_url", url).
+			Msg("robots.txt result of another URL than its key's: kept by this replica only")
+		return
+	}
+	raw, err := s.encode(r, key, a.Raw)
 	if err != nil || len(raw) > maxRecordBytes || len(a.Raw) > s.o.Parse.Limit()+1 {
 		s.o.Log.Warn().Err(err).Str("key", key).Int("record_bytes", len(raw)).
 			Msg("robots.txt result too large to share: kept by this replica only")
@@ -218,6 +286,16 @@ func (s *Store) share(ctx context.Context, key string, a access.Access) {
 		return
 	}
 	s.h.ok()
+}
+
+// encode returns the stored form of r, the record at key with body: its
+// JSON, ending with its MAC when the replica has a record key.
+func (s *Store) encode(r record, key string, body []byte) ([]byte, error) {
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode record: %w", err)
+	}
+	return seal(s.o.RecordKey, key, raw, body), nil
 }
 
 // tryLock takes the lock at key with token for LockTTL.

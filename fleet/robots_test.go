@@ -200,10 +200,10 @@ func TestFetchUnreadableIsMiss(t *testing.T) {
 			recKey := writer.key("robots", "http://"+o.authority())
 			bodyKey := writer.key("body", hex.EncodeToString(first.SHA256[:]))
 			tc.damage(t, writer, recKey, bodyKey)
-			if _, ok, err := reader.lookup(context.Background(), recKey); ok || err != nil {
+			if _, ok, err := reader.lookup(context.Background(), recKey, first.URL); ok || err != nil {
 				t.Errorf("lookup of the damaged value: got hit %v, error %v; want a miss", ok, err)
 			}
-			if n := allocated(func() { reader.lookup(context.Background(), recKey) }); n > oversize/4 {
+			if n := allocated(func() { reader.lookup(context.Background(), recKey, first.URL) }); n > oversize/4 {
 				t.Errorf("lookup allocated %d octets, want at most %d (values are read up to their bound only)", n, oversize/4)
 			}
 			got := reader.Fetch(context.Background(), "http", o.authority(), fetcher())
@@ -257,7 +257,7 @@ func TestFetchWaitsForTheLockHolder(t *testing.T) {
 				time.AfterFunc(300*time.Millisecond, func() {
 					a := access.Access{Result: access.Unavailable, URL: id + "/robots.txt", FinalURL: id + "/robots.txt",
 						Status: 404, MaxAge: -1, FetchedAt: time.Now()}
-					holder.share(ctx, holder.key("robots", id), a)
+					holder.share(ctx, holder.key("robots", id), id+"/robots.txt", a)
 				})
 			}
 			start := time.Now()

@@ -1,10 +1,14 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,6 +55,14 @@ type Options struct {
 	// unreadable. Replicas with another limit do not use each other's
 	// results.
 	Parse robots.Options
+	// RecordKey is the HMAC-SHA256 key of shared records
+	// (shared.record_key_file, see ReadRecordKey): with one, every record
+	// this replica writes carries a MAC over the record, its body and its
+	// store key, and a record without a valid MAC is a miss. nil: records
+	// are not authenticated (a record is still refused when it names
+	// another robots.txt URL than its key's). Every replica of a fleet
+	// needs the same key. Never logged.
+	RecordKey []byte
 	// Registerer receives the metrics; nil registers none.
 	Registerer prometheus.Registerer
 	// Log receives the changes of state and refused operations.
@@ -87,6 +99,12 @@ type Store struct {
 	m      *metrics
 	h      *health
 	prefix string // KeyPrefix + FormatVersion + ":"
+
+	// refused counts refused records by reason (see refuse);
+	// refusedLog is when one was last logged.
+	refused    *prometheus.CounterVec
+	refusedMu  sync.Mutex
+	refusedLog time.Time
 }
 
 // New connects to the store of o.URL. An invalid URL is an error; a store
@@ -98,7 +116,8 @@ func New(o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shared.redis_url: %w", err)
 	}
-	s := &Store{o: o, rdb: rdb, m: newMetrics(o.Registerer), prefix: o.KeyPrefix + FormatVersion + ":"}
+	s := &Store{o: o, rdb: rdb, m: newMetrics(o.Registerer), prefix: o.KeyPrefix + FormatVersion + ":",
+		refused: newRefusedMetric(o.Registerer)}
 	s.h = &health{log: o.Log, now: o.Now, m: s.m, target: Redact(o.URL), timeout: o.Timeout,
 		ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }, up: true, since: o.Now()}
 	s.m.up.Set(1)
@@ -108,6 +127,7 @@ func New(o Options) (*Store, error) {
 		s.h.failed(opPing, err)
 	} else {
 		o.Log.Info().Str("redis_url", s.h.target).Str("key_prefix", o.KeyPrefix).
+			Bool("records_authenticated", len(o.RecordKey) > 0).
 			Msg("shared store reachable: robots.txt results and politeness state are shared by the fleet")
 	}
 	return s, nil
@@ -151,4 +171,36 @@ func (s *Store) key(kind, id string) string {
 	b.WriteByte(':')
 	b.WriteString(id)
 	return b.String()
+}
+
+// MinRecordKeyBytes is the shortest record key ReadRecordKey accepts.
+const MinRecordKeyBytes = 16
+
+// maxRecordKeyBytes bounds a record key file.
+const maxRecordKeyBytes = 4096
+
+// ReadRecordKey reads the record key of Options.RecordKey from the file
+// at path (shared.record_key_file): its octets without surrounding white
+// space, at least MinRecordKeyBytes of them and at most 4096, such as 32
+// random octets in base64 ("openssl rand -base64 32"). Errors name the
+// file, never the key.
+func ReadRecordKey(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("record key: %w", err)
+	}
+	defer f.Close()
+	buf := make([]byte, maxRecordKeyBytes+1)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("record key: read %s: %w", path, err)
+	}
+	if n > maxRecordKeyBytes {
+		return nil, fmt.Errorf("record key: %s is over %d octets", path, maxRecordKeyBytes)
+	}
+	key := bytes.TrimSpace(buf[:n])
+	if len(key) < MinRecordKeyBytes {
+		return nil, fmt.Errorf("record key: %s holds %d octets, want at least %d (e.g. openssl rand -base64 32)", path, len(key), MinRecordKeyBytes)
+	}
+	return key, nil
 }

@@ -16,8 +16,10 @@ import (
 )
 
 // sharedStore connects to the fleet's shared store (shared.redis_url)
-// with the cache rules of cfg, nil when none is configured. A
-// store that does not answer yet is no error: the replica starts degraded.
+// with the cache rules of cfg and the record key of
+// shared.record_key_file, nil when none is configured. A key file that
+// cannot be read or is too short is an error; a store that does not
+// answer yet is not: the replica starts degraded.
 func sharedStore(cfg config.Config, reg prometheus.Registerer, logger zerolog.Logger) (*fleet.Store, error) {
 	if cfg.Shared.RedisURL == "" {
 		return nil, nil
@@ -26,6 +28,14 @@ func sharedStore(cfg config.Config, reg prometheus.Registerer, logger zerolog.Lo
 	// become operational log lines, JSON like every other; go-redis keeps
 	// one logger per process.
 	redis.SetLogger(redisLog{logger.With().Str("component", "redis").Logger()})
+	var recordKey []byte
+	if cfg.Shared.RecordKeyFile != "" {
+		key, err := fleet.ReadRecordKey(cfg.Shared.RecordKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("shared.record_key_file: %w", err)
+		}
+		recordKey = key
+	}
 	return fleet.New(fleet.Options{
 		URL:        cfg.Shared.RedisURL,
 		KeyPrefix:  cfg.Shared.KeyPrefix,
@@ -34,6 +44,7 @@ func sharedStore(cfg config.Config, reg prometheus.Registerer, logger zerolog.Lo
 		WaitFor:    cfg.Robots.Timeout,
 		TTLRules:   TTLRules(cfg),
 		Parse:      robots.Options{MaxBytes: cfg.Robots.MaxBytes},
+		RecordKey:  recordKey,
 		Registerer: reg,
 		Log:        logger,
 	})
