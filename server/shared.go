@@ -31,6 +31,7 @@ func sharedStore(cfg config.Config, reg prometheus.Registerer, logger zerolog.Lo
 		KeyPrefix:        cfg.Shared.KeyPrefix,
 		LockTTL:          cfg.Shared.LockTTL,
 		Timeout:          cfg.Shared.Timeout,
+		PoolSize:         cfg.Shared.PoolSize,
 		WaitFor:          cfg.Robots.Timeout,
 		MinTTL:           cfg.Cache.MinTTL,
 		MaxTTL:           cfg.Cache.MaxTTL,
