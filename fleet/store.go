@@ -108,6 +108,7 @@ type Store struct {
 	rdb    redis.UniversalClient
 	m      *metrics
 	h      *health
+	later  *later // writes sent off the requests' path
 	prefix string // KeyPrefix + FormatVersion + ":"
 }
 
@@ -121,6 +122,7 @@ func New(o Options) (*Store, error) {
 		return nil, fmt.Errorf("shared.redis_url: %w", err)
 	}
 	s := &Store{o: o, rdb: rdb, m: newMetrics(o.Registerer), prefix: o.KeyPrefix + FormatVersion + ":"}
+	s.later = startLater(s)
 	if ps, ok := rdb.(poolStater); ok && o.Registerer != nil {
 		o.Registerer.MustRegister(poolCollector{ps})
 	}
@@ -138,11 +140,13 @@ func New(o Options) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the connections to the store.
+// Close sends the writes queued off the requests' path (releases of
+// in-flight slots), then closes the connections to the store.
 func (s *Store) Close() error {
 	if s == nil {
 		return nil
 	}
+	s.later.stop()
 	if err := s.rdb.Close(); err != nil && !errors.Is(err, redis.ErrClosed) {
 		return fmt.Errorf("shared store: close: %w", err)
 	}
@@ -165,6 +169,13 @@ func (s *Store) Up() bool { return s != nil && s.h.isUp() }
 // ctx returns a context bounded by the operation timeout.
 func (s *Store) ctx(parent context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(parent, s.o.Timeout)
+}
+
+// gateKey is the store key of an authority's in-flight leases. Its hash
+// tag is the one of the authority's politeness keys (see paceKey): one
+// script uses both, so in a Redis Cluster they are in one slot.
+func (s *Store) gateKey(authority string) string {
+	return s.key("gate", "{"+authority+"}")
 }
 
 // key returns PREFIX v1:KIND:ID.
