@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/proxy"
@@ -22,6 +24,7 @@ const shutdownGrace = 5 * time.Second
 func (s *Server) Run(ctx context.Context, o RunOptions) error {
 	defer s.closeFn()
 	s.run = o
+	setMemoryLimit(s.cfg, os.Getenv, debug.SetMemoryLimit, s.log)
 	proxyLn, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", s.cfg.Listen, err)
