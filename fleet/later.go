@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -34,6 +35,7 @@ type later struct {
 	ops  chan laterOp
 	quit chan struct{} // closed by stop: no more sends
 	done chan struct{} // closed when the last batch is sent
+	once sync.Once     // closes quit
 }
 
 // startLater starts the sender of s.
@@ -53,11 +55,7 @@ func (l *later) send(op laterOp) {
 
 // stop sends what is queued, then returns; later sends are dropped.
 func (l *later) stop() {
-	select {
-	case <-l.quit:
-	default:
-		close(l.quit)
-	}
+	l.once.Do(func() { close(l.quit) })
 	<-l.done
 }
 

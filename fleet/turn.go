@@ -55,6 +55,9 @@ return {1, wait, cause, slot, started}`)
 // While the store is unreachable, or when it fails the script, it returns
 // politeness.ErrNoTurn, and the Limiter's separate calls fall back.
 func (sc *Scheduler) Turn(ctx context.Context, key politeness.Key, delay, maxWait time.Duration, gate politeness.Gate) (politeness.Turn, error) {
+	if !sc.s.h.isUp() {
+		return politeness.Turn{}, politeness.ErrNoTurn // the separate calls probe and fall back
+	}
 	n, id := 0, ""
 	var g *Gate
 	if gate != nil {

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -223,5 +224,31 @@ func TestTurnStoreDown(t *testing.T) {
 	sc.SucceededLater(key) // must not block nor queue
 	if n := len(r.later.ops); n != 0 {
 		t.Errorf("store down: %d writes queued, want 0", n)
+	}
+}
+
+// TestCloseSendsQueuedReleases: a release queued off the path when the
+// store closes is sent before the connections close; Close twice is fine.
+func TestCloseSendsQueuedReleases(t *testing.T) {
+	rs := startRedis(t)
+	a, b := newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil)
+	ctx := context.Background()
+	const auth = "http://close.example:80"
+	var rels []func()
+	for range 50 {
+		rel, err := a.Gate(50, politeness.NewLocalGate(50)).Acquire(ctx, auth, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rels = append(rels, rel)
+	}
+	for _, rel := range rels {
+		rel()
+	}
+	if err := errors.Join(a.Close(), a.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.rdb.ZCard(ctx, b.gateKey(auth)).Val(); n != 0 {
+		t.Errorf("leases held after release and Close: %d, want 0", n)
 	}
 }
