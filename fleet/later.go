@@ -23,6 +23,9 @@ const (
 // politeness key (succeededScript).
 type laterOp struct {
 	key, lease string
+	// sent, when not nil, makes the op a marker: nothing is sent for it,
+	// and sent is closed once the batch it is in was answered (Store.flushLater).
+	sent chan struct{}
 }
 
 // later sends writes that no request waits for (releasing an in-flight
@@ -98,11 +101,17 @@ func (l *later) flush(batch []laterOp) {
 	pipe := s.rdb.Pipeline()
 	cmds := make([]redis.Cmder, len(batch))
 	for i, op := range batch {
-		if op.lease != "" {
+		switch {
+		case op.sent != nil:
+			defer close(op.sent)
+		case op.lease != "":
 			cmds[i] = pipe.ZRem(ctx, op.key, op.lease)
-		} else {
+		default:
 			cmds[i] = succeededScript.EvalSha(ctx, pipe, []string{op.key})
 		}
+	}
+	if pipe.Len() == 0 {
+		return
 	}
 	_, err := pipe.Exec(ctx)
 	if err == nil {
@@ -111,6 +120,9 @@ func (l *later) flush(batch []laterOp) {
 	}
 	var errs []error
 	for i, c := range cmds {
+		if c == nil {
+			continue
+		}
 		err := c.Err()
 		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 			err = succeededScript.Eval(ctx, s.rdb, []string{batch[i].key}).Err()
@@ -121,5 +133,24 @@ func (l *later) flush(batch []laterOp) {
 	}
 	if len(errs) > 0 {
 		s.h.failed(opPoliteness, errors.Join(errs...))
+	}
+}
+
+// flushLater waits until the writes queued off the path before it are
+// answered, or ctx ends.
+func (s *Store) flushLater(ctx context.Context) error {
+	sent := make(chan struct{})
+	select {
+	case s.later.ops <- laterOp{sent: sent}:
+	case <-s.later.quit:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-sent:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
