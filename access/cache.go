@@ -32,7 +32,7 @@ const Off time.Duration = -1
 // CacheOptions configure a Cache. Zero values mean the defaults; see Off.
 type CacheOptions struct {
 	// MaxEntries bounds the number of cached authorities; the oldest entry
-	// is evicted first. Default 10000.
+	// is evicted first. Default DefaultCacheMaxEntries.
 	MaxEntries int
 	// MaxBytes bounds the memory the cached entries retain, in octets, as
 	// entrySize accounts it (compiled rules, URLs, error texts and a fixed
@@ -54,9 +54,18 @@ type CacheOptions struct {
 // DefaultCacheMaxBytes is CacheOptions.MaxBytes when it is 0: 512 MiB.
 const DefaultCacheMaxBytes = 512 << 20
 
+// DefaultCacheMaxEntries is CacheOptions.MaxEntries when it is 0: 500,000
+// authorities, where DefaultCacheMaxBytes is reached at about 1.07 KB an
+// entry. Over a corpus of real robots.txt files an entry accounts about
+// 1.3 KB at the median (20 KB on average, 12 KB at the 90th percentile),
+// and a 404 (no robots.txt) about 0.6 KB: the byte bound evicts first
+// unless most authorities have no or tiny robots.txt files, and then the
+// entries hold at least 300 MB (0.6 KB each).
+const DefaultCacheMaxEntries = 500_000
+
 func (o *CacheOptions) setDefaults() {
 	if o.MaxEntries <= 0 {
-		o.MaxEntries = 10000
+		o.MaxEntries = DefaultCacheMaxEntries
 	}
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = DefaultCacheMaxBytes

@@ -35,10 +35,19 @@ type Shared struct {
 	// again. Every replica needs the same key. Default "": records are
 	// not authenticated.
 	RecordKeyFile string `yaml:"record_key_file"`
+	// PoolSize is the number of connections to the store per replica (per
+	// node of a cluster); the URL's pool_size option wins. Independent
+	// of GOMAXPROCS. Default 128 (fleet.DefaultPoolSize).
+	PoolSize int `yaml:"pool_size"`
 }
 
+// maxPoolSize bounds shared.pool_size: redis-server accepts 10,000
+// clients by default (maxclients), for the whole fleet.
+const maxPoolSize = 10_000
+
 func defaultShared() Shared {
-	return Shared{KeyPrefix: fleet.DefaultKeyPrefix, LockTTL: fleet.DefaultLockTTL, Timeout: fleet.DefaultTimeout}
+	return Shared{KeyPrefix: fleet.DefaultKeyPrefix, LockTTL: fleet.DefaultLockTTL, Timeout: fleet.DefaultTimeout,
+		PoolSize: fleet.DefaultPoolSize}
 }
 
 // validateShared checks the shared.* keys. Errors name the key.
@@ -49,6 +58,9 @@ func (c *Config) validateShared() error {
 	}
 	if err := between(sh.Timeout, time.Millisecond, time.Minute, "each operation on the store"); err != nil {
 		return fmt.Errorf("shared.timeout: %w", err)
+	}
+	if sh.PoolSize < 1 || sh.PoolSize > maxPoolSize {
+		return fmt.Errorf("shared.pool_size: want 1 to %d connections, got %d", maxPoolSize, sh.PoolSize)
 	}
 	if err := positive(sh.LockTTL); err != nil {
 		return fmt.Errorf("shared.lock_ttl: %w", err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -37,8 +38,14 @@ type fleet struct {
 
 func startFleet(t *testing.T, redisURL string) *fleet {
 	t.Helper()
+	return startFleetConfig(t, fmt.Sprintf(fleetConfig, redisURL))
+}
+
+// startFleetConfig starts 3 replicas with the configuration text config.
+func startFleetConfig(t *testing.T, config string) *fleet {
+	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, fleetConfig, redisURL), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	f := &fleet{}
@@ -246,4 +253,118 @@ func fleetCrawlDelay(t *testing.T, f *fleet) {
 			t.Errorf("requests %d and %d reached the origin %v apart, want at least 950ms (Crawl-delay: 1 for the fleet)", i-1, i, gap)
 		}
 	}
+}
+
+// fleetPoliteConfig turns on every politeness rule the shared store
+// holds: crawl delay, back-off and the in-flight cap.
+const fleetPoliteConfig = `politeness:
+  crawl_delay: enforce
+  backoff: enforce
+  max_concurrent_per_host: 2
+shared:
+  redis_url: "%s"
+  timeout: 200ms
+`
+
+// TestFleetPolitenessAtTheOrigin: with crawl delay, back-off and the
+// in-flight cap on together (each allowed request one script on the
+// store, its release sent after the response), what the origin sees
+// from a fleet of 3 is what one proxy would let through: at most 2
+// requests in flight, starts a Crawl-delay apart, and nothing during a
+// Retry-After pause.
+func TestFleetPolitenessAtTheOrigin(t *testing.T) {
+	rs := startRedisServer(t)
+	f := startFleetConfig(t, fmt.Sprintf(fleetPoliteConfig, rs.URL()))
+
+	t.Run("in-flight cap", func(t *testing.T) {
+		var mu sync.Mutex
+		inFlight, most := 0, 0
+		origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				_, _ = io.WriteString(w, "User-agent: *\nAllow: /\n")
+				return
+			}
+			mu.Lock()
+			inFlight++
+			most = max(most, inFlight)
+			mu.Unlock()
+			time.Sleep(150 * time.Millisecond)
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+		}))
+		t.Cleanup(origin.Close)
+		const n = 12
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				if status, err := f.get(i, fmt.Sprintf("%s/slow/%d", origin.URL, i)); status != http.StatusOK {
+					t.Errorf("replica %d: /slow/%d: got %d (%v), want 200", i%3, i, status, err)
+				}
+			})
+		}
+		wg.Wait()
+		if most > 2 {
+			t.Errorf("most requests in flight at the origin: got %d, want at most 2 (max_concurrent_per_host for the fleet)", most)
+		}
+	})
+
+	t.Run("crawl delay", func(t *testing.T) {
+		o := newFleetOrigin(t, "User-agent: *\nCrawl-delay: 1\n")
+		const n = 4
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				if status, err := f.get(i, fmt.Sprintf("%s/page/%d", o.srv.URL, i)); status != http.StatusOK {
+					t.Errorf("replica %d: /page/%d: got %d (%v), want 200", i%3, i, status, err)
+				}
+			})
+		}
+		wg.Wait()
+		seen := o.seen()
+		if len(seen) != n {
+			t.Fatalf("origin saw %d requests, want %d", len(seen), n)
+		}
+		for i := 1; i < n; i++ {
+			if gap := seen[i].Sub(seen[i-1]); gap < time.Second-50*time.Millisecond {
+				t.Errorf("requests %d and %d reached the origin %v apart, want at least 950ms", i-1, i, gap)
+			}
+		}
+	})
+
+	t.Run("back-off", func(t *testing.T) {
+		var mu sync.Mutex
+		var arrivals []time.Time
+		origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				_, _ = io.WriteString(w, "User-agent: *\nAllow: /\n")
+				return
+			}
+			mu.Lock()
+			arrivals = append(arrivals, time.Now())
+			first := len(arrivals) == 1
+			mu.Unlock()
+			if first {
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		}))
+		t.Cleanup(origin.Close)
+		if status, _ := f.get(0, origin.URL+"/first"); status != http.StatusTooManyRequests {
+			t.Fatalf("first request: got %d, want the origin's 429", status)
+		}
+		for i := 1; i < 3; i++ { // the other replicas
+			if status, err := f.get(i, fmt.Sprintf("%s/after/%d", origin.URL, i)); status != http.StatusOK {
+				t.Errorf("replica %d after the 429: got %d (%v), want 200 once the pause is over", i, status, err)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(arrivals) != 3 {
+			t.Fatalf("origin saw %d requests, want 3", len(arrivals))
+		}
+		if gap := arrivals[1].Sub(arrivals[0]); gap < time.Second-50*time.Millisecond {
+			t.Errorf("the request after the 429 (Retry-After: 1) came %v later through another replica, want at least 950ms", gap)
+		}
+	})
 }

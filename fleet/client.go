@@ -24,14 +24,19 @@ const clusterSuffix = "+cluster"
 //     a Redis Cluster (go-redis ParseClusterURL).
 //
 // Query options are go-redis's (dial_timeout, read_timeout, pool_size,
-// ...); see failFast for the defaults that differ.
-func newClient(raw string) (redis.UniversalClient, error) {
+// ...); see failFast for the defaults that differ. poolSize is the
+// connection pool's size (per node for a cluster) unless the URL gives
+// pool_size; 0 leaves go-redis's default (10 per GOMAXPROCS).
+func newClient(raw string, poolSize int) (redis.UniversalClient, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("parse URL: %w", redactErr(err, raw))
 	}
 	q := u.Query()
 	ff := failFast{retries: !q.Has("max_retries"), dials: !q.Has("dialer_retries")}
+	if !q.Has("pool_size") {
+		ff.poolSize = poolSize
+	}
 	switch {
 	case strings.HasSuffix(u.Scheme, clusterSuffix):
 		u.Scheme = strings.TrimSuffix(u.Scheme, clusterSuffix)
@@ -39,43 +44,50 @@ func newClient(raw string) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, redactErr(err, raw)
 		}
-		ff.apply(&o.MaxRetries, &o.DialerRetries, &o.ContextTimeoutEnabled)
+		ff.apply(&o.MaxRetries, &o.DialerRetries, &o.PoolSize, &o.ContextTimeoutEnabled)
 		return redis.NewClusterClient(o), nil
 	case q.Has("master_name"):
 		o, err := redis.ParseFailoverURL(raw)
 		if err != nil {
 			return nil, redactErr(err, raw)
 		}
-		ff.apply(&o.MaxRetries, &o.DialerRetries, &o.ContextTimeoutEnabled)
+		ff.apply(&o.MaxRetries, &o.DialerRetries, &o.PoolSize, &o.ContextTimeoutEnabled)
 		return redis.NewFailoverClient(o), nil
 	}
 	o, err := redis.ParseURL(raw)
 	if err != nil {
 		return nil, redactErr(err, raw)
 	}
-	ff.apply(&o.MaxRetries, &o.DialerRetries, &o.ContextTimeoutEnabled)
+	ff.apply(&o.MaxRetries, &o.DialerRetries, &o.PoolSize, &o.ContextTimeoutEnabled)
 	return redis.NewClient(o), nil
 }
 
 // failFast are the client defaults of a shared store: no command retries
 // and one dial attempt (each costs a request its time; the local
-// fallback answers instead), and the operation timeout of the context
-// honoured. URL options (max_retries, dialer_retries) win.
-type failFast struct{ retries, dials bool }
+// fallback answers instead), a pool of poolSize connections (when above
+// 0), and the operation timeout of the context honoured. URL options
+// (max_retries, dialer_retries, pool_size) win.
+type failFast struct {
+	retries, dials bool
+	poolSize       int
+}
 
-func (f failFast) apply(maxRetries, dialerRetries *int, ctxTimeout *bool) {
+func (f failFast) apply(maxRetries, dialerRetries, poolSize *int, ctxTimeout *bool) {
 	if f.retries {
 		*maxRetries = -1
 	}
 	if f.dials {
 		*dialerRetries = 1
 	}
+	if f.poolSize > 0 {
+		*poolSize = f.poolSize
+	}
 	*ctxTimeout = true
 }
 
 // ValidateURL checks a shared.redis_url without connecting.
 func ValidateURL(raw string) error {
-	c, err := newClient(raw)
+	c, err := newClient(raw, 0)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func TestNewClientURLForms(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.url, func(t *testing.T) {
-			c, err := newClient(tc.url)
+			c, err := newClient(tc.url, 0)
 			if tc.want == "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("newClient(%q): got error %v, want one containing %q", tc.url, err, tc.wantErr)
@@ -49,7 +49,7 @@ func TestNewClientURLForms(t *testing.T) {
 }
 
 func TestNewClientFailsFast(t *testing.T) {
-	c, err := newClient("redis://127.0.0.1:6379")
+	c, err := newClient("redis://127.0.0.1:6379", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestNewClientFailsFast(t *testing.T) {
 		t.Errorf("options: MaxRetries %d, DialerRetries %d, ContextTimeoutEnabled %v; want 0 (none), 1, true",
 			o.MaxRetries, o.DialerRetries, o.ContextTimeoutEnabled)
 	}
-	c2, err := newClient("redis://127.0.0.1:6379?max_retries=2")
+	c2, err := newClient("redis://127.0.0.1:6379?max_retries=2", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,4 +77,39 @@ func typeName(c redis.UniversalClient) string {
 		return "*redis.ClusterClient"
 	}
 	return "other"
+}
+
+// TestNewClientPoolSize: the pool's size does not follow GOMAXPROCS
+// (go-redis's default, 10 connections in a one-CPU container); the URL's
+// pool_size wins over the configured one.
+func TestNewClientPoolSize(t *testing.T) {
+	tests := []struct {
+		url      string
+		poolSize int
+		want     int
+	}{
+		{"redis://127.0.0.1:6379", DefaultPoolSize, DefaultPoolSize},
+		{"redis://127.0.0.1:6379", 7, 7},
+		{"redis://127.0.0.1:6379?pool_size=4", DefaultPoolSize, 4},
+		{"redis://sentinel.example:26379?master_name=m", 9, 9},
+		{"redis+cluster://node1.example:6379", 11, 11},
+		{"redis+cluster://node1.example:6379?pool_size=3", 11, 3},
+	}
+	for _, tc := range tests {
+		c, err := newClient(tc.url, tc.poolSize)
+		if err != nil {
+			t.Fatalf("newClient(%q, %d): %v", tc.url, tc.poolSize, err)
+		}
+		var got int
+		switch c := c.(type) {
+		case *redis.Client:
+			got = c.Options().PoolSize
+		case *redis.ClusterClient:
+			got = c.Options().PoolSize
+		}
+		c.Close()
+		if got != tc.want {
+			t.Errorf("newClient(%q, %d): pool size %d, want %d", tc.url, tc.poolSize, got, tc.want)
+		}
+	}
 }

@@ -23,11 +23,14 @@
 // maxRecordBytes; a replica reads a value up to one octet past its bound
 // (GETRANGE), so an oversize one is unreadable without being read whole.
 //
-//	PREFIX v2:robots:SCHEME://AUTHORITY   record (JSON), TTL = the cache TTL
-//	PREFIX v2:body:SHA256                  body octets, once per SHA-256
-//	PREFIX v2:lock:SCHEME://AUTHORITY      fetch lock, TTL = shared.lock_ttl
-//	PREFIX v2:pace:SCHEME://AUTHORITY TOKEN politeness state (hash)
-//	PREFIX v2:gate:SCHEME://AUTHORITY      in-flight leases (sorted set)
+//	PREFIX v2:robots:SCHEME://AUTHORITY     record (JSON), TTL = the cache TTL
+//	PREFIX v2:body:SHA256                    body octets, once per SHA-256
+//	PREFIX v2:lock:SCHEME://AUTHORITY        fetch lock, TTL = shared.lock_ttl
+//	PREFIX v2:pace:{SCHEME://AUTHORITY} TOKEN politeness state (hash)
+//	PREFIX v2:gate:{SCHEME://AUTHORITY}      in-flight leases (sorted set)
+//
+// The braces are a Redis Cluster hash tag: an authority's politeness and
+// in-flight keys are in one slot, so that one script uses them together.
 //
 // # Records are untrusted
 //
@@ -44,7 +47,15 @@
 //
 // Scheduler implements politeness.Scheduler with one Lua script per call,
 // on the store's clock (Redis TIME), never read-modify-write from the
-// replica; Gate implements politeness.Gate with expiring leases. A
+// replica; Gate implements politeness.Gate with expiring leases (a
+// sorted set of lease ids scored by expiry, renewed while the request is
+// in flight: the slots of a replica that dies come back within 30s).
+// Scheduler is also a politeness.Turnstile: a request that may start at
+// once reads the back-off, reserves its crawl-delay turn and takes its
+// in-flight slot in one script (EVALSHA), one round trip. Releasing the
+// slot and clearing an ended back-off leave the request's path: a
+// goroutine sends them in pipelined batches after the responses, and
+// Close sends what is queued. A
 // politeness field that is not an integer in range (times in [0, now +
 // 1 day], the streak in [0, 20]) makes the script answer an error, so
 // the call uses the replica's local state; a reply outside the range of

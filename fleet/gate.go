@@ -61,7 +61,7 @@ func (s *Store) Gate(n int, fallback politeness.Gate) politeness.Gate {
 
 // Acquire implements politeness.Gate.
 func (g *Gate) Acquire(ctx context.Context, authority string, wait bool) (func(), error) {
-	key, id := g.s.key("gate", authority), newToken()
+	key, id := g.s.gateKey(authority), newToken()
 	for {
 		v, ok := g.s.run(ctx, acquireScript, key, g.n, id, leaseTTL.Milliseconds())
 		if !ok {
@@ -80,7 +80,7 @@ func (g *Gate) Acquire(ctx context.Context, authority string, wait bool) (func()
 }
 
 // hold renews the lease until the returned release is called, which
-// removes it.
+// removes it with the next batch sent off the requests' path (see later).
 func (g *Gate) hold(key, id string) func() {
 	done := make(chan struct{})
 	go func() {
@@ -101,11 +101,7 @@ func (g *Gate) hold(key, id string) func() {
 	return func() {
 		once.Do(func() {
 			close(done)
-			ctx, cancel := g.s.ctx(context.Background())
-			defer cancel()
-			if err := g.s.rdb.ZRem(ctx, key, id).Err(); err != nil {
-				g.s.h.failed(opPoliteness, err) // the lease expires by itself
-			}
+			g.s.later.send(laterOp{key: key, lease: id}) // off the response's path
 		})
 	}
 }

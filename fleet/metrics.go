@@ -1,6 +1,9 @@
 package fleet
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+)
 
 // metrics are the store's Prometheus metrics.
 type metrics struct {
@@ -89,4 +92,56 @@ func newRefusedMetric(reg prometheus.Registerer) *prometheus.CounterVec {
 		reg.MustRegister(refused)
 	}
 	return refused
+}
+
+// poolStater is a go-redis client with connection pool statistics (each
+// of *redis.Client and *redis.ClusterClient; a cluster's are summed over
+// its nodes).
+type poolStater interface{ PoolStats() *redis.PoolStats }
+
+// Descriptions of the connection pool's metrics, read at each scrape.
+var (
+	poolHitsDesc = prometheus.NewDesc("robotsproxy_shared_pool_hits_total",
+		"Commands to the shared store that found an idle connection in the pool.", nil, nil)
+	poolMissesDesc = prometheus.NewDesc("robotsproxy_shared_pool_misses_total",
+		"Commands to the shared store that found no idle connection in the pool (a new connection was dialled, or the command waited).", nil, nil)
+	poolWaitsDesc = prometheus.NewDesc("robotsproxy_shared_pool_waits_total",
+		"Commands to the shared store that waited for a connection because the pool (shared.pool_size) was exhausted.", nil, nil)
+	poolWaitSecondsDesc = prometheus.NewDesc("robotsproxy_shared_pool_wait_seconds_total",
+		"Time commands to the shared store spent waiting for a connection of the pool.", nil, nil)
+	poolTimeoutsDesc = prometheus.NewDesc("robotsproxy_shared_pool_timeouts_total",
+		"Commands to the shared store that gave up waiting for a connection of the pool.", nil, nil)
+	poolTotalDesc = prometheus.NewDesc("robotsproxy_shared_pool_connections",
+		"Connections to the shared store, idle or in use (at most shared.pool_size per node).", nil, nil)
+	poolIdleDesc = prometheus.NewDesc("robotsproxy_shared_pool_idle_connections",
+		"Idle connections to the shared store.", nil, nil)
+)
+
+// poolCollector exports go-redis's connection pool statistics.
+type poolCollector struct{ c poolStater }
+
+// Describe implements prometheus.Collector.
+func (p poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{poolHitsDesc, poolMissesDesc, poolWaitsDesc, poolWaitSecondsDesc,
+		poolTimeoutsDesc, poolTotalDesc, poolIdleDesc} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (p poolCollector) Collect(ch chan<- prometheus.Metric) {
+	s := p.c.PoolStats()
+	if s == nil {
+		return
+	}
+	counter := func(d *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
+	}
+	counter(poolHitsDesc, float64(s.Hits))
+	counter(poolMissesDesc, float64(s.Misses))
+	counter(poolWaitsDesc, float64(s.WaitCount))
+	counter(poolWaitSecondsDesc, float64(s.WaitDurationNs)/1e9)
+	counter(poolTimeoutsDesc, float64(s.Timeouts))
+	ch <- prometheus.MustNewConstMetric(poolTotalDesc, prometheus.GaugeValue, float64(s.TotalConns))
+	ch <- prometheus.MustNewConstMetric(poolIdleDesc, prometheus.GaugeValue, float64(s.IdleConns))
 }

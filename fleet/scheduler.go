@@ -50,22 +50,28 @@ func (s *Store) Scheduler(fallback politeness.Scheduler, o SchedulerOptions) pol
 	return &Scheduler{s: s, o: o, fallback: fallback}
 }
 
-// paceKey is the store key of a politeness key.
+// paceKey is the store key of a politeness key. The authority is its
+// hash tag (see Store.gateKey).
 func (sc *Scheduler) paceKey(k politeness.Key) string {
-	return sc.s.key("pace", k.Authority+" "+k.Token)
+	return sc.s.key("pace", "{"+k.Authority+"} "+k.Token)
 }
 
 // run runs a politeness script on the store key; ok is false when the
 // caller must use its local fallback (the store is down or failed; both
 // counted as a politeness fallback).
 func (s *Store) run(ctx context.Context, script *redis.Script, key string, args ...any) (any, bool) {
+	return s.runKeys(ctx, script, []string{key}, args...)
+}
+
+// runKeys is run with several keys.
+func (s *Store) runKeys(ctx context.Context, script *redis.Script, keys []string, args ...any) (any, bool) {
 	if !s.h.usable() {
 		s.m.fallbacks.WithLabelValues(fallbackPoliteness).Inc()
 		return nil, false
 	}
 	cctx, cancel := s.ctx(ctx)
 	defer cancel()
-	v, err := script.Run(cctx, s.rdb, []string{key}, args...).Result()
+	v, err := script.Run(cctx, s.rdb, keys, args...).Result()
 	if err != nil {
 		s.h.failed(opPoliteness, err)
 		s.m.fallbacks.WithLabelValues(fallbackPoliteness).Inc()

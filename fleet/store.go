@@ -28,6 +28,15 @@ const (
 	DefaultKeyPrefix = "robotsproxy:"
 	DefaultLockTTL   = 20 * time.Second
 	DefaultTimeout   = 500 * time.Millisecond
+	// DefaultPoolSize is the store's connection pool (per node of a
+	// cluster), whatever GOMAXPROCS is: a request holds a connection for
+	// one round trip, so at 1 ms to the store 128 connections carry about
+	// 128,000 round trips a second, past what a replica serves, while a
+	// request that waits for a connection pays a whole round trip more.
+	// Connections open on demand only. 128 per replica lets about 75
+	// replicas share one store under redis-server's default maxclients
+	// (10,000).
+	DefaultPoolSize = 128
 )
 
 // Options configure a Store. Zero values mean the defaults.
@@ -43,6 +52,9 @@ type Options struct {
 	// Timeout bounds each store operation; one that takes longer fails
 	// into the local fallback. Default 500ms.
 	Timeout time.Duration
+	// PoolSize is the number of connections to the store (per node of a
+	// cluster), unless URL gives pool_size. Default DefaultPoolSize.
+	PoolSize int
 	// WaitFor is how long a replica waits for another replica's fetch
 	// (robots.timeout) before it fetches itself. Default 15s.
 	WaitFor time.Duration
@@ -81,6 +93,9 @@ func (o *Options) setDefaults() {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
+	if o.PoolSize <= 0 {
+		o.PoolSize = DefaultPoolSize
+	}
 	if o.WaitFor <= 0 {
 		o.WaitFor = 15 * time.Second
 	}
@@ -98,6 +113,7 @@ type Store struct {
 	rdb    redis.UniversalClient
 	m      *metrics
 	h      *health
+	later  *later // writes sent off the requests' path
 	prefix string // KeyPrefix + FormatVersion + ":"
 
 	// refused counts refused records by reason (see refuse);
@@ -112,12 +128,16 @@ type Store struct {
 // and shares once the store answers.
 func New(o Options) (*Store, error) {
 	o.setDefaults()
-	rdb, err := newClient(o.URL)
+	rdb, err := newClient(o.URL, o.PoolSize)
 	if err != nil {
 		return nil, fmt.Errorf("shared.redis_url: %w", err)
 	}
 	s := &Store{o: o, rdb: rdb, m: newMetrics(o.Registerer), prefix: o.KeyPrefix + FormatVersion + ":",
 		refused: newRefusedMetric(o.Registerer)}
+	s.later = startLater(s)
+	if ps, ok := rdb.(poolStater); ok && o.Registerer != nil {
+		o.Registerer.MustRegister(poolCollector{ps})
+	}
 	s.h = &health{log: o.Log, now: o.Now, m: s.m, target: Redact(o.URL), timeout: o.Timeout,
 		ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }, up: true, since: o.Now()}
 	s.m.up.Set(1)
@@ -133,11 +153,13 @@ func New(o Options) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the connections to the store.
+// Close sends the writes queued off the requests' path (releases of
+// in-flight slots), then closes the connections to the store.
 func (s *Store) Close() error {
 	if s == nil {
 		return nil
 	}
+	s.later.stop()
 	if err := s.rdb.Close(); err != nil && !errors.Is(err, redis.ErrClosed) {
 		return fmt.Errorf("shared store: close: %w", err)
 	}
@@ -160,6 +182,13 @@ func (s *Store) Up() bool { return s != nil && s.h.isUp() }
 // ctx returns a context bounded by the operation timeout.
 func (s *Store) ctx(parent context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(parent, s.o.Timeout)
+}
+
+// gateKey is the store key of an authority's in-flight leases. Its hash
+// tag is the one of the authority's politeness keys (see paceKey): one
+// script uses both, so in a Redis Cluster they are in one slot.
+func (s *Store) gateKey(authority string) string {
+	return s.key("gate", "{"+authority+"}")
 }
 
 // key returns PREFIX v2:KIND:ID.

@@ -48,6 +48,11 @@
 //     b.RetryAfter or the doubled default (streak+1), with the same TTL.
 //   - Succeeded(key): when now >= pause, delete the streak and the pause.
 //
+// A shared Scheduler should also implement Turnstile: one script that
+// does Reserve, a Gate's Acquire without waiting and Start when the
+// request may start at once, so that an allowed request costs one round
+// trip to the store, and that takes Succeeded off the response's path.
+//
 // "now" should be the store's own clock (Redis TIME), so that proxies
 // whose clocks differ agree on slots; the methods return durations, never
 // times, for that reason. The TTL makes idle keys disappear, which bounds

@@ -164,13 +164,17 @@ func (l *Limiter) Admit(ctx context.Context, r Request) *Ticket {
 	scheduled := t.Delay > 0 || l.o.Backoff
 	t.scheduled = scheduled
 	for range maxRounds {
-		if scheduled && !l.reserve(ctx, t, deadline) {
+		startedNow := false
+		if scheduled {
+			var ok bool
+			if startedNow, ok = l.reserve(ctx, t, deadline); !ok {
+				return t
+			}
+		}
+		if l.o.Gate != nil && t.release == nil && !l.acquire(ctx, t, deadline) {
 			return t
 		}
-		if l.o.Gate != nil && !l.acquire(ctx, t, deadline) {
-			return t
-		}
-		if !scheduled {
+		if !scheduled || startedNow {
 			return t
 		}
 		started, again := l.start(ctx, t, deadline)
@@ -198,23 +202,36 @@ func (l *Limiter) delay(r Request) time.Duration {
 	return min(max(r.Delay, 0), l.o.MaxCrawlDelay)
 }
 
-// reserve reserves the request's slot and sleeps until it. It reports
-// whether the request was not refused.
-func (l *Limiter) reserve(ctx context.Context, t *Ticket, deadline time.Time) bool {
+// reserve reserves the request's slot and sleeps until it. ok reports
+// whether the request was not refused. With a Turnstile, one call may
+// also take the in-flight slot (t.release) and record the start
+// (started): then the request goes ahead at once.
+func (l *Limiter) reserve(ctx context.Context, t *Ticket, deadline time.Time) (started, ok bool) {
 	maxWait := time.Duration(0)
 	if !l.o.Reject {
 		maxWait = max(0, deadline.Sub(l.o.Now()))
 	}
-	slot, err := l.o.Scheduler.Reserve(ctx, t.key, t.Delay, maxWait)
+	slot, err := Slot{}, ErrNoTurn
+	if ts, isTurnstile := l.o.Scheduler.(Turnstile); isTurnstile {
+		var turn Turn
+		if turn, err = ts.Turn(ctx, t.key, t.Delay, maxWait, l.o.Gate); err == nil {
+			slot, t.release, started = turn.Slot, turn.Release, turn.Started
+		}
+	}
+	if errors.Is(err, ErrNoTurn) {
+		slot, err = l.o.Scheduler.Reserve(ctx, t.key, t.Delay, maxWait)
+	}
 	switch {
 	case err != nil:
-		return l.refuse(t, CauseCrawlDelay, busyRetryAfter, fmt.Errorf("politeness: reserve a start: %w", err))
+		return false, l.refuse(t, CauseCrawlDelay, busyRetryAfter, fmt.Errorf("politeness: reserve a start: %w", err))
 	case !slot.Granted:
-		return l.refuse(t, slot.Cause, slot.Wait, nil)
+		t.Release()
+		t.release = nil
+		return false, l.refuse(t, slot.Cause, slot.Wait, nil)
 	case slot.Wait <= 0:
-		return true
+		return started, true
 	}
-	return l.wait(ctx, t, slot.Cause, func(ctx context.Context) error { return l.o.Sleep(ctx, slot.Wait) })
+	return false, l.wait(ctx, t, slot.Cause, func(ctx context.Context) error { return l.o.Sleep(ctx, slot.Wait) })
 }
 
 // acquire takes an in-flight slot for the request, waiting for one unless
@@ -333,6 +350,10 @@ func (l *Limiter) Observe(ctx context.Context, t *Ticket, status int, retryAfter
 		t.Backoff = pause
 		return err
 	case status < 500:
+		if ts, ok := l.o.Scheduler.(Turnstile); ok {
+			ts.SucceededLater(t.key) // off the response's path
+			return nil
+		}
 		return l.o.Scheduler.Succeeded(ctx, t.key)
 	}
 	return nil

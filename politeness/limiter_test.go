@@ -364,3 +364,90 @@ func TestLimiterSchedulerCalls(t *testing.T) {
 		})
 	}
 }
+
+// turnCounter is a callCounter that is a Turnstile, made of its
+// LocalScheduler's calls (the reference of what a Turn does); with noTurn
+// it answers ErrNoTurn.
+type turnCounter struct {
+	*callCounter
+	noTurn bool
+}
+
+func (c *turnCounter) Turn(ctx context.Context, k politeness.Key, delay, maxWait time.Duration, gate politeness.Gate) (politeness.Turn, error) {
+	c.count("Turn")
+	if c.noTurn {
+		return politeness.Turn{}, politeness.ErrNoTurn
+	}
+	slot, err := c.LocalScheduler.Reserve(ctx, k, delay, maxWait)
+	if err != nil || !slot.Granted || slot.Wait > 0 {
+		return politeness.Turn{Slot: slot}, err
+	}
+	t := politeness.Turn{Slot: slot}
+	if gate != nil {
+		if t.Release, err = gate.Acquire(ctx, k.Authority, false); err != nil {
+			return politeness.Turn{Slot: slot}, nil
+		}
+	}
+	if delay <= 0 {
+		t.Started = true
+		return t, nil
+	}
+	w, err := c.LocalScheduler.Start(ctx, k, delay)
+	t.Started = err == nil && w == 0
+	return t, err
+}
+
+func (c *turnCounter) SucceededLater(k politeness.Key) {
+	c.count("SucceededLater")
+	_ = c.LocalScheduler.Succeeded(context.Background(), k)
+}
+
+// TestLimiterTurnstile: with a Turnstile, a request that may start at
+// once costs one call (one round trip to a shared store), its success
+// goes off its path; one that waits, or a Turnstile that cannot answer,
+// makes the separate calls; the spacing is the same.
+func TestLimiterTurnstile(t *testing.T) {
+	tests := []struct {
+		name   string
+		o      politeness.Options
+		noTurn bool
+		nth    int // the request counted, 1 or 2
+		want   map[string]int
+	}{
+		{"delay, back-off and cap, no wait", politeness.Options{Backoff: true, CrawlDelay: true, MaxConcurrentPerHost: 2}, false, 1,
+			map[string]int{"SucceededLater": 1, "Turn": 1}},
+		{"delay and back-off, no wait", politeness.Options{Backoff: true, CrawlDelay: true}, false, 1,
+			map[string]int{"SucceededLater": 1, "Turn": 1}},
+		{"delay, back-off and cap, after a wait", politeness.Options{Backoff: true, CrawlDelay: true, MaxConcurrentPerHost: 2}, false, 2,
+			map[string]int{"Pause": 1, "Start": 1, "SucceededLater": 1, "Turn": 1}},
+		{"no turn", politeness.Options{Backoff: true, CrawlDelay: true, MaxConcurrentPerHost: 2}, true, 1,
+			map[string]int{"Reserve": 1, "Start": 1, "SucceededLater": 1, "Turn": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &turnCounter{callCounter: &callCounter{LocalScheduler: politeness.NewLocalScheduler(politeness.LocalOptions{}), calls: map[string]int{}}, noTurn: tt.noTurn}
+			tt.o.Scheduler = c
+			l := politeness.New(tt.o)
+			req := politeness.Request{Key: keyA, Delay: 20 * time.Millisecond, HasDelay: true}
+			var starts []time.Time
+			for i := 1; i <= tt.nth; i++ {
+				c.reset()
+				tk := l.Admit(context.Background(), req)
+				if tk.Refused != "" {
+					t.Fatalf("request %d refused: %+v", i, tk)
+				}
+				starts = append(starts, time.Now())
+				if err := l.Observe(context.Background(), tk, http.StatusOK, "", ""); err != nil {
+					t.Fatal(err)
+				}
+				tk.Release()
+			}
+			if got := fmt.Sprint(c.calls); got != fmt.Sprint(tt.want) {
+				t.Errorf("calls of request %d: got %v, want %v", tt.nth, got, tt.want)
+			}
+			if len(starts) == 2 && starts[1].Sub(starts[0]) < 15*time.Millisecond {
+				t.Errorf("two starts %v apart, want the crawl delay (20ms)", starts[1].Sub(starts[0]))
+			}
+		})
+	}
+}

@@ -89,3 +89,37 @@ type Scheduler interface {
 	// key's back-off (pause and streak) when the pause has ended.
 	Succeeded(ctx context.Context, key Key) error
 }
+
+// ErrNoTurn is returned by Turnstile.Turn when it cannot answer this call
+// in one step (its store is unreachable, or gate is not its own): the
+// Limiter makes the separate calls instead, which fall back as usual.
+var ErrNoTurn = errors.New("politeness: no combined turn for this call")
+
+// Turnstile is a Scheduler that can reserve a request's start, take its
+// in-flight slot from gate and record its start in one atomic step: one
+// round trip to a shared store instead of three. The Limiter uses it when
+// its Scheduler implements it.
+type Turnstile interface {
+	Scheduler
+	// Turn does what Reserve(key, delay, maxWait) does and, when the start
+	// is granted with no wait, also what gate.Acquire(key.Authority,
+	// false) does (gate nil: no cap) and, when that took a slot, what
+	// Start(key, delay) does. It returns ErrNoTurn when it cannot, having
+	// done nothing.
+	Turn(ctx context.Context, key Key, delay, maxWait time.Duration, gate Gate) (Turn, error)
+	// SucceededLater is Succeeded off the request's path: it may take
+	// effect after it returns, and its errors are the Turnstile's to
+	// count (the back-off it would clear ends by itself).
+	SucceededLater(key Key)
+}
+
+// Turn is a Turnstile's answer.
+type Turn struct {
+	// Slot is Reserve's answer.
+	Slot
+	// Release gives back the in-flight slot taken, nil when none was.
+	Release func()
+	// Started is true when the start was recorded too (as by Start): the
+	// request may go ahead at once.
+	Started bool
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -23,6 +25,7 @@ const shutdownGrace = 5 * time.Second
 func (s *Server) Run(ctx context.Context, o RunOptions) error {
 	defer s.closeFn()
 	s.run = o
+	setMemoryLimit(s.cfg, os.Getenv, debug.SetMemoryLimit, s.log)
 	proxyLn, err := listen("proxy", "listen", "-listen", s.cfg.Listen)
 	if err != nil {
 		return err

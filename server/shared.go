@@ -41,6 +41,7 @@ func sharedStore(cfg config.Config, reg prometheus.Registerer, logger zerolog.Lo
 		KeyPrefix:  cfg.Shared.KeyPrefix,
 		LockTTL:    cfg.Shared.LockTTL,
 		Timeout:    cfg.Shared.Timeout,
+		PoolSize:   cfg.Shared.PoolSize,
 		WaitFor:    cfg.Robots.Timeout,
 		TTLRules:   TTLRules(cfg),
 		Parse:      robots.Options{MaxBytes: cfg.Robots.MaxBytes},

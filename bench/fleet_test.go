@@ -1,0 +1,296 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/internal/redistest"
+	"github.com/robotsproxy/robotsproxy/server"
+)
+
+// Parameters of BenchmarkFleetAtNetworkDistance.
+const (
+	fleetClients = 32               // keep-alive clients, each its own connection
+	fleetSites   = 64               // authorities, 127.0.0.1 to 127.0.0.64, warmed first
+	fleetDelay   = time.Millisecond // added to every segment towards the store
+	fleetRound   = 2 * time.Second  // one measured round
+	fleetRounds  = 3                // pairs of rounds (local, shared)
+	fleetCap     = 4                // politeness.max_concurrent_per_host
+	fleetRobots  = "User-agent: *\nCrawl-delay: 1\nDisallow: /private\n"
+)
+
+// BenchmarkFleetAtNetworkDistance puts a real redis-server behind a TCP
+// proxy that delays every segment towards it by 1 ms (the store one network
+// hop away), and runs an in-process robotsproxy with local politeness state
+// and one with shared.redis_url through that proxy, both with Crawl-delay
+// enforced, back-off enforced and max_concurrent_per_host 4. 32 keep-alive
+// clients send requests, each a new (product token, site) pair over 64
+// warm sites, so that no request waits for its turn: what is measured is
+// what the store costs an allowed request. Rounds of 2 s alternate local
+// and shared, 3 pairs; it reports per pair the requests per second of
+// each, their ratio, each side's median latency, the round trips per
+// request counted at the delay proxy (segments towards the store: a
+// command or a pipeline each), and the median latency of one client
+// alone (a 2 s round before each). b.N is ignored: run it with -benchtime 1x.
+//
+//	cd bench && go test -run '^$' -bench FleetAtNetworkDistance -benchtime 1x -v .
+func BenchmarkFleetAtNetworkDistance(b *testing.B) {
+	rs := redistest.Start(b)
+	delay := startDelayProxy(b, strings.TrimPrefix(rs.URL(), "redis://"), fleetDelay)
+	origin := startSites(b)
+	local := startProxy(b, "")
+	shared := startProxy(b, "redis://"+delay.addr())
+	var token atomic.Int64
+	for _, p := range []string{local, shared} { // warm every site's robots.txt
+		for s := 1; s <= fleetSites; s++ {
+			if _, err := get(newClient(p), siteURL(origin, s, 0), &token); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	var ratios []float64
+	for round := range fleetRounds {
+		var rps [2]float64
+		var p50, one [2]time.Duration
+		var trips float64
+		for i, p := range []string{local, shared} {
+			_, one[i] = drive(b, p, origin, &token, 1)
+			before := delay.segments.Load()
+			n, lat := drive(b, p, origin, &token, fleetClients)
+			rps[i], p50[i] = float64(n)/fleetRound.Seconds(), lat
+			if i == 1 {
+				time.Sleep(100 * time.Millisecond) // the releases sent after the last responses
+				trips = float64(delay.segments.Load()-before) / float64(n)
+			}
+		}
+		ratios = append(ratios, rps[1]/rps[0])
+		b.Logf("round %d: %d clients: local %.0f req/s p50 %v; shared %.0f req/s p50 %v; shared/local %.2f; round trips per request %.2f; "+
+			"one client: p50 local %v, shared %v (+%v)",
+			round+1, fleetClients, rps[0], p50[0].Round(10*time.Microsecond), rps[1], p50[1].Round(10*time.Microsecond), rps[1]/rps[0], trips,
+			one[0].Round(10*time.Microsecond), one[1].Round(10*time.Microsecond), (one[1] - one[0]).Round(10*time.Microsecond))
+		b.ReportMetric(trips, "roundtrips/req")
+	}
+	slices.Sort(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "shared/local")
+}
+
+// drive runs clients clients against the proxy at proxyURL for
+// fleetRound and returns the requests done and their median latency.
+func drive(b *testing.B, proxyURL, origin string, token *atomic.Int64, clients int) (int, time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), fleetRound)
+	defer cancel()
+	var mu sync.Mutex
+	var lats []time.Duration
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			client := newClient(proxyURL)
+			var mine []time.Duration
+			for i := 0; ctx.Err() == nil; i++ {
+				start := time.Now()
+				status, err := get(client, siteURL(origin, 1+(c+i*fleetClients)%fleetSites, i), token)
+				if err != nil || status != http.StatusOK {
+					b.Errorf("status %d, %v", status, err)
+					return
+				}
+				if ctx.Err() == nil {
+					mine = append(mine, time.Since(start))
+				}
+			}
+			mu.Lock()
+			lats = append(lats, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if len(lats) == 0 {
+		b.Fatal("no request done")
+	}
+	slices.Sort(lats)
+	return len(lats), lats[len(lats)/2]
+}
+
+// get sends one request with a new product token.
+func get(c *http.Client, u string, token *atomic.Int64) (int, error) {
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	req.Header.Set("User-Agent", "Bot"+letters(token.Add(1))+"/1.0")
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, nil
+}
+
+// letters writes n in base 26 with the letters a to z: a product token has
+// no digits (RFC 9309 2.2.1).
+func letters(n int64) string {
+	var b []byte
+	for ; n > 0; n /= 26 {
+		b = append(b, byte('a'+n%26))
+	}
+	return string(b)
+}
+
+func newClient(proxyURL string) *http.Client {
+	u, _ := url.Parse(proxyURL)
+	return &http.Client{Timeout: time.Minute, Transport: &http.Transport{Proxy: http.ProxyURL(u), MaxIdleConnsPerHost: 4}}
+}
+
+// siteURL is a page of site s (1 to 254) of the origin listening on port
+// origin of every loopback address.
+func siteURL(origin string, s, i int) string {
+	return fmt.Sprintf("http://127.0.0.%d:%s/page/%d", s, origin, i)
+}
+
+// startSites serves fleetRobots and small pages on every loopback address
+// and returns its port.
+func startSites(b *testing.B) string {
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			_, _ = io.WriteString(w, fleetRobots)
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(func() { srv.Close() })
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
+
+// startProxy runs robotsproxy in-process with the benchmark's politeness
+// and returns its proxy URL; redisURL "" keeps the state local.
+func startProxy(b *testing.B, redisURL string) string {
+	cfg := config.Default()
+	cfg.Listen, cfg.AdminListen, cfg.AllowPrivate = "127.0.0.1:0", "", true
+	cfg.Politeness.CrawlDelay, cfg.Politeness.Backoff = "enforce", "enforce"
+	cfg.Politeness.MaxConcurrentPerHost = fleetCap
+	cfg.Shared.RedisURL = redisURL
+	logs := &listenLog{}
+	s, err := server.New(cfg, io.Discard, zerolog.New(logs))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = s.Run(ctx, server.RunOptions{}); close(done) }()
+	b.Cleanup(func() { cancel(); <-done })
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if addr := logs.addr(); addr != "" {
+			return "http://" + addr
+		}
+	}
+	b.Fatal("robotsproxy: not listening after 10s")
+	return ""
+}
+
+// listenLog keeps the server's log to find the proxy's "listening" line.
+type listenLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *listenLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *listenLog) addr() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for line := range strings.SplitSeq(l.b.String(), "\n") {
+		var m struct{ Message, Listener, Addr string }
+		if json.Unmarshal([]byte(line), &m) == nil && m.Message == "listening" && m.Listener == "proxy" {
+			return m.Addr
+		}
+	}
+	return ""
+}
+
+// delayProxy forwards TCP connections to a store, delaying each segment
+// towards it by a fixed time (in order, as a longer wire would), and
+// counts those segments: one per command or pipeline a client writes.
+type delayProxy struct {
+	ln       net.Listener
+	segments atomic.Int64
+}
+
+func startDelayProxy(b *testing.B, target string, d time.Duration) *delayProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &delayProxy{ln: ln}
+	b.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c, target, d)
+		}
+	}()
+	return p
+}
+
+func (p *delayProxy) addr() string { return p.ln.Addr().String() }
+
+func (p *delayProxy) serve(c net.Conn, target string, d time.Duration) {
+	defer c.Close()
+	s, err := net.Dial("tcp", target)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "delay proxy:", err)
+		return
+	}
+	defer s.Close()
+	type segment struct {
+		due  time.Time
+		data []byte
+	}
+	q := make(chan segment, 1024)
+	go func() { // towards the store, each segment d later
+		defer s.Close()
+		for seg := range q {
+			time.Sleep(time.Until(seg.due))
+			if _, err := s.Write(seg.data); err != nil {
+				return
+			}
+		}
+	}()
+	go func() { _, _ = io.Copy(c, s); c.Close() }() // the replies, at once
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			p.segments.Add(1)
+			q <- segment{due: time.Now().Add(d), data: append([]byte(nil), buf[:n]...)}
+		}
+		if err != nil {
+			close(q)
+			return
+		}
+	}
+}
