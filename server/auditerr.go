@@ -2,8 +2,6 @@ package server
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -79,7 +77,7 @@ func openCheckpoints(cfg config.Config) (*audit.Checkpoints, error) {
 	}
 	var key []byte
 	if a.CheckpointHMACKeyFile != "" {
-		k, err := readKeyFile(a.CheckpointHMACKeyFile)
+		k, err := audit.ReadCheckpointKey(a.CheckpointHMACKeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("audit.checkpoint_hmac_key_file: %w", err)
 		}
@@ -90,21 +88,4 @@ func openCheckpoints(cfg config.Config) (*audit.Checkpoints, error) {
 		return nil, fmt.Errorf("audit.checkpoint_file: %w", err)
 	}
 	return c, nil
-}
-
-// readKeyFile reads a secret key file, which must not be empty.
-func readKeyFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	key, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(key) == 0 {
-		return nil, fmt.Errorf("%s is empty: a signing key must not be", path)
-	}
-	return key, nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -199,4 +200,57 @@ func (b *syncBuffer) text() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestCheckpointKeyFile: the checkpoint key file is read at start; an
+// empty or missing one stops the start with an error naming the key, and
+// the key's contents appear in no error.
+func TestCheckpointKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []struct {
+		name, key string
+		wantErr   bool
+	}{
+		{"key", write("key", "s3cret-key\n"), false},
+		{"empty", write("empty", " \n"), true},
+		{"missing", dir + "/none", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config.Default()
+			cfg.Log.File = dir + "/audit-" + tc.name + ".log"
+			cfg.Audit.CheckpointFile = dir + "/cp-" + tc.name
+			cfg.Audit.CheckpointHMACKeyFile = tc.key
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			w, closeFn, err := auditWriter(cfg, io.Discard, nil)
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "audit.checkpoint_hmac_key_file") {
+					t.Fatalf("got %v, want an error naming audit.checkpoint_hmac_key_file", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write([]byte("{\"a\":1}\n")); err != nil {
+				t.Fatal(err)
+			}
+			if err := closeFn(); err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := os.ReadFile(cfg.Audit.CheckpointFile)
+			if !bytes.Contains(raw, []byte(`"hmac":"`)) || bytes.Contains(raw, []byte("s3cret")) {
+				t.Errorf("checkpoint log %q: want one signed checkpoint, without the key", raw)
+			}
+		})
+	}
 }
