@@ -146,16 +146,24 @@ func readLog(t *testing.T, path string) []map[string]any {
 	return out
 }
 
-// TestAuditDiskFull: the audit log on a real tmpfs that fills up, with
-// audit.on_write_error refuse (the default). Every answer other than 503
-// audit-unavailable has exactly one line, no line is merged or cut, the
-// lost-lines marker is in the chain once space is back, and audit verify
-// passes over the whole file.
+// TestAuditDiskFull: the audit log on a real tmpfs that fills up. With
+// audit.on_write_error refuse (the default), every answer other than 503
+// audit-unavailable has exactly one line; with continue, every request is
+// answered as decided and each one without its line is counted in the
+// lost-lines markers. Either way no line is merged or cut, the marker is
+// in the chain once space is back, and audit verify passes over the whole
+// file.
 func TestAuditDiskFull(t *testing.T) {
+	for _, mode := range []string{"refuse", "continue"} {
+		t.Run(mode, func(t *testing.T) { testAuditDiskFull(t, mode) })
+	}
+}
+
+func testAuditDiskFull(t *testing.T, mode string) {
 	dir := mountTmpfs(t, "256k")
 	origin, hits := diskOrigin(t)
 	logPath := filepath.Join(dir, "audit.log")
-	p := startProxy(t, fmt.Sprintf("log:\n  file: %s\naudit:\n  chain: true\n", logPath))
+	p := startProxy(t, fmt.Sprintf("log:\n  file: %s\naudit:\n  chain: true\n  on_write_error: %s\n", logPath, mode))
 
 	answers := drive(t, p.proxyAddr, origin.URL, 0, 20) // robots.txt cached, the log started
 	filler := fill(t, dir, 8<<10)
@@ -168,15 +176,61 @@ func TestAuditDiskFull(t *testing.T) {
 	p.stop(t)
 
 	perPath := map[string]int{}
-	marker := false
+	marker, lost := false, 0
 	for _, l := range readLog(t, logPath) {
 		if u, ok := l["url"].(string); ok {
 			perPath[strings.TrimPrefix(u, origin.URL)]++
 		}
-		if _, ok := l["lost_lines"]; ok {
-			marker = true
+		if n, ok := l["lost_lines"].(float64); ok {
+			marker, lost = true, lost+int(n)
+			if l["on_write_error"] != mode {
+				t.Errorf("marker %v: want on_write_error %q", l, mode)
+			}
 		}
 	}
+	if mode == "continue" {
+		checkContinue(t, answers, perPath, lost, marker)
+	} else {
+		checkRefuse(t, answers, perPath, marker, hitsWhileFull, p)
+	}
+	if out, errOut, code := runBinary(t, "", "audit", "verify", logPath); code != 0 {
+		t.Errorf("audit verify: exit %d, want 0:\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(p.stderr.String(), "audit log write failed") {
+		t.Errorf("no operational error line on stderr")
+	}
+}
+
+// checkContinue: every request answered as decided (200 or 403), each
+// with one line or counted as lost.
+func checkContinue(t *testing.T, answers []answer, perPath map[string]int, lost int, marker bool) {
+	t.Helper()
+	without := 0
+	for _, a := range answers {
+		if want := map[bool]int{true: 403, false: 200}[strings.HasPrefix(a.path, "/private/")]; a.status != want {
+			t.Errorf("%s: got %d, want %d (continue answers as decided)", a.path, a.status, want)
+		}
+		switch perPath[a.path] {
+		case 0:
+			without++
+		case 1:
+		default:
+			t.Errorf("%s: %d lines", a.path, perPath[a.path])
+		}
+	}
+	t.Logf("%d requests answered, %d without their line, %d lost lines in the markers", len(answers), without, lost)
+	if without == 0 || !marker {
+		t.Fatalf("no line was lost (marker %v): the filesystem never filled up", marker)
+	}
+	if lost != without {
+		t.Errorf("the markers count %d lost lines, but %d answers have no line", lost, without)
+	}
+}
+
+// checkRefuse: every answer but 503 audit-unavailable has its one line;
+// a request cut off has none.
+func checkRefuse(t *testing.T, answers []answer, perPath map[string]int, marker bool, hitsWhileFull int64, p *proxyProcess) {
+	t.Helper()
 	var refused, cut, answered int
 	for _, a := range answers {
 		switch {
@@ -197,7 +251,7 @@ func TestAuditDiskFull(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d requests: %d answered with their line, %d refused 503 audit-unavailable, %d cut off; %d reached the origin before space came back",
+	t.Logf("%d requests: %d answered with their line, %d refused 503 audit-unavailable, %d cut off; %d reached the origin before the filler was removed (warm-up included)",
 		len(answers), answered, refused, cut, hitsWhileFull)
 	if refused == 0 {
 		t.Fatalf("no request was refused: the filesystem never filled up (stderr:\n%s)", p.stderr)
@@ -205,14 +259,8 @@ func TestAuditDiskFull(t *testing.T) {
 	if !marker {
 		t.Errorf("no lost_lines marker line in the log")
 	}
-	if tail := answers[len(answers)-50:]; tail[len(tail)-1].status == http.StatusServiceUnavailable {
-		t.Errorf("still refusing after space came back: %+v", tail[len(tail)-1])
-	}
-	if !strings.Contains(p.stderr.String(), "audit log write failed") {
-		t.Errorf("no operational error line on stderr")
-	}
-	if out, errOut, code := runBinary(t, "", "audit", "verify", logPath); code != 0 {
-		t.Errorf("audit verify: exit %d, want 0:\n%s%s", code, out, errOut)
+	if last := answers[len(answers)-1]; last.status == http.StatusServiceUnavailable {
+		t.Errorf("still refusing after space came back: %+v", last)
 	}
 }
 
