@@ -2,13 +2,11 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/rs/zerolog"
 
@@ -92,10 +90,15 @@ func verifyAnchors(checkpoints, keyFile, head string) (audit.VerifyOptions, erro
 		return o, errors.New("-checkpoint-key: give -checkpoints too")
 	}
 	if checkpoints != "" {
-		key, err := readKeyFile(keyFile)
-		if err != nil {
-			return o, fmt.Errorf("-checkpoint-key: %w", err)
+		var key []byte
+		if keyFile != "" {
+			k, err := audit.ReadCheckpointKey(keyFile)
+			if err != nil {
+				return o, fmt.Errorf("-checkpoint-key: %w", err)
+			}
+			key = k
 		}
+		var err error
 		if o.Checkpoints, err = audit.ReadCheckpoints(checkpoints, key); err != nil {
 			return o, fmt.Errorf("-checkpoints: %w", err)
 		}
@@ -108,22 +111,6 @@ func verifyAnchors(checkpoints, keyFile, head string) (audit.VerifyOptions, erro
 		o.Head = &h
 	}
 	return o, nil
-}
-
-// readKeyFile reads a secret key file ("" is no key); surrounding white
-// space is not part of the key.
-func readKeyFile(path string) ([]byte, error) {
-	if path == "" {
-		return nil, nil
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if b = bytes.TrimSpace(b); len(b) == 0 {
-		return nil, fmt.Errorf("%s is empty", path)
-	}
-	return b, nil
 }
 
 // writeVerifySummary writes the counts and the chain's start and head.

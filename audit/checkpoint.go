@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -162,6 +163,21 @@ func ReadCheckpoints(path string, key []byte) ([]Checkpoint, error) {
 // ErrCheckpointMAC: a checkpoint's HMAC is missing or wrong (forged, or
 // checked with another key).
 var ErrCheckpointMAC = errors.New("HMAC missing or wrong: the checkpoint was not written with this key")
+
+// ReadCheckpointKey reads the checkpoint HMAC key from path (the file of
+// audit.checkpoint_hmac_key_file and of audit verify -checkpoint-key):
+// its contents without surrounding white space, which must not be empty.
+// The key never appears in an error.
+func ReadCheckpointKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if b = bytes.TrimSpace(b); len(b) == 0 {
+		return nil, fmt.Errorf("%s is empty: a signing key must not be", path)
+	}
+	return b, nil
+}
 
 // ParseHead reads a chain head given as 64 hex digits (audit verify -head).
 func ParseHead(s string) ([sha256.Size]byte, error) { return parseHead(s) }

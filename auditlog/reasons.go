@@ -69,6 +69,10 @@ const (
 	// ReasonUsage: a declared purpose is one the site refuses for the
 	// path (usage.enforce; HTTP 403).
 	ReasonUsage = "usage-preference"
+	// ReasonAuditUnavailable: the audit log could not be written
+	// (audit.on_write_error: refuse), so the request was not forwarded
+	// (HTTP 503).
+	ReasonAuditUnavailable = "audit-unavailable"
 	// ReasonNotProxied: the proxy decided nothing (FieldDecision is
 	// DecisionNone): a request it does not proxy.
 	ReasonNotProxied = "not-proxied"

@@ -109,6 +109,29 @@ type Audit struct {
 	// records, and the bodies no record refers to any more, are removed.
 	// Default 1024; at least 1.
 	ArchiveMaxMB int `yaml:"archive_max_mb"`
+	// OnWriteError is what happens to requests while audit lines cannot
+	// be written (a full disk, an I/O error): "refuse" (default) answers
+	// them 503 with reason audit-unavailable without forwarding them, and
+	// cuts off a forwarded request whose line failed; "continue" answers
+	// them as decided and counts the lost lines, which a lost_lines
+	// marker line records in the chain once writing resumes.
+	OnWriteError string `yaml:"on_write_error"`
+	// CheckpointFile, when set, is a checkpoint log: the chain's head,
+	// line count and time are appended to it (fsynced) every
+	// CheckpointEveryLines lines or CheckpointEvery, and at shutdown, so
+	// that "audit verify -checkpoints" detects a log cut short or
+	// rewritten. Requires chain and log.file. Default "": off.
+	CheckpointFile string `yaml:"checkpoint_file"`
+	// CheckpointEveryLines is the most lines between two checkpoints.
+	// Default 10000; at least 1.
+	CheckpointEveryLines int `yaml:"checkpoint_every_lines"`
+	// CheckpointEvery is the most time between two checkpoints (while
+	// lines are written). Default 60s.
+	CheckpointEvery time.Duration `yaml:"checkpoint_every"`
+	// CheckpointHMACKeyFile, when set, names a file whose contents (read
+	// at start; not empty) sign every checkpoint with HMAC-SHA256. The
+	// key is never logged. Default "": unsigned.
+	CheckpointHMACKeyFile string `yaml:"checkpoint_hmac_key_file"`
 }
 
 // Client bounds client connections: timeouts, sizes and concurrency. Each
@@ -323,7 +346,8 @@ func Default() Config {
 		Connect:            Connect{Ports: policy.DefaultConnectPorts()},
 		MITM:               MITM{MaxCerts: 1024},
 		Log:                Log{MaxSizeMB: 100, MaxBackups: 5, MaxFieldBytes: 2048},
-		Audit:              Audit{Chain: true, ArchiveMaxMB: 1024},
+		Audit: Audit{Chain: true, ArchiveMaxMB: 1024, OnWriteError: "refuse",
+			CheckpointEveryLines: 10000, CheckpointEvery: 60 * time.Second},
 		Identity: Identity{
 			Users:         []UserRule{},
 			ClientRanges:  []ClientRangeRule{},

@@ -94,6 +94,10 @@ const (
 	// line of robots.txt (usage.enforce; HTTP 403). Decision.Usage holds
 	// the deciding line.
 	ReasonUsage Reason = Reason(auditlog.ReasonUsage)
+	// ReasonAuditUnavailable: the audit log could not be written and
+	// audit.on_write_error is refuse: the request is answered 503 and not
+	// forwarded.
+	ReasonAuditUnavailable Reason = Reason(auditlog.ReasonAuditUnavailable)
 )
 
 // NeedsAuth reports whether the decision is a proxy authentication failure,

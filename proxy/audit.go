@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // requestAudit owns a request's guarantee of exactly one audit line.
@@ -23,25 +25,78 @@ import (
 type requestAudit struct {
 	mu      sync.Mutex
 	written bool
+	failed  bool     // the line's write failed: it is not in the log
+	sink    lineSink // the line's writer, here so that it is not allocated
 }
 
 // write runs line unless the request's line is written (or being
-// written) already, and reports whether it ran.
-func (a *requestAudit) write(line func()) bool {
+// written) already, and returns line's error: nil when it did not run.
+func (a *requestAudit) write(line func(*lineSink) error) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.written {
-		return false
+		return nil
 	}
 	a.written = true
-	line()
-	return true
+	err := line(&a.sink)
+	a.failed = err != nil
+	return err
 }
 
+// lost reports whether the request's line was written and its write
+// failed.
+func (a *requestAudit) lost() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.failed
+}
+
+// lineSink is the writer of one audit line: it passes the line to the
+// audit log in one Write and keeps that write's error, which zerolog's
+// Send would drop (and print). It implements zerolog.LevelWriter.
+type lineSink struct {
+	out io.Writer
+	err error
+}
+
+func (s *lineSink) Write(b []byte) (int, error) {
+	_, s.err = s.out.Write(b)
+	return len(b), nil // the error is the caller's (lineEnd), not zerolog's
+}
+
+// WriteLevel implements zerolog.LevelWriter.
+func (s *lineSink) WriteLevel(_ zerolog.Level, b []byte) (int, error) { return s.Write(b) }
+
 // auditOnce writes the request's audit line (see audit) unless it is
-// written already.
-func (p *Proxy) auditOnce(r *http.Request, st *state, status int, bytes int64) {
-	st.line.write(func() { p.audit(r, st, status, bytes) })
+// written already. The error is that of the line's write when this call
+// wrote it: the line is then not in the log.
+func (p *Proxy) auditOnce(r *http.Request, st *state, status int, bytes int64) error {
+	return st.line.write(func(sink *lineSink) error { return p.audit(sink, r, st, status, bytes) })
+}
+
+// refusing reports whether a request must not be forwarded now: the
+// audit log is failing and audit.on_write_error is refuse.
+func (p *Proxy) refusing() bool {
+	return !p.opts.AuditContinue && p.failing != nil && p.failing()
+}
+
+// cutsLost reports whether a request whose line was not written must
+// not be completed (audit.on_write_error: refuse).
+func (p *Proxy) cutsLost(st *state) bool {
+	return !p.opts.AuditContinue && st.line.lost()
+}
+
+// errAuditLine is the read error that stops a body whose audit line was
+// not written before its last octets: the client never gets them.
+var errAuditLine = errors.New("the audit line was not written: the response is cut off (audit.on_write_error: refuse)")
+
+// auditUnavailable records the denial of a request that is not forwarded
+// because the audit log is failing, and returns its answer (503).
+func (p *Proxy) auditUnavailable(req *http.Request, st *state) *http.Response {
+	d := st.decide(policy.Decision{Reason: policy.ReasonAuditUnavailable,
+		Identity: p.policy().IdentityOf(policy.Request{UserAgent: req.Header.Get("User-Agent"), Pin: st.pin}),
+		Err:      errors.New("the audit log cannot be written (audit.on_write_error: refuse)")})
+	return rejectResponse(req, d, p.opts.AuthRealm)
 }
 
 // finishInner ends a request from inside an intercepted tunnel, which has
@@ -49,16 +104,19 @@ func (p *Proxy) auditOnce(r *http.Request, st *state, status int, bytes int64) {
 // written already and gives back its politeness slot (a request with a
 // handler gets its slot back when the handler returns: see end).
 func (p *Proxy) finishInner(r *http.Request, st *state, status int, bytes int64) {
-	p.auditOnce(r, st, status, bytes)
-	st.ticket.Release() // outside the line's lock: a shared gate's release is a Redis call
+	_ = p.auditOnce(r, st, status, bytes) // a lost line: onResponse answers 503 (refuse)
+	st.ticket.Release()                   // outside the line's lock: a shared gate's release is a Redis call
 }
 
 // lineHead starts an audit line with the fields every line starts with:
 // client, method, url (url_truncated when cut, with url_length unless
 // urlCutOnRead: the target was cut when read, its length is unknown),
 // user_agent, decision and reason.
-func (p *Proxy) lineHead(f fieldWriter, client, method, url string, urlCutOnRead bool, userAgent, decision, reason string) *zerolog.Event {
-	e := p.opts.Audit.Log()
+// The line goes to the audit log through sink (see lineEnd).
+func (p *Proxy) lineHead(sink *lineSink, f fieldWriter, client, method, url string, urlCutOnRead bool, userAgent, decision, reason string) *zerolog.Event {
+	sink.out, sink.err = p.opts.Audit, nil
+	l := zerolog.New(sink)
+	e := l.Log()
 	e = f.str(e, auditlog.FieldClient, client)
 	e = f.str(e, auditlog.FieldMethod, method)
 	if cut, whole := cutEncoded(url, f.max); urlCutOnRead || !whole {
@@ -74,19 +132,23 @@ func (p *Proxy) lineHead(f fieldWriter, client, method, url string, urlCutOnRead
 }
 
 // lineEnd adds the fields every line ends with (status, bytes,
-// duration_ms since start, time: now) and writes the line.
-func lineEnd(e *zerolog.Event, status int, bytes int64, start, now time.Time) {
+// duration_ms since start, time: now), writes the line through sink (the
+// one lineHead was given) and returns the write's error: the line is then
+// not in the log.
+func lineEnd(sink *lineSink, e *zerolog.Event, status int, bytes int64, start, now time.Time) error {
 	e.Int(auditlog.FieldStatus, status).
 		Int64(auditlog.FieldBytes, bytes).
 		Float64(auditlog.FieldDurationMS, float64(now.Sub(start).Microseconds())/1000).
 		Time(auditlog.FieldTime, now).
 		Send()
+	return sink.err
 }
 
 // audit writes the request's canonical log line and counts it in metrics:
 // status is the status sent to the client, bytes the response body size
-// (-1 when unknown). Callers go through auditOnce.
-func (p *Proxy) audit(r *http.Request, st *state, status int, bytes int64) {
+// (-1 when unknown). It returns the line's write error. Callers go
+// through auditOnce.
+func (p *Proxy) audit(sink *lineSink, r *http.Request, st *state, status int, bytes int64) error {
 	decision, reason, enforced := auditlog.DecisionNone, auditlog.ReasonNotProxied, true
 	if st.decided {
 		d := &st.decision
@@ -102,7 +164,7 @@ func (p *Proxy) audit(r *http.Request, st *state, status int, bytes int64) {
 	if target == "" {
 		target = requestURL(r, st.parent != nil)
 	}
-	e := p.lineHead(f, r.RemoteAddr, r.Method, target, false, r.Header.Get("User-Agent"), decision, reason)
+	e := p.lineHead(sink, f, r.RemoteAddr, r.Method, target, false, r.Header.Get("User-Agent"), decision, reason)
 	if st.decided {
 		d := &st.decision
 		e = e.Bool(auditlog.FieldEnforced, enforced)
@@ -148,7 +210,7 @@ func (p *Proxy) audit(r *http.Request, st *state, status int, bytes int64) {
 	if st.cutOff != "" {
 		e = e.Str(auditlog.FieldCutOff, st.cutOff)
 	}
-	lineEnd(e, status, bytes, st.start, p.opts.Now())
+	return lineEnd(sink, e, status, bytes, st.start, p.opts.Now())
 }
 
 // appendTime adds key: t in UTC, RFC 3339 with nanoseconds, formatted
@@ -173,11 +235,12 @@ func requestURL(r *http.Request, intercepted bool) string {
 	return r.URL.String()
 }
 
-// NewAuditLogger returns the zerolog logger audit lines are written with:
-// JSON, no level. The proxy adds each line's "time" (auditlog.FieldTime) itself,
-// from its Options.Now, read once per line for the time and the duration.
-func NewAuditLogger(w io.Writer) zerolog.Logger {
-	return zerolog.New(w)
+// NewAuditLogger returns w, the writer of Options.Audit: the proxy writes
+// each line (JSON, no level) to it in one Write and adds the line's "time"
+// (auditlog.FieldTime) itself, from its Options.Now, read once per line
+// for the time and the duration.
+func NewAuditLogger(w io.Writer) io.Writer {
+	return w
 }
 
 // auditBody wraps a response body from inside an intercepted tunnel: it
@@ -205,7 +268,9 @@ func (b *auditBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.n += int64(n)
 	if err == io.EOF || b.length >= 0 && b.n >= b.length {
-		b.finish() // before goproxy sends these octets
+		if b.finish() != nil && !b.p.opts.AuditContinue {
+			return 0, errAuditLine // before goproxy sends these octets: never
+		}
 	}
 	return n, err
 }
@@ -216,7 +281,8 @@ func (b *auditBody) Close() error {
 	return err
 }
 
-// finish writes the request's audit line unless it is written already.
-func (b *auditBody) finish() {
-	b.p.auditOnce(b.req, b.st, b.status, b.n)
+// finish writes the request's audit line unless it is written already,
+// and returns the write's error.
+func (b *auditBody) finish() error {
+	return b.p.auditOnce(b.req, b.st, b.status, b.n)
 }

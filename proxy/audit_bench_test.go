@@ -30,6 +30,6 @@ func BenchmarkAuditLine(b *testing.B) {
 		RobotsSHA256: sha256.Sum256([]byte("x")), RobotsFetchedAt: time.Now()}
 	b.ReportAllocs()
 	for b.Loop() {
-		p.audit(r, st, 200, 100)
+		_ = p.audit(&st.line.sink, r, st, 200, 100)
 	}
 }

@@ -7,12 +7,12 @@ package proxy
 import (
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net/http"
 	"net/netip"
 	"time"
 
 	"github.com/elazarl/goproxy"
-	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/identity"
@@ -27,8 +27,19 @@ type Options struct {
 	// Transport carries allowed requests to origins; see NewTransport. Its
 	// DialContext also dials CONNECT tunnels. Required.
 	Transport *http.Transport
-	// Audit receives one JSON line per request.
-	Audit zerolog.Logger
+	// Audit receives one JSON line per request, one Write per line. A
+	// Write that returns an error means the line is not in the log (see
+	// audit.Writer): the request is then refused or cut off, unless
+	// AuditContinue. When Audit has a Failing() bool method (audit.Writer
+	// does) that reports true, new requests are answered 503 with reason
+	// audit-unavailable and not forwarded, unless AuditContinue.
+	Audit io.Writer
+	// AuditContinue answers requests as decided when their audit line
+	// cannot be written (audit.on_write_error: continue); the writer
+	// counts the lost lines. False (refuse) never forwards a request while
+	// the audit log is failing and cuts off the connection of a request
+	// whose line failed after it was forwarded.
+	AuditContinue bool
 	// Metrics counts decisions; nil disables metrics.
 	Metrics *Metrics
 	// Now is the clock; default time.Now.
@@ -75,6 +86,9 @@ type Proxy struct {
 	flights flights    // handlers running, for shutdown
 	denials denials    // rendered robots.txt denials (see reject)
 	live    livePolicy // the policy deciding new requests (SetPolicy)
+	// failing reports whether the audit log is failing (Options.Audit's
+	// Failing method); nil when it has none.
+	failing func() bool
 }
 
 // New returns a Proxy.
@@ -101,7 +115,13 @@ func New(o Options) *Proxy {
 	gp.ConnectDial, gp.ConnectDialWithReq = nil, nil
 	gp.KeepAcceptEncoding = true // forward requests unchanged
 	gp.NonproxyHandler = http.HandlerFunc(nonProxy)
+	if o.Audit == nil {
+		o.Audit = io.Discard
+	}
 	p := &Proxy{gp: gp, opts: o}
+	if f, ok := o.Audit.(interface{ Failing() bool }); ok {
+		p.failing = f.Failing
+	}
 	gp.OnRequest().DoFunc(p.onRequest)
 	gp.OnRequest().HandleConnectFunc(p.onConnect)
 	gp.OnResponse().DoFunc(p.onResponse)
@@ -171,13 +191,23 @@ func (st *state) decide(d policy.Decision) *policy.Decision {
 	return &st.decision
 }
 
-// ServeHTTP serves one proxy request and writes its audit line. A request
-// target over MaxRequestTargetBytes is answered 414 first; a request body
-// is read with BodyIdleTimeout.
+// ServeHTTP serves one proxy request and writes its audit line. While the
+// audit log is failing (and AuditContinue is off) a request is answered
+// 503 audit-unavailable and not forwarded; a request target over
+// MaxRequestTargetBytes is answered 414 first; a request body is read
+// with BodyIdleTimeout. A request whose line could not be written is cut
+// off (http.ErrAbortHandler) rather than completed, unless AuditContinue.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := p.begin(w, r, p.opts.Now())
 	defer p.end(r, x)
+	if p.refusing() {
+		p.refuseAudit(r, x)
+		return
+	}
 	if p.refuseTarget(w, r, x) {
+		if p.cutsLost(&x.st) {
+			panic(http.ErrAbortHandler) // the 414 is still buffered: not sent
+		}
 		return
 	}
 	r, body := p.watchBody(w, r) // a copy when watched: the server keeps its own body
@@ -189,7 +219,21 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status = x.st.status
 	}
 	x.st.cutOff = cutOff(r, body)
-	p.auditOnce(r, &x.st, status, x.w.bytes) // end gives back the politeness slot
+	_ = p.auditOnce(r, &x.st, status, x.w.bytes) // end gives back the politeness slot
+	if p.cutsLost(&x.st) {
+		// No answer without its line: what net/http still holds (the
+		// answer's end) is not sent, and the connection is closed.
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// refuseAudit answers 503 audit-unavailable to a request that arrives
+// while the audit log is failing: it is not forwarded. Its line is
+// written first (space may have come back).
+func (p *Proxy) refuseAudit(r *http.Request, x *exchange) {
+	resp := p.auditUnavailable(r, &x.st)
+	_ = p.auditOnce(r, &x.st, resp.StatusCode, resp.ContentLength)
+	renderResponse(resp).write(&x.w)
 }
 
 // onRequest decides a plain-HTTP proxy request, or a request inside an
@@ -203,6 +247,9 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 		return req, p.reject(req, st, &st.decision)
 	}
 	ctx.UserData = st
+	if st.parent != nil && p.refusing() { // the tunnel's request: see ServeHTTP
+		return req, p.auditUnavailable(req, st)
+	}
 	if st.parent != nil && len(req.RequestURI) > p.opts.MaxRequestTargetBytes {
 		// goproxy reads the requests inside a tunnel itself: the server's
 		// limit (refuseTarget) never saw this one. 414, before any work on
@@ -310,7 +357,11 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 func (p *Proxy) rejectConnect(ctx *goproxy.ProxyCtx, st *state, d *policy.Decision) *goproxy.ConnectAction {
 	ctx.Resp = rejectResponse(ctx.Req, d, p.opts.AuthRealm)
 	st.status = ctx.Resp.StatusCode
-	p.auditOnce(ctx.Req, st, st.status, ctx.Resp.ContentLength) // Abandon may be writing this request's line
+	// Abandon may be writing this request's line.
+	if p.auditOnce(ctx.Req, st, st.status, ctx.Resp.ContentLength) != nil && !p.opts.AuditContinue {
+		ctx.Resp = p.auditUnavailable(ctx.Req, st) // no refusal without its line either
+		st.status = ctx.Resp.StatusCode
+	}
 	return &goproxy.ConnectAction{Action: goproxy.ConnectReject}
 }
 
@@ -337,6 +388,9 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 			ab.status = resp.StatusCode // written when the body is closed
 		} else {
 			p.finishInner(ctx.Req, st, resp.StatusCode, resp.ContentLength)
+			if p.cutsLost(st) { // not yet sent: no answer without its line
+				resp = p.auditUnavailable(ctx.Req, st)
+			}
 		}
 	}
 	return resp

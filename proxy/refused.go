@@ -84,8 +84,10 @@ type Refusal struct {
 // AuditRefusal writes the audit line of a refused request, with the same
 // field names and bounds as every other line (decision "deny"), and counts
 // it in robotsproxy_requests_total and, when r.Cause is set, in
-// robotsproxy_client_refusals_total. It is safe for concurrent use.
-func (p *Proxy) AuditRefusal(r Refusal) {
+// robotsproxy_client_refusals_total. It returns the line's write error:
+// the line is then not in the log (the audit writer counts it). It is
+// safe for concurrent use.
+func (p *Proxy) AuditRefusal(r Refusal) error {
 	if r.Cause != "" {
 		p.opts.Metrics.CountClientRefusal(r.Cause)
 	}
@@ -95,14 +97,15 @@ func (p *Proxy) AuditRefusal(r Refusal) {
 		r.Start = now
 	}
 	f := fieldWriter{max: p.opts.MaxFieldBytes}
-	e := p.lineHead(f, r.Client, r.Method, r.Target, r.TargetCut, r.UserAgent, auditlog.DecisionDeny, string(r.Reason))
+	sink := &lineSink{}
+	e := p.lineHead(sink, f, r.Client, r.Method, r.Target, r.TargetCut, r.UserAgent, auditlog.DecisionDeny, string(r.Reason))
 	if r.CutOff != "" {
 		e = e.Str(auditlog.FieldCutOff, r.CutOff)
 	}
 	if r.Err != nil {
 		e = f.str(e, auditlog.FieldError, r.Err.Error())
 	}
-	lineEnd(e, r.Status, r.Bytes, r.Start, now)
+	return lineEnd(sink, e, r.Status, r.Bytes, r.Start, now)
 }
 
 // refuseTarget answers 414 URI Too Long, before goproxy or any policy
@@ -120,8 +123,8 @@ func (p *Proxy) refuseTarget(w http.ResponseWriter, r *http.Request, x *exchange
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusRequestURITooLong)
 	n, _ := io.WriteString(w, body)
-	x.st.line.write(func() {
-		p.AuditRefusal(Refusal{Client: r.RemoteAddr, Method: r.Method, Target: r.RequestURI,
+	_ = x.st.line.write(func(*lineSink) error { // answered already: the writer counts a lost line
+		return p.AuditRefusal(Refusal{Client: r.RemoteAddr, Method: r.Method, Target: r.RequestURI,
 			UserAgent: r.Header.Get("User-Agent"), Status: http.StatusRequestURITooLong, Bytes: int64(n),
 			Reason: policy.ReasonURITooLong, Cause: CauseURITooLong, Start: x.flight.start})
 	})

@@ -34,7 +34,9 @@ const maxHeaderValue = 256
 // 403 Forbidden with headers naming the product token, the deciding rule or
 // access result, and the robots.txt URL, and a short text body; 400 Bad
 // Request instead for a target that cannot be enforced as sent (reason
-// "bad-request"); or, for a proxy authentication failure, 407 with a Basic challenge for realm; or,
+// "bad-request"); 503 Service Unavailable, with Retry-After, for a request
+// refused because the audit log cannot be written (reason
+// "audit-unavailable"); or, for a proxy authentication failure, 407 with a Basic challenge for realm; or,
 // for throttled proxy authentication, 429 with Retry-After in seconds (RFC
 // 6585 4, RFC 9110 10.2.3) and no challenge.
 func rejectResponse(req *http.Request, d *policy.Decision, realm string) *http.Response {
@@ -48,6 +50,9 @@ func rejectResponse(req *http.Request, d *policy.Decision, realm string) *http.R
 		status = http.StatusBadRequest // an ambiguous or unenforceable target
 	case d.Reason == policy.ReasonURITooLong:
 		status = http.StatusRequestURITooLong // inside a tunnel (onRequest); outside, refuseTarget
+	case d.Reason == policy.ReasonAuditUnavailable:
+		status = http.StatusServiceUnavailable // not forwarded: no answer without its audit line
+		h.Set("Retry-After", "1")
 	case d.TooManyRequests(): // throttled authentication, politeness
 		status = http.StatusTooManyRequests
 		h.Set("Retry-After", strconv.FormatInt(d.RetryAfterSeconds(), 10))
@@ -98,6 +103,8 @@ func denialText(d *policy.Decision) string {
 		return "robotsproxy: CONNECT refused (unidentified-tunnel): the tunnel names no crawler, so its requests could only be decided for \"/\" under the \"*\" group. " +
 			"Send a User-Agent header with your crawler's product token on the CONNECT request itself (curl --proxy-header, Go's Transport.ProxyConnectHeader), " +
 			"or have the operator pin your client (identity.users, identity.client_ranges), or configure a CA (mitm) so every request is decided on its path.\n"
+	case policy.ReasonAuditUnavailable:
+		return "robotsproxy: the audit log cannot be written, so the request was not forwarded; retry later\n"
 	case policy.ReasonHostDenied, policy.ReasonConnectPort, policy.ReasonConnectRefused, policy.ReasonBadRequest,
 		policy.ReasonURITooLong:
 		return fmt.Sprintf("robotsproxy: request refused (%s): %v\n", d.Reason, d.Err)

@@ -32,9 +32,11 @@ func (m memRT) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // BenchmarkServeHTTP measures the proxy's handler alone: no sockets, the
-// origin answered from memory, one goroutine.
+// origin answered from memory, one goroutine. "robotsproxy" is the audit
+// writer as configured by default (chained, refusing while writes fail);
+// "robotsproxy-checkpoints" adds a checkpoint log at its defaults.
 func BenchmarkServeHTTP(b *testing.B) {
-	for _, kind := range []string{"bare", "robotsproxy", "robotsproxy-discard", "robotsproxy-nochain"} {
+	for _, kind := range []string{"bare", "robotsproxy", "robotsproxy-checkpoints", "robotsproxy-discard", "robotsproxy-nochain"} {
 		b.Run("proxy="+kind, func(b *testing.B) {
 			o := benchOrigin(b, false)
 			tr := proxy.NewTransport(&netguard.Guard{AllowPrivate: true}, proxy.TransportOptions{})
@@ -56,7 +58,14 @@ func BenchmarkServeHTTP(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					w := audit.NewWriter(f, audit.Options{Chain: kind == "robotsproxy", Prev: prev})
+					o := audit.Options{Chain: kind != "robotsproxy-nochain", Prev: prev, OnWriteError: "refuse"}
+					if kind == "robotsproxy-checkpoints" {
+						if o.Checkpoints, err = audit.OpenCheckpoints(audit.CheckpointOptions{
+							Path: filepath.Join(b.TempDir(), "checkpoints")}); err != nil {
+							b.Fatal(err)
+						}
+					}
+					w := audit.NewWriter(f, o)
 					b.Cleanup(func() { w.Close() })
 					log = w
 				}

@@ -63,9 +63,9 @@ func (p *Proxy) Abandon() int {
 	n := 0
 	for _, x := range list {
 		f := &x.flight
-		x.st.line.write(func() {
+		_ = x.st.line.write(func(*lineSink) error {
 			n++
-			p.AuditRefusal(Refusal{Client: f.client, Method: f.method, Target: f.url, UserAgent: f.userAgent,
+			return p.AuditRefusal(Refusal{Client: f.client, Method: f.method, Target: f.url, UserAgent: f.userAgent,
 				Reason: policy.ReasonShutdown, CutOff: auditlog.CutOffShutdown, Start: f.start,
 				Err: errors.New("the handler did not return within the shutdown grace period")})
 		})

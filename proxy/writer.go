@@ -50,7 +50,9 @@ func (w *countingWriter) WriteHeader(code int) {
 // lastRead is the body ReadFrom copies, as read by the connection: on the
 // read that brings it to w's declared length, the request's audit line is
 // written before those octets are returned (and then sent), so that no
-// client has the whole answer before its line. A body that ends short or
+// client has the whole answer before its line. When that write fails
+// (audit.on_write_error: refuse), the read fails instead: the answer is
+// cut off. A body that ends short or
 // fails is no whole answer: ServeHTTP writes its line as before, with
 // cut_off when the proxy cut it off.
 type lastRead struct {
@@ -65,7 +67,9 @@ func (l *lastRead) Read(p []byte) (int, error) {
 	l.n += int64(n)
 	if l.n >= l.left {
 		w, sent := l.w, l.w.bytes+l.n
-		w.p.auditOnce(w.x.req, &w.x.st, w.status, sent)
+		if w.p.auditOnce(w.x.req, &w.x.st, w.status, sent) != nil && !w.p.opts.AuditContinue {
+			return 0, errAuditLine // the client never gets the last octets
+		}
 	}
 	return n, err
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/access"
+	"github.com/robotsproxy/robotsproxy/audit"
 	"github.com/robotsproxy/robotsproxy/config"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/politeness"
@@ -88,4 +89,20 @@ func offIfZero(d time.Duration) time.Duration {
 		return access.Off
 	}
 	return d
+}
+
+// AuditOptions returns the audit writer's options of c (audit.chain,
+// audit.on_write_error); the caller adds Prev, OnError, Now and
+// Checkpoints.
+func AuditOptions(c config.Config) audit.Options {
+	return audit.Options{Chain: c.Audit.Chain, OnWriteError: c.Audit.OnWriteError}
+}
+
+// CheckpointOptions returns the checkpoint log's options
+// (audit.checkpoint_file, audit.checkpoint_every_lines,
+// audit.checkpoint_every), key being the contents of
+// audit.checkpoint_hmac_key_file (nil: unsigned).
+func CheckpointOptions(c config.Config, key []byte) audit.CheckpointOptions {
+	return audit.CheckpointOptions{Path: c.Audit.CheckpointFile, EveryLines: c.Audit.CheckpointEveryLines,
+		Every: c.Audit.CheckpointEvery, Key: key}
 }

@@ -107,10 +107,12 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 	if err != nil {
 		return nil, err
 	}
-	auditW, closeFn, err := auditWriter(cfg, stdout)
+	auditErrs := &auditErrors{log: logger, now: time.Now, interval: time.Second}
+	auditW, closeFn, err := auditWriter(cfg, stdout, auditErrs.report)
 	if err != nil {
 		return nil, err
 	}
+	registerAuditMetrics(reg, auditW)
 	p := proxy.New(proxy.Options{
 		Intercept: intercept,
 		Policy:    pol,
@@ -121,7 +123,8 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 			MaxIdleConnsPerHost:   cfg.Upstream.MaxIdleConnsPerHost,
 			IdleTimeout:           cfg.Upstream.IdleTimeout,
 		}),
-		Audit:         proxy.NewAuditLogger(auditW),
+		Audit:         auditW,
+		AuditContinue: cfg.Audit.OnWriteError == "continue",
 		Metrics:       metrics,
 		MaxFieldBytes: cfg.Log.MaxFieldBytes,
 
@@ -133,6 +136,7 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		Usage:      proxy.UsageOptions{Enforce: cfg.Usage.Enforce, Declarations: UsageDeclarations(cfg)},
 	})
 	ready := &readiness{}
+	ready.addCheck("audit", auditReady(auditW))
 	if shared != nil {
 		ready.addCheck("shared", shared.Ready)
 		closeFn = closeBoth(closeFn, shared.Close)
@@ -165,10 +169,13 @@ func interception(m config.MITM, reg prometheus.Registerer, logger zerolog.Logge
 
 // auditWriter opens the audit log destination, stdout or a file rotated
 // by lumberjack, behind the group-commit writer of package audit (which
-// also repairs a cut last line and chains lines when cfg.Audit.Chain).
-// The close function drains it.
-func auditWriter(cfg config.Config, stdout io.Writer) (io.Writer, func() error, error) {
-	opts := audit.Options{Chain: cfg.Audit.Chain}
+// also repairs a cut last line, chains lines when cfg.Audit.Chain, takes
+// back failed writes and appends checkpoints when
+// cfg.Audit.CheckpointFile). onError gets each failed write. The close
+// function drains it and closes the checkpoint log.
+func auditWriter(cfg config.Config, stdout io.Writer, onError func(error)) (*audit.Writer, func() error, error) {
+	opts := AuditOptions(cfg)
+	opts.OnError, opts.Now = onError, time.Now
 	var out io.Writer = nopCloser{stdout}
 	if cfg.Log.File != "" {
 		f, prev, err := audit.OpenFile(audit.FileOptions{Path: cfg.Log.File, MaxSizeMB: cfg.Log.MaxSizeMB,
@@ -178,6 +185,14 @@ func auditWriter(cfg config.Config, stdout io.Writer) (io.Writer, func() error, 
 		}
 		out, opts.Prev = f, prev
 	}
+	cp, err := openCheckpoints(cfg)
+	if err != nil {
+		if c, ok := out.(io.Closer); ok {
+			_ = c.Close()
+		}
+		return nil, nil, err
+	}
+	opts.Checkpoints = cp
 	w := audit.NewWriter(out, opts)
 	return w, w.Close, nil
 }
