@@ -16,6 +16,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/identity"
+	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/politeness"
 )
@@ -73,7 +74,7 @@ type Proxy struct {
 	gp      *goproxy.ProxyHttpServer
 	opts    Options
 	flights flights    // handlers running, for shutdown
-	denials denials    // rendered robots.txt denials (see reject)
+	denials *denials   // rendered robots.txt denials (see reject)
 	live    livePolicy // the policy deciding new requests (SetPolicy)
 }
 
@@ -101,7 +102,7 @@ func New(o Options) *Proxy {
 	gp.ConnectDial, gp.ConnectDialWithReq = nil, nil
 	gp.KeepAcceptEncoding = true // forward requests unchanged
 	gp.NonproxyHandler = http.HandlerFunc(nonProxy)
-	p := &Proxy{gp: gp, opts: o}
+	p := &Proxy{gp: gp, opts: o, denials: memo.NewSync[denialKey, *rendered](denialsMax)}
 	gp.OnRequest().DoFunc(p.onRequest)
 	gp.OnRequest().HandleConnectFunc(p.onConnect)
 	gp.OnResponse().DoFunc(p.onResponse)
