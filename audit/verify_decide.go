@@ -132,7 +132,7 @@ func (d *decider) checkUsage(l *auditLine) (Kind, string, error) {
 	if !dec.Allowed || !c.same(want) {
 		return KindDecision, fmt.Sprintf("logged %s (before the usage preference), but %s gives %s", c.logged(), from, want), nil
 	}
-	e := usage.Evaluate(l.Purposes, policy.UsagePreferences(&dec, l.path(), l.Candidates))
+	e := usage.Evaluate(l.Purposes, dec.UsagePrefs)
 	if e.Refused != l.UsageRefused {
 		return KindDecision, fmt.Sprintf("usage_refused %q, but for the purposes %q %s refuses %q", l.UsageRefused, l.Purposes, from, e.Refused), nil
 	}
