@@ -117,7 +117,6 @@ type state struct {
 	// decision is the request's decision, valid when decided is set. It is
 	// kept here, by value, so that deciding allocates nothing.
 	decision policy.Decision
-	decided  bool
 	// status is set when the response bypasses the ResponseWriter
 	// (CONNECT replies written on the hijacked connection).
 	status int
@@ -152,6 +151,7 @@ type state struct {
 	// client is the client's address once clientParsed (see clientAddr).
 	client       netip.Addr
 	clientParsed bool
+	decided      bool // next to clientParsed: the exchange stays in its size class
 }
 
 // clientAddr returns the client's address (the zero Addr when
