@@ -59,3 +59,16 @@ func prefLines(p usage.Preferences) string {
 	}
 	return strings.Join(lines, "|")
 }
+
+// BenchmarkDecideAccessExtras decides a path against a robots.txt with a
+// crawl delay, the decision reading its extras.
+func BenchmarkDecideAccessExtras(b *testing.B) {
+	r := robots.Parse([]byte("User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n\n" +
+		"User-agent: ExampleBot\nDisallow: /nope/\nCrawl-delay: 5\n"))
+	a := &access.Access{Result: access.Successful, Status: 200, Robots: r}
+	tokens := []string{"ExampleBot"}
+	b.ReportAllocs()
+	for b.Loop() {
+		policy.DecideAccess(a, "/some/page.html", tokens)
+	}
+}
