@@ -18,12 +18,13 @@ import (
 var layers = map[string]int{
 	"robots":              0,
 	"netguard":            0,
-	"mitm":                0,
+	"mitm":                1, // caches certificates in internal/memo
 	"politeness":          0,
 	"auditlog":            0,
 	"audit/report":        1, // reads lines through auditlog
 	"deploy":              0,
 	"internal/redistest":  0,
+	"internal/memo":       0,
 	"access":              1,
 	"identity":            1,
 	"usage":               1,

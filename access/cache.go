@@ -7,6 +7,8 @@ import (
 
 	gocache "github.com/patrickmn/go-cache"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/robotsproxy/robotsproxy/internal/memo"
 )
 
 // CacheState says where the access result used for a decision came from.
@@ -117,16 +119,14 @@ type Cache struct {
 	flights singleflight.Group
 
 	mu    sync.Mutex
-	order nodeList         // keys, oldest first
-	pos   map[string]*node // key -> its place in order
-	bytes int64            // sum of the nodes' sizes
+	order *memo.LRU[string, int64] // key -> its entry's size, in the order stored
 }
 
 // NewCache returns a Cache that calls fetch on misses.
 func NewCache(fetch FetchFunc, o CacheOptions) *Cache {
 	o.setDefaults()
-	c := &Cache{opts: o, fetch: fetch, pos: make(map[string]*node)}
-	c.order.init()
+	c := &Cache{opts: o, fetch: fetch,
+		order: memo.NewLRU(o.MaxEntries, o.MaxBytes, func(_ string, size int64) int64 { return size })}
 	c.items = gocache.New(o.MaxTTL+o.StaleFor, 10*time.Minute)
 	c.items.OnEvicted(func(key string, _ any) { c.forget(key) })
 	return c
@@ -168,7 +168,7 @@ func (c *Cache) Len() int { return c.items.ItemCount() }
 func (c *Cache) Bytes() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.bytes
+	return c.order.Size()
 }
 
 // fresh returns the entry for key if it is still fresh, else nil.
@@ -219,26 +219,8 @@ func (c *Cache) store(key string, a Access) *entry {
 // evicting the oldest ones while the cache holds more than MaxEntries
 // entries or MaxBytes octets.
 func (c *Cache) admit(key string, size int64) {
-	var evict []string
 	c.mu.Lock()
-	n, ok := c.pos[key]
-	if ok {
-		c.order.remove(n)
-		c.bytes -= n.size
-	} else {
-		n = &node{key: key}
-		c.pos[key] = n
-	}
-	n.size = size
-	c.bytes += size
-	for oldest := c.order.front(); oldest != nil &&
-		(len(c.pos) > c.opts.MaxEntries || c.bytes > c.opts.MaxBytes); oldest = c.order.front() {
-		c.order.remove(oldest)
-		delete(c.pos, oldest.key)
-		c.bytes -= oldest.size
-		evict = append(evict, oldest.key)
-	}
-	c.order.pushBack(n)
+	evict := c.order.Add(key, size, nil)
 	c.mu.Unlock()
 	for _, k := range evict {
 		c.items.Delete(k) // OnEvicted -> forget, which finds nothing left to do
@@ -249,40 +231,5 @@ func (c *Cache) admit(key string, size int64) {
 func (c *Cache) forget(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n, ok := c.pos[key]; ok {
-		c.order.remove(n)
-		delete(c.pos, key)
-		c.bytes -= n.size
-	}
-}
-
-// node is a key's place in the eviction order and its entry's size.
-type node struct {
-	key        string
-	size       int64
-	prev, next *node
-}
-
-// nodeList is a doubly linked list of nodes around a sentinel: one
-// allocation per key, where container/list takes two.
-type nodeList struct{ root node }
-
-func (l *nodeList) init() { l.root.prev, l.root.next = &l.root, &l.root }
-
-// front returns the oldest node, nil when the list is empty.
-func (l *nodeList) front() *node {
-	if l.root.next == &l.root {
-		return nil
-	}
-	return l.root.next
-}
-
-func (l *nodeList) pushBack(n *node) {
-	n.prev, n.next = l.root.prev, &l.root
-	n.prev.next, l.root.prev = n, n
-}
-
-func (l *nodeList) remove(n *node) {
-	n.prev.next, n.next.prev = n.next, n.prev
-	n.prev, n.next = nil, nil
+	c.order.Remove(key)
 }

@@ -173,11 +173,11 @@ func newVerifier(o VerifyOptions) *verifier {
 	if o.Report == nil {
 		o.Report = func(Problem) {}
 	}
-	dec := newDecider(o.Archive)
+	dec := newDecider(o.Archive, defaultBounds())
 	if o.ExemptHosts != nil {
 		dec.exempt = policy.Exemptions(o.ExemptHosts)
 	}
-	v := &verifier{opts: o, h: sha256.New(), dec: dec, in: interner{}}
+	v := &verifier{opts: o, h: sha256.New(), dec: dec, in: newInterner()}
 	if len(o.Checkpoints) > 0 {
 		v.passed = make(map[[sha256.Size]byte]int, len(o.Checkpoints))
 		for _, c := range o.Checkpoints {

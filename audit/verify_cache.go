@@ -44,7 +44,7 @@ type dayListing struct {
 // changed, or it had changed less than settle before the listing.
 func (d *decider) findRecords(url string, t time.Time) ([]string, error) {
 	day, q := findQuery(url, t)
-	ls, ok := d.days[day]
+	ls, ok := d.days.Get(day)
 	if ok {
 		found := q.match(day, ls.names)
 		if len(found) > 0 || ls.listed.Sub(ls.mtime) >= settle && d.mtime(day).Equal(ls.mtime) {
@@ -57,7 +57,7 @@ func (d *decider) findRecords(url string, t time.Time) ([]string, error) {
 		return nil, err
 	}
 	ls.names = names
-	putBounded(d.days, d.max.days, day, ls)
+	d.days.Put(day, ls)
 	return q.match(day, ls.names), nil
 }
 
@@ -69,13 +69,4 @@ func (d *decider) mtime(day string) time.Time {
 		return time.Time{}
 	}
 	return info.ModTime()
-}
-
-// putBounded sets m[k] = v, first clearing m when k is new and m holds
-// limit entries.
-func putBounded[K comparable, V any](m map[K]V, limit int, k K, v V) {
-	if _, ok := m[k]; !ok && len(m) >= limit {
-		clear(m)
-	}
-	m[k] = v
 }

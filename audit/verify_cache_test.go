@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/rs/zerolog"
 
@@ -80,7 +81,7 @@ func TestDeciderListsEachDayOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d := newDecider(dir)
+	d := newDecider(dir, defaultBounds())
 	listed := 0
 	d.readDir = func(name string) ([]os.DirEntry, error) {
 		listed++
@@ -128,7 +129,7 @@ func TestDeciderKeepsNoBody(t *testing.T) {
 		at[url] = day0.Add(time.Duration(h) * time.Minute)
 	}
 	dir, _ := archiveOf(t, bodies, at)
-	d := newDecider(dir)
+	d := newDecider(dir, defaultBounds())
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -163,40 +164,35 @@ func TestDeciderCachesAreBounded(t *testing.T) {
 		{days: 2, fetches: 3, bodies: 3, compiled: 3, octets: 1 << 20},
 		{days: 1, fetches: 1, bodies: 1, compiled: 5, octets: 40}, // one compiled body at a time
 	} {
-		d := newDecider(dir)
-		d.max = bounds
+		d := newDecider(dir, bounds)
 		for pass := range 3 {
 			for url, body := range bodies {
 				if kind, msg, err := d.check(bodyLine(url, body, fmt.Sprintf("/private%d", pass), at[url])); err != nil || kind != "" {
 					t.Fatalf("bounds %+v: check %s: got %q (%s), %v, want it verified", bounds, url, kind, msg, err)
 				}
-				if len(d.days) > bounds.days || len(d.fetches) > bounds.fetches || len(d.bodies) > bounds.bodies ||
-					len(d.compiled) > bounds.compiled || len(d.compiled) > 1 && d.octets > bounds.octets {
+				if d.days.Len() > bounds.days || d.fetches.Len() > bounds.fetches || d.bodies.Len() > bounds.bodies ||
+					d.compiled.Len() > bounds.compiled || d.compiled.Len() > 1 && d.compiled.Size() > int64(bounds.octets) {
 					t.Fatalf("bounds %+v: got %d days, %d fetches, %d bodies, %d compiled of %d octets",
-						bounds, len(d.days), len(d.fetches), len(d.bodies), len(d.compiled), d.octets)
+						bounds, d.days.Len(), d.fetches.Len(), d.bodies.Len(), d.compiled.Len(), d.compiled.Size())
 				}
 			}
 		}
-	}
-	m := map[int]int{1: 1, 2: 2}
-	putBounded(m, 2, 2, 0) // a key held is replaced, not cleared for
-	if len(m) != 2 {
-		t.Errorf("replacing a held key: got %v, want 2 entries", m)
 	}
 }
 
 // TestInternerSkipsLongValues: values over maxInternedLen are not kept.
 func TestInternerSkipsLongValues(t *testing.T) {
-	in := interner{}
+	in := newInterner()
 	for _, tt := range []struct {
 		n    int
 		kept bool
 	}{{10, true}, {maxInternedLen, true}, {maxInternedLen + 1, false}, {maxLine, false}} {
 		v := strings.Repeat("u", tt.n)
-		if got := in.get([]byte(v)); got != v {
+		got := in.String([]byte(v))
+		if got != v {
 			t.Fatalf("get of %d octets: got another string", tt.n)
 		}
-		if _, kept := in[v]; kept != tt.kept {
+		if kept := unsafe.StringData(in.String([]byte(v))) == unsafe.StringData(got); kept != tt.kept {
 			t.Errorf("get of %d octets: got kept %v, want %v", tt.n, kept, tt.kept)
 		}
 	}

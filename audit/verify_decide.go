@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/robotsproxy/robotsproxy/access"
+	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 	"github.com/robotsproxy/robotsproxy/usage"
@@ -21,14 +22,12 @@ import (
 // kept once compiled. Each cache is bounded (see cacheBounds).
 type decider struct {
 	dir      string
-	readDir  func(string) ([]os.DirEntry, error) // os.ReadDir
-	now      func() time.Time                    // time.Now
-	days     map[string]dayListing               // "records/DAY"
-	fetches  map[string][]FetchRecord            // robots_url NUL robots_fetched_at
-	bodies   map[string]bodyEntry                // hex SHA-256
-	compiled map[compiledKey]*robots.Robots
-	octets   int // parsed into compiled (Robots.Size)
-	max      cacheBounds
+	readDir  func(string) ([]os.DirEntry, error)     // os.ReadDir
+	now      func() time.Time                        // time.Now
+	days     *memo.Memo[string, dayListing]          // "records/DAY"
+	fetches  *memo.Memo[string, []FetchRecord]       // robots_url NUL robots_fetched_at
+	bodies   *memo.Memo[string, bodyEntry]           // hex SHA-256
+	compiled *memo.Memo[compiledKey, *robots.Robots] // sized by Robots.Size
 	// exempt tests a target against the configuration's exempt hosts
 	// (policy.Exemptions); nil when no configuration was given.
 	exempt func(scheme, hostport string) (bool, error)
@@ -52,10 +51,13 @@ type compiledKey struct {
 // a UTF-8 body no longer parses the same under any limit and charset.
 const minLimit = 500 << 10
 
-func newDecider(dir string) *decider {
-	return &decider{dir: dir, readDir: os.ReadDir, now: time.Now, max: defaultBounds(),
-		days: map[string]dayListing{}, fetches: map[string][]FetchRecord{}, bodies: map[string]bodyEntry{},
-		compiled: map[compiledKey]*robots.Robots{}}
+func newDecider(dir string, max cacheBounds) *decider {
+	return &decider{dir: dir, readDir: os.ReadDir, now: time.Now,
+		days:    memo.New[string, dayListing](max.days),
+		fetches: memo.New[string, []FetchRecord](max.fetches),
+		bodies:  memo.New[string, bodyEntry](max.bodies),
+		compiled: memo.NewSized[compiledKey](max.compiled, int64(max.octets),
+			func(r *robots.Robots) int64 { return int64(r.Size) })}
 }
 
 // check re-decides one decision line (see isDecision). It returns "" when
@@ -130,7 +132,7 @@ func (d *decider) checkUsage(l *auditLine) (Kind, string, error) {
 	if !dec.Allowed || !c.same(want) {
 		return KindDecision, fmt.Sprintf("logged %s (before the usage preference), but %s gives %s", c.logged(), from, want), nil
 	}
-	e := usage.Evaluate(l.Purposes, policy.UsagePreferences(&dec, l.path(), l.Candidates))
+	e := usage.Evaluate(l.Purposes, dec.UsagePrefs)
 	if e.Refused != l.UsageRefused {
 		return KindDecision, fmt.Sprintf("usage_refused %q, but for the purposes %q %s refuses %q", l.UsageRefused, l.Purposes, from, e.Refused), nil
 	}
@@ -208,7 +210,7 @@ func (d *decider) records(l *auditLine) (recs []FetchRecord, msg string, err err
 		return nil, "", nil
 	}
 	key := l.RobotsURL + "\x00" + l.RobotsFetchedAt
-	if recs, ok := d.fetches[key]; ok {
+	if recs, ok := d.fetches.Get(key); ok {
 		return recs, "", nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, l.RobotsFetchedAt)
@@ -228,7 +230,7 @@ func (d *decider) records(l *auditLine) (recs []FetchRecord, msg string, err err
 			recs = append(recs, rec)
 		}
 	}
-	putBounded(d.fetches, d.max.fetches, key, recs)
+	d.fetches.Put(key, recs)
 	return recs, "", nil
 }
 
@@ -308,7 +310,7 @@ func (d *decider) redecideBody(l *auditLine, recs []FetchRecord) (dec policy.Dec
 // unverifiable. A nil result comes with the problem.
 func (d *decider) compile(sha string, rec *FetchRecord) (*robots.Robots, Kind, string, error) {
 	var body []byte
-	b, read := d.bodies[sha]
+	b, read := d.bodies.Get(sha)
 	if !read {
 		body, b = d.readBody(sha)
 	}
@@ -323,7 +325,7 @@ func (d *decider) compile(sha string, rec *FetchRecord) (*robots.Robots, Kind, s
 		return nil, KindUnverifiable, fmt.Sprintf("no fetch record with body %.16s…, and how this body parses depends on the charset and parse limit of the fetch", sha), nil
 	}
 	key := compiledKey{sha: sha, charset: o.Charset, limit: o.Limit()}
-	if r, ok := d.compiled[key]; ok {
+	if r, ok := d.compiled.Get(key); ok {
 		return r, "", "", nil
 	}
 	if read { // read before, and dropped: read it again
@@ -332,11 +334,7 @@ func (d *decider) compile(sha string, rec *FetchRecord) (*robots.Robots, Kind, s
 		}
 	}
 	r := o.Parse(body)
-	if len(d.compiled) >= d.max.compiled || d.octets+r.Size > d.max.octets {
-		clear(d.compiled)
-		d.octets = 0
-	}
-	d.compiled[key], d.octets = r, d.octets+r.Size
+	d.compiled.Put(key, r)
 	return r, "", "", nil
 }
 
@@ -345,7 +343,7 @@ func (d *decider) compile(sha string, rec *FetchRecord) (*robots.Robots, Kind, s
 func (d *decider) readBody(sha string) ([]byte, bodyEntry) {
 	body, err := ReadBody(d.dir, sha)
 	b := bodyEntry{err: err, plain: err == nil && len(body) <= minLimit && utf8.Valid(body)}
-	putBounded(d.bodies, d.max.bodies, sha, b)
+	d.bodies.Put(sha, b)
 	return body, b
 }
 

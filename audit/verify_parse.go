@@ -1,6 +1,9 @@
 package audit
 
-import "github.com/robotsproxy/robotsproxy/auditlog"
+import (
+	"github.com/robotsproxy/robotsproxy/auditlog"
+	"github.com/robotsproxy/robotsproxy/internal/memo"
+)
 
 // Why a line is a bad line: auditlog.Scanner's errors.
 var (
@@ -14,28 +17,17 @@ var (
 // log repeat (decision, reason, robots_url, robots_sha256, ...), so
 // reading them allocates only the first time. Bounded by maxInterned
 // values of at most maxInternedLen octets each; a longer value (a long
-// url, once per line anyway) is not kept.
-type interner map[string]string
+// url, once per line anyway) is not kept. The nil interner interns
+// nothing.
+type interner = *memo.Interner
 
 const (
 	maxInterned    = 1 << 14
 	maxInternedLen = 4 << 10
 )
 
-func (in interner) get(b []byte) string {
-	if in == nil || len(b) > maxInternedLen {
-		return string(b)
-	}
-	if s, ok := in[string(b)]; ok {
-		return s
-	}
-	if len(in) >= maxInterned {
-		clear(in)
-	}
-	s := string(b)
-	in[s] = s
-	return s
-}
+// newInterner returns an empty interner.
+func newInterner() interner { return memo.NewInterner(maxInterned, maxInternedLen) }
 
 // parseLine decodes one line (without its newline) into l, keeping the
 // backing array of l.Candidates, through auditlog.Scanner: a line is
@@ -151,7 +143,7 @@ func (l *auditLine) value(sc *auditlog.Scanner) error {
 		if s == &l.URL {
 			*s = string(v) // a different URL on most lines
 		} else {
-			*s = l.in.get(v)
+			*s = l.in.String(v)
 		}
 		return nil
 	}
@@ -173,7 +165,7 @@ func (l *auditLine) strings(dst *[]string, sc *auditlog.Scanner) error {
 		return err
 	}
 	for _, c := range list {
-		*dst = append(*dst, l.in.get(c))
+		*dst = append(*dst, l.in.String(c))
 	}
 	return nil
 }

@@ -43,7 +43,7 @@ func TestParseLine(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var l auditLine
-			err := parseLine([]byte(tt.in), &l, interner{})
+			err := parseLine([]byte(tt.in), &l, newInterner())
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("parseLine(%s): got error %v, want %v", tt.in, err, tt.err)
 			}
@@ -89,7 +89,7 @@ func FuzzParseLine(f *testing.F) {
 	f.Add([]byte(`{"url":"\u0041\ud800","rule_line":-0}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var l auditLine
-		err := parseLine(b, &l, interner{})
+		err := parseLine(b, &l, newInterner())
 		if err != nil {
 			object := bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("{"))
 			if json.Valid(b) && object && !errors.Is(err, errBadType) && !errors.Is(err, errTooDeep) {

@@ -12,18 +12,14 @@ const VerifiedMax = verifiedMax
 
 // VerifiedLen returns how many credentials p remembers as verified.
 func VerifiedLen(p *Pinner) int {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return len(p.verified)
+	return p.verified.Len()
 }
 
 // FillVerified adds n made-up entries to p's memo, as if n other headers
 // had been verified, for tests of the memo's bound.
 func FillVerified(p *Pinner, n int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	for i := range n {
-		p.verified[sha256.Sum256([]byte("filler "+strconv.Itoa(i)))] = Pin{}
+		p.verified.Put(sha256.Sum256([]byte("filler "+strconv.Itoa(i))), Pin{})
 	}
 }
 
@@ -88,7 +84,5 @@ func HoldCheckSlots(p *Pinner, n int) (release func()) {
 
 // MemoLen returns how many identities id remembers.
 func MemoLen(id *Identifier) int {
-	id.mu.RLock()
-	defer id.mu.RUnlock()
-	return len(id.memo)
+	return id.memo.Len()
 }

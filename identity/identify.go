@@ -3,8 +3,8 @@ package identity
 import (
 	"regexp"
 	"strings"
-	"sync"
 
+	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -66,8 +66,7 @@ type Identifier struct {
 
 	// memo remembers identities by User-Agent value: crawlers send the same
 	// header on every request. Bounded by memoMax; cleared when full.
-	mu   sync.RWMutex
-	memo map[string]Identity
+	memo *memo.Sync[string, Identity]
 }
 
 // memoMax bounds the identities remembered by an Identifier.
@@ -85,7 +84,7 @@ func NewIdentifier(browserTokens []string, overrides []Override) *Identifier {
 	for _, t := range browserTokens {
 		b[strings.ToLower(t)] = true
 	}
-	return &Identifier{browser: b, overrides: overrides, memo: make(map[string]Identity)}
+	return &Identifier{browser: b, overrides: overrides, memo: memo.NewSync[string, Identity](memoMax)}
 }
 
 // Identify returns the identity of a crawler from its User-Agent header
@@ -95,22 +94,14 @@ func NewIdentifier(browserTokens []string, overrides []Override) *Identifier {
 // "+http" and "omgili.com" are left out), browser tokens left out, else
 // "*". The returned Candidates slice is shared: do not modify it.
 func (id *Identifier) Identify(userAgent string) Identity {
-	id.mu.RLock()
-	ident, ok := id.memo[userAgent]
-	id.mu.RUnlock()
-	if ok {
+	if ident, ok := id.memo.Get(userAgent); ok {
 		return ident
 	}
-	ident = id.identify(userAgent)
+	ident := id.identify(userAgent)
 	if len(userAgent) > memoMaxUserAgent {
 		return ident // a hostile header is not kept: the memo stays under memoMax × memoMaxUserAgent octets
 	}
-	id.mu.Lock()
-	if len(id.memo) >= memoMax {
-		clear(id.memo)
-	}
-	id.memo[userAgent] = ident
-	id.mu.Unlock()
+	id.memo.Put(userAgent, ident)
 	return ident
 }
 

@@ -9,13 +9,13 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -135,8 +135,7 @@ type Pinner struct {
 	checks   *semaphore.Weighted // nil when bcrypt is not bounded
 	bcrypt   func(hash, password []byte) error
 
-	mu       sync.RWMutex
-	verified map[[sha256.Size]byte]Pin
+	verified *memo.Sync[[sha256.Size]byte, Pin]
 	// flights coalesces concurrent checks of one header: a crawler that
 	// opens many connections with the same credentials at once runs one
 	// bcrypt check and takes one throttle token, not one each.
@@ -155,7 +154,7 @@ func NewPinner(o PinOptions) (*Pinner, error) {
 		o.Now = time.Now
 	}
 	p := &Pinner{users: map[string]Pin{}, hashes: map[string][]byte{}, required: o.Required,
-		verified: map[[sha256.Size]byte]Pin{}, throttle: newThrottle(o.Throttle, o.Now),
+		verified: memo.NewSync[[sha256.Size]byte, Pin](verifiedMax), throttle: newThrottle(o.Throttle, o.Now),
 		checks: newChecks(o.Throttle.MaxConcurrentChecks), bcrypt: bcrypt.CompareHashAndPassword}
 	for i, u := range o.Users {
 		if err := checkUser(u, p.users); err != nil {
@@ -239,10 +238,7 @@ func (p *Pinner) Pin(ctx context.Context, proxyAuthorization string, client neti
 // a failure of the client (it costs no bcrypt).
 func (p *Pinner) authenticate(ctx context.Context, header string, client netip.Addr) (Pin, error) {
 	sum := sha256.Sum256([]byte(header))
-	p.mu.RLock()
-	pin, ok := p.verified[sum]
-	p.mu.RUnlock()
-	if ok {
+	if pin, ok := p.verified.Get(sum); ok {
 		return pin, nil
 	}
 	// The check is shared by every login with this header: it runs on a
@@ -295,12 +291,7 @@ func (p *Pinner) check(ctx context.Context, header string, sum [sha256.Size]byte
 	}
 	done(false)
 	pin := p.users[name]
-	p.mu.Lock()
-	if len(p.verified) >= verifiedMax {
-		clear(p.verified)
-	}
-	p.verified[sum] = pin
-	p.mu.Unlock()
+	p.verified.Put(sum, pin)
 	return pin, nil
 }
 

@@ -1,7 +1,6 @@
 package identity
 
 import (
-	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +13,8 @@ import (
 
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
+
+	"github.com/robotsproxy/robotsproxy/internal/memo"
 )
 
 // ThrottleOptions limit failed Proxy-Authorization checks before bcrypt
@@ -83,15 +84,12 @@ type throttle struct {
 	limit rate.Limit
 	burst int
 	now   func() time.Time
-	max   int
 
 	mu   sync.Mutex
-	keys map[string]*list.Element // of *bucket
-	lru  list.List                // most recently used first
+	keys *memo.LRU[string, *bucket] // at most throttleMaxKeys
 }
 
 type bucket struct {
-	key      string
 	lim      *rate.Limiter
 	inflight int // admitted checks not yet done
 }
@@ -102,7 +100,7 @@ func newThrottle(o ThrottleOptions, now func() time.Time) *throttle {
 		return nil
 	}
 	return &throttle{limit: rate.Limit(o.FailuresPerMinute / 60), burst: o.Burst, now: now,
-		max: throttleMaxKeys, keys: map[string]*list.Element{}}
+		keys: memo.NewLRU[string, *bucket](throttleMaxKeys, 0, nil)}
 }
 
 // admit asks for one check by client and, when hasUser, by user. It returns
@@ -148,31 +146,23 @@ func (t *throttle) done(bs []*bucket, failed bool) {
 // that the keys tracked are, in steady state, those with recent failures.
 func (t *throttle) prune(now time.Time) {
 	for range 2 {
-		if e := t.lru.Back(); e != nil && e.Value.(*bucket).idle(now, t.burst) {
-			t.remove(e)
+		if k, b, ok := t.keys.Oldest(); ok && b.idle(now, t.burst) {
+			t.keys.Remove(k)
 		}
 	}
 }
 
 // get returns key's bucket, made full if new, as the most recently used;
-// past the bound it forgets the least recently used bucket (t.max >= 2, so
+// past the bound it forgets the least recently used bucket (throttleMaxKeys
+// >= 2, so
 // never the one the same admit got before).
 func (t *throttle) get(key string) *bucket {
-	if e, ok := t.keys[key]; ok {
-		t.lru.MoveToFront(e)
-		return e.Value.(*bucket)
+	if b, ok := t.keys.Get(key); ok {
+		return b
 	}
-	if t.lru.Len() >= t.max {
-		t.remove(t.lru.Back())
-	}
-	b := &bucket{key: key, lim: rate.NewLimiter(t.limit, t.burst)}
-	t.keys[key] = t.lru.PushFront(b)
+	b := &bucket{lim: rate.NewLimiter(t.limit, t.burst)}
+	t.keys.Add(key, b, nil)
 	return b
-}
-
-func (t *throttle) remove(e *list.Element) {
-	delete(t.keys, e.Value.(*bucket).key)
-	t.lru.Remove(e)
 }
 
 // len returns the number of tracked keys.
@@ -182,7 +172,7 @@ func (t *throttle) len() int {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.lru.Len()
+	return t.keys.Len()
 }
 
 // wait returns how long until b holds a token for one more check beyond

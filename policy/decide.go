@@ -57,7 +57,8 @@ func decideAccess(a *access.Access, rs *readings, tokens []string) Decision {
 			break
 		}
 		d.Verdict, d.ResolvedPath = rs.match(a.Robots, tokens)
-		d.Robots = a.Robots // crawl delay and usage preferences are read from it
+		d.Robots = a.Robots
+		readExtras(&d, a.Robots, rs, tokens)
 		d.Allowed, d.Reason = d.Verdict.Allowed, ReasonRule
 		if !d.Verdict.Matched() {
 			d.Reason = ReasonNoMatch

@@ -112,6 +112,14 @@ func (d *Decision) NeedsAuth() bool {
 type Decision struct {
 	// Allowed is the verdict.
 	Allowed bool
+	// ReportOnly is true when the request is denied but forwarded anyway:
+	// a robots.txt denial (reason rule or unreachable) in report mode (see
+	// Mode). The zero value enforces, so a decision made on any other path
+	// fails closed. The audit line shows it as "enforced": !ReportOnly.
+	ReportOnly bool
+	// HasCrawlDelay is true when robots.txt states a crawl delay for the
+	// crawler: CrawlDelay.
+	HasCrawlDelay bool
 	// Reason says why.
 	Reason Reason
 	// Identity is who the crawler is.
@@ -139,18 +147,23 @@ type Decision struct {
 	// zero when none was needed: with RobotsURL it names the archive's
 	// fetch record. The audit line shows it as robots_fetched_at.
 	RobotsFetchedAt time.Time
-	// ReportOnly is true when the request is denied but forwarded anyway:
-	// a robots.txt denial (reason rule or unreachable) in report mode (see
-	// Mode). The zero value enforces, so a decision made on any other path
-	// fails closed. The audit line shows it as "enforced": !ReportOnly.
-	ReportOnly bool
 	// RetryAfter is how long a throttled client should wait before it
 	// tries again; zero unless TooManyRequests.
 	RetryAfter time.Duration
-	// Robots is the robots.txt in force, nil unless Access is Successful:
-	// what it says beyond allow and disallow (crawl delay, usage
-	// preferences) is read from it after the decision.
+	// Robots is the robots.txt in force, nil unless Access is Successful.
+	// What it says beyond allow and disallow for the request is read from
+	// it once, when deciding: CrawlDelay and UsagePrefs.
 	Robots *robots.Robots
+	// CrawlDelay is the crawl-delay robots.txt states for the crawler
+	// (robots.GroupExtras.CrawlDelay: the largest of the groups that
+	// apply), valid when HasCrawlDelay.
+	CrawlDelay time.Duration
+	// UsagePrefs are the usage preferences robots.txt states for the
+	// request: those of its Content-Usage rules and Content-Signal lines
+	// for the crawler's product tokens, read for the path reading that
+	// decided (ResolvedPath), else for the path as sent. Nil when no
+	// robots.txt was read or it states none. Shared: do not modify it.
+	UsagePrefs usage.Preferences
 	// Usage is the purposes declared for the crawler and the usage
 	// preferences that applied to the request (see package usage), nil
 	// when none was declared and none stated; for ReasonUsage,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/identity"
+	"github.com/robotsproxy/robotsproxy/internal/memo"
 )
 
 // Options configure a Policy.
@@ -59,14 +60,14 @@ type Policy struct {
 	opts                 Options
 	exempts, allow, deny hostList
 	ports                []int
-	targets              targets
+	targets              *targets
 }
 
 // New returns a Policy. It keeps no reference to the option slices.
 func New(o Options) *Policy {
 	p := &Policy{opts: o, exempts: newHostList(o.ExemptHosts), allow: newHostList(o.AllowHosts),
 		deny: newHostList(o.DenyHosts), ports: slices.Clone(o.ConnectPorts)}
-	p.targets.m = make(map[targetKey]*target)
+	p.targets = memo.NewSync[targetKey, *target](targetsMax)
 	if len(p.ports) == 0 {
 		p.ports = DefaultConnectPorts()
 	}

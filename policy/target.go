@@ -3,9 +3,9 @@ package policy
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/robotsproxy/robotsproxy/access"
+	"github.com/robotsproxy/robotsproxy/internal/memo"
 )
 
 // target is what a decision derives from a request's scheme and Host value
@@ -27,10 +27,7 @@ type targetKey struct{ scheme, host string }
 
 // targets is a Policy's memo of targets. Bounded by targetsMax entries of
 // Host values of at most targetHostMax octets; cleared when full.
-type targets struct {
-	mu sync.RWMutex
-	m  map[targetKey]*target
-}
+type targets = memo.Sync[targetKey, *target]
 
 const (
 	// targetsMax bounds the targets a Policy remembers.
@@ -44,23 +41,15 @@ const (
 // with optional port, as sent).
 func (p *Policy) target(scheme, hostport string) *target {
 	k := targetKey{scheme, hostport}
-	p.targets.mu.RLock()
-	t := p.targets.m[k]
-	p.targets.mu.RUnlock()
-	if t != nil {
+	if t, ok := p.targets.Get(k); ok {
 		return t
 	}
-	t = p.newTarget(scheme, hostport)
+	t := p.newTarget(scheme, hostport)
 	if len(hostport) > targetHostMax {
 		return t
 	}
 	k = targetKey{strings.Clone(scheme), strings.Clone(hostport)} // not the request's memory
-	p.targets.mu.Lock()
-	if len(p.targets.m) >= targetsMax {
-		clear(p.targets.m)
-	}
-	p.targets.m[k] = t
-	p.targets.mu.Unlock()
+	p.targets.Put(k, t)
 	return t
 }
 

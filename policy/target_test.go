@@ -40,7 +40,7 @@ func TestPolicyTargetsBounded(t *testing.T) {
 	p := New(Options{Identifier: identity.NewIdentifier(nil, nil), Cache: access.NewCache(nil, access.CacheOptions{})})
 	for i := range targetsMax + 100 {
 		p.target("http", fmt.Sprintf("host-%d.example", i))
-		if n := len(p.targets.m); n > targetsMax {
+		if n := p.targets.Len(); n > targetsMax {
 			t.Fatalf("after %d hosts: got %d remembered, want at most %d", i+1, n, targetsMax)
 		}
 	}
@@ -48,7 +48,7 @@ func TestPolicyTargetsBounded(t *testing.T) {
 	if _, auth, err := p.Authority("http", long); err != nil || auth != long+":80" {
 		t.Errorf("Authority of a %d-octet host: got %q, %v", len(long), auth, err)
 	}
-	if _, ok := p.targets.m[targetKey{"http", long}]; ok {
+	if _, ok := p.targets.Get(targetKey{"http", long}); ok {
 		t.Errorf("a %d-octet host was remembered, want none over %d octets", len(long), targetHostMax)
 	}
 }

@@ -21,23 +21,29 @@ func (p *Policy) DenyForUsage(d *Decision, pin identity.Pin, e *usage.Evaluation
 	p.markReportOnly(d, pin)
 }
 
-// UsagePreferences returns the usage preferences robots.txt states for a
-// request that d (from DecideAccess or Decide) decided: those of its
-// Content-Usage rules and Content-Signal lines for the product tokens,
-// read for the path reading that decided (d.ResolvedPath), else for path,
-// the path as sent. Nil when d read no robots.txt or it states none. The
-// proxy and audit verify both read them here.
-func UsagePreferences(d *Decision, path string, tokens []string) usage.Preferences {
-	r := d.Robots
-	if r == nil || !r.HasContentUsage() && !r.HasContentSignal() {
-		return nil
+// readExtras records in d what robots.txt r states beyond allow and
+// disallow for the product tokens and the request path (rs), reading the
+// groups that apply once: the crawl delay and the usage preferences (its
+// Content-Usage rules and Content-Signal lines), the latter read for the
+// path reading that decided (d.ResolvedPath), else for the path as sent.
+// A file with none of these records costs nothing.
+func readExtras(d *Decision, r *robots.Robots, rs *readings, tokens []string) {
+	usages := r.HasContentUsage() || r.HasContentSignal()
+	if !usages && !r.HasCrawlDelay() {
+		return
 	}
-	if d.ResolvedPath != "" {
-		path = d.ResolvedPath
+	e := r.Extras(tokens...)
+	d.CrawlDelay, d.HasCrawlDelay = e.CrawlDelay()
+	if !usages {
+		return
+	}
+	path := d.ResolvedPath
+	if path == "" {
+		path = rs.raw
 	}
 	var u robots.UsagePrefs // no Content-Usage rule: skip Usage's second path match
 	if r.HasContentUsage() {
 		u = r.Usage(path, tokens...)
 	}
-	return usage.FromRobots(u, r.Extras(tokens...))
+	d.UsagePrefs = usage.FromRobots(u, e)
 }

@@ -3,9 +3,9 @@ package proxy
 import (
 	"io"
 	"net/http"
-	"sync"
 
 	"github.com/robotsproxy/robotsproxy/access"
+	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -22,10 +22,10 @@ func (p *Proxy) reject(req *http.Request, st *state, d *policy.Decision) *http.R
 	}
 	k := denialKey{reason: d.Reason, token: d.Identity.Token, robotsURL: d.RobotsURL, access: d.Access,
 		status: d.Status, cause: d.Cause, rule: d.Verdict.Rule}
-	r := p.denials.get(k)
-	if r == nil {
+	r, ok := p.denials.Get(k)
+	if !ok {
 		if r = renderResponse(rejectResponse(req, d, p.opts.AuthRealm)); len(r.body) <= maxRenderedBody {
-			p.denials.put(k, r)
+			p.denials.Put(k, r)
 		}
 	}
 	r.write(st.w)
@@ -82,10 +82,7 @@ func (r *rendered) write(w http.ResponseWriter) {
 
 // denials remembers rendered denials, at most denialsMax; cleared when
 // full (the product tokens come from clients).
-type denials struct {
-	mu sync.RWMutex
-	m  map[denialKey]*rendered
-}
+type denials = memo.Sync[denialKey, *rendered]
 
 const denialsMax = 1024
 
@@ -94,19 +91,3 @@ const denialsMax = 1024
 // request only, so the renderings hold at most about denialsMax × 2 KiB
 // of bodies (and as much again in their keys).
 const maxRenderedBody = 2 << 10
-
-func (ds *denials) get(k denialKey) *rendered {
-	ds.mu.RLock()
-	defer ds.mu.RUnlock()
-	return ds.m[k]
-}
-
-func (ds *denials) put(k denialKey, r *rendered) *rendered {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	if ds.m == nil || len(ds.m) >= denialsMax {
-		ds.m = make(map[denialKey]*rendered)
-	}
-	ds.m[k] = r
-	return r
-}

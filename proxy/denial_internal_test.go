@@ -8,6 +8,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/identity"
+	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -24,7 +25,7 @@ func TestLongDenialsNotKept(t *testing.T) {
 		{"/short", 1},
 		{"/" + strings.Repeat("x", 10<<10), 0},
 	} {
-		p.denials = denials{}
+		p.denials = memo.NewSync[denialKey, *rendered](denialsMax)
 		rb := robots.Parse([]byte("User-agent: *\nDisallow: " + tt.pattern + "\n"))
 		d := policy.Decision{Reason: policy.ReasonRule, Identity: identity.Identity{Token: "ExampleBot"},
 			RobotsURL: "http://example.com/robots.txt", Access: access.Successful, Status: 200,
@@ -37,7 +38,7 @@ func TestLongDenialsNotKept(t *testing.T) {
 				t.Errorf("rule of %d octets: got %d %.80q, want 403 naming the rule", len(tt.pattern), rec.Code, rec.Body.String())
 			}
 		}
-		if got := len(p.denials.m); got != tt.kept {
+		if got := p.denials.Len(); got != tt.kept {
 			t.Errorf("rule of %d octets: %d renderings kept, want %d", len(tt.pattern), got, tt.kept)
 		}
 	}

@@ -29,9 +29,7 @@ func (p *Proxy) admit(req *http.Request, st *state) *http.Response {
 	}
 	d := &st.decision
 	r := politeness.Request{Key: politeness.Key{Token: d.Identity.Token, Authority: strings.TrimSuffix(d.RobotsURL, "/robots.txt")}}
-	if d.Robots != nil {
-		r.Delay, r.HasDelay = d.Robots.Extras(d.Identity.Candidates...).CrawlDelay()
-	}
+	r.Delay, r.HasDelay = d.CrawlDelay, d.HasCrawlDelay
 	t := l.Admit(req.Context(), r)
 	st.ticket = t
 	if t.Refused == "" {

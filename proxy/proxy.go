@@ -16,6 +16,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/identity"
+	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/politeness"
 )
@@ -84,7 +85,7 @@ type Proxy struct {
 	gp      *goproxy.ProxyHttpServer
 	opts    Options
 	flights flights    // handlers running, for shutdown
-	denials denials    // rendered robots.txt denials (see reject)
+	denials *denials   // rendered robots.txt denials (see reject)
 	live    livePolicy // the policy deciding new requests (SetPolicy)
 	// failing reports whether the audit log is failing (Options.Audit's
 	// Failing method); nil when it has none.
@@ -118,7 +119,7 @@ func New(o Options) *Proxy {
 	if o.Audit == nil {
 		o.Audit = io.Discard
 	}
-	p := &Proxy{gp: gp, opts: o}
+	p := &Proxy{gp: gp, opts: o, denials: memo.NewSync[denialKey, *rendered](denialsMax)}
 	if f, ok := o.Audit.(interface{ Failing() bool }); ok {
 		p.failing = f.Failing
 	}
@@ -136,7 +137,6 @@ type state struct {
 	// decision is the request's decision, valid when decided is set. It is
 	// kept here, by value, so that deciding allocates nothing.
 	decision policy.Decision
-	decided  bool
 	// status is set when the response bypasses the ResponseWriter
 	// (CONNECT replies written on the hijacked connection).
 	status int
@@ -171,6 +171,7 @@ type state struct {
 	// client is the client's address once clientParsed (see clientAddr).
 	client       netip.Addr
 	clientParsed bool
+	decided      bool // next to clientParsed: the exchange stays in its size class
 }
 
 // clientAddr returns the client's address (the zero Addr when

@@ -7,7 +7,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/usage"
 )
 
@@ -37,10 +36,7 @@ type UsageOptions struct {
 // line shows what the crawler was told.
 func (p *Proxy) checkUsage(req *http.Request, st *state) {
 	d := &st.decision
-	var prefs usage.Preferences
-	if d.Robots != nil {
-		prefs = policy.UsagePreferences(d, requestPath(req), d.Identity.Candidates)
-	}
+	prefs := d.UsagePrefs
 	purposes := p.declarations().Purposes(st.pin.Purposes, d.Identity.Token)
 	if len(prefs) == 0 && len(purposes) == 0 {
 		return

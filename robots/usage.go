@@ -338,6 +338,12 @@ func (u UsagePrefs) Rules() []UsageRule {
 // preferences can skip the path match Usage makes.
 func (r *Robots) HasContentUsage() bool { return r.extras&xUsage != 0 }
 
+// HasCrawlDelay reports whether the file has a crawl-delay or request-rate
+// record in a group; when it has none, Extras finds no crawl delay and no
+// request rate for any crawler, so a caller that only wants those can skip
+// its group selection.
+func (r *Robots) HasCrawlDelay() bool { return r.extras&xDelay != 0 }
+
 // HasContentSignal reports whether the file has any Content-Signal record
 // (in a group or before the first). Extras reads them; a file without
 // them, and without Content-Usage rules, states no usage preference.

@@ -270,24 +270,27 @@ func TestUsageManyTies(t *testing.T) {
 	}
 }
 
-// TestHasUsageRecords: HasContentUsage and HasContentSignal say whether a
-// file has any record of each kind, in a group or before the first.
+// TestHasUsageRecords: HasContentUsage, HasContentSignal and
+// HasCrawlDelay say whether a file has any record of each kind, in a group
+// or (Content-Signal) before the first.
 func TestHasUsageRecords(t *testing.T) {
 	tests := []struct {
-		body          string
-		usage, signal bool
+		body                 string
+		usage, signal, delay bool
 	}{
-		{"User-agent: *\nDisallow: /x\nCrawl-delay: 2\n", false, false},
-		{"User-agent: *\nContent-Usage: train-ai=n\n", true, false},
-		{"User-agent: *\nContent-Signal: search=yes, ai-train=no\n", false, true},
-		{"Content-Signal: ai-train=no\nUser-agent: *\nContent-Usage: /a train-ai=n\n", true, true},
-		{"", false, false},
+		{"User-agent: *\nDisallow: /x\nCrawl-delay: 2\n", false, false, true},
+		{"User-agent: *\nDisallow: /x\nRequest-rate: 1/5s\n", false, false, true},
+		{"Crawl-delay: 2\nUser-agent: *\nDisallow: /x\n", false, false, false},
+		{"User-agent: *\nContent-Usage: train-ai=n\n", true, false, false},
+		{"User-agent: *\nContent-Signal: search=yes, ai-train=no\n", false, true, false},
+		{"Content-Signal: ai-train=no\nUser-agent: *\nContent-Usage: /a train-ai=n\n", true, true, false},
+		{"", false, false, false},
 	}
 	for _, tt := range tests {
 		r := robots.Parse([]byte(tt.body))
-		if r.HasContentUsage() != tt.usage || r.HasContentSignal() != tt.signal {
-			t.Errorf("%q: HasContentUsage %v, HasContentSignal %v; want %v, %v",
-				tt.body, r.HasContentUsage(), r.HasContentSignal(), tt.usage, tt.signal)
+		if r.HasContentUsage() != tt.usage || r.HasContentSignal() != tt.signal || r.HasCrawlDelay() != tt.delay {
+			t.Errorf("%q: HasContentUsage %v, HasContentSignal %v, HasCrawlDelay %v; want %v, %v, %v",
+				tt.body, r.HasContentUsage(), r.HasContentSignal(), r.HasCrawlDelay(), tt.usage, tt.signal, tt.delay)
 		}
 	}
 }
