@@ -120,6 +120,10 @@ type Decision struct {
 	// HasCrawlDelay is true when robots.txt states a crawl delay for the
 	// crawler: CrawlDelay.
 	HasCrawlDelay bool
+	// Cause is why the robots.txt in force was unreachable, CauseNone
+	// unless Access is Unreachable (see UnreachableCause). Next to the
+	// flags: the request's state keeps its size class.
+	Cause access.Cause
 	// Reason says why.
 	Reason Reason
 	// Identity is who the crawler is.
@@ -132,9 +136,6 @@ type Decision struct {
 	Access access.AccessResult
 	// Status is the HTTP status of that robots.txt fetch, 0 when none.
 	Status int
-	// Cause is why that robots.txt was unreachable, CauseNone unless
-	// Access is Unreachable (see UnreachableCause).
-	Cause access.Cause
 	// Cache says where the access result came from.
 	Cache access.CacheState
 	// Err is the fetch or request error behind the decision, if any.

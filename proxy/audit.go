@@ -55,12 +55,12 @@ func (a *requestAudit) lost() bool {
 // audit log in one Write and keeps that write's error, which zerolog's
 // Send would drop (and print). It implements zerolog.LevelWriter.
 type lineSink struct {
-	out io.Writer
+	p   *Proxy // writes to p.opts.Audit; a pointer keeps the request's state small
 	err error
 }
 
 func (s *lineSink) Write(b []byte) (int, error) {
-	_, s.err = s.out.Write(b)
+	_, s.err = s.p.opts.Audit.Write(b)
 	return len(b), nil // the error is the caller's (lineEnd), not zerolog's
 }
 
@@ -114,7 +114,7 @@ func (p *Proxy) finishInner(r *http.Request, st *state, status int, bytes int64)
 // user_agent, decision and reason.
 // The line goes to the audit log through sink (see lineEnd).
 func (p *Proxy) lineHead(sink *lineSink, f fieldWriter, client, method, url string, urlCutOnRead bool, userAgent, decision, reason string) *zerolog.Event {
-	sink.out, sink.err = p.opts.Audit, nil
+	sink.p, sink.err = p, nil
 	l := zerolog.New(sink)
 	e := l.Log()
 	e = f.str(e, auditlog.FieldClient, client)
@@ -201,8 +201,8 @@ func (p *Proxy) audit(sink *lineSink, r *http.Request, st *state, status int, by
 		}
 		e = usageFields(f, politeFields(e, st), d.Usage)
 	}
-	if st.tunnel != "" {
-		e = e.Str(auditlog.FieldTunnel, st.tunnel)
+	if m := st.tunnelMode(); m != "" {
+		e = e.Str(auditlog.FieldTunnel, m)
 	}
 	if st.parent != nil {
 		e = e.Bool(auditlog.FieldIntercepted, true)

@@ -140,9 +140,6 @@ type state struct {
 	// status is set when the response bypasses the ResponseWriter
 	// (CONNECT replies written on the hijacked connection).
 	status int
-	// tunnel is the CONNECT line's mode: auditlog.TunnelHostLevel or
-	// auditlog.TunnelIntercepted.
-	tunnel string
 	// pin is the pinned identity of the client, shared by every request
 	// inside an intercepted tunnel.
 	pin identity.Pin
@@ -172,6 +169,21 @@ type state struct {
 	client       netip.Addr
 	clientParsed bool
 	decided      bool // next to clientParsed: the exchange stays in its size class
+	// tunnel is set for a CONNECT that was let through, intercepted when
+	// it is intercepted: the line's tunnel field (see tunnelMode).
+	tunnel, intercepted bool
+}
+
+// tunnelMode is the CONNECT line's tunnel field: auditlog.TunnelHostLevel
+// or auditlog.TunnelIntercepted, "" for any other request.
+func (st *state) tunnelMode() string {
+	switch {
+	case !st.tunnel:
+		return ""
+	case st.intercepted:
+		return auditlog.TunnelIntercepted
+	}
+	return auditlog.TunnelHostLevel
 }
 
 // clientAddr returns the client's address (the zero Addr when
@@ -341,10 +353,10 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 		return p.rejectConnect(ctx, st, d), host
 	}
 	if !intercept {
-		st.tunnel = auditlog.TunnelHostLevel
+		st.tunnel = true
 		return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, authority
 	}
-	st.tunnel = auditlog.TunnelIntercepted
+	st.tunnel, st.intercepted = true, true
 	st.authority = authority
 	ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTripInner)
 	return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: p.opts.Intercept}, authority

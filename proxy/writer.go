@@ -20,13 +20,14 @@ type countingWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
-	// done is set once the response is written outside goproxy (see
-	// Proxy.reject): what goproxy writes after, for the placeholder it was
-	// given, is dropped.
-	done bool
 	// length is the declared Content-Length, valid when hasLength.
 	length    int64
 	hasLength bool
+	// done is set once the response is written outside goproxy (see
+	// Proxy.reject): what goproxy writes after, for the placeholder it was
+	// given, is dropped. Next to hasLength: the exchange keeps its size
+	// class.
+	done bool
 	// x and p write the exchange's audit line early; nil: never early.
 	x    *exchange
 	p    *Proxy
