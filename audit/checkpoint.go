@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -49,17 +50,27 @@ type Checkpoint struct {
 	HMAC string `json:"hmac,omitempty"`
 }
 
-// Checkpoints appends checkpoints of a Writer's chain. It is used by the
-// Writer's leader only, one call at a time.
+// Checkpoints appends checkpoints of a Writer's chain. The Writer's leader
+// decides when one is due and queues it; a goroutine of the Checkpoints
+// writes and fsyncs what is queued, so that no request waits for an
+// fsync. Close writes what is queued, then stops it.
 type Checkpoints struct {
-	f         *os.File
-	opts      CheckpointOptions
+	f    *os.File
+	opts CheckpointOptions
+
+	// Owned by the Writer's leader.
 	lastLines uint64
 	lastTime  time.Time
-	lastHead  [sha256.Size]byte
+
+	mu     sync.Mutex
+	queue  []Checkpoint // not yet written, oldest first
+	report func(error)  // a failed write; set by NewWriter
+	kick   chan struct{}
+	done   chan struct{}
 }
 
-// OpenCheckpoints opens (creates) the checkpoint log for appending.
+// OpenCheckpoints opens (creates) the checkpoint log for appending and
+// starts its writer; Close stops it.
 func OpenCheckpoints(o CheckpointOptions) (*Checkpoints, error) {
 	if o.EveryLines <= 0 {
 		o.EveryLines = DefaultCheckpointLines
@@ -71,7 +82,41 @@ func OpenCheckpoints(o CheckpointOptions) (*Checkpoints, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint log: %w", err)
 	}
-	return &Checkpoints{f: f, opts: o}, nil
+	c := &Checkpoints{f: f, opts: o, report: func(error) {}, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	go c.run()
+	return c, nil
+}
+
+// run writes queued checkpoints until Close closes kick.
+func (c *Checkpoints) run() {
+	defer close(c.done)
+	for range c.kick {
+		c.flush()
+	}
+	c.flush()
+}
+
+// flush writes every queued checkpoint in one write and one fsync.
+func (c *Checkpoints) flush() {
+	c.mu.Lock()
+	q := c.queue
+	c.queue = nil
+	report := c.report
+	c.mu.Unlock()
+	if len(q) == 0 {
+		return
+	}
+	var buf []byte
+	for _, cp := range q {
+		buf = c.appendLine(buf, cp)
+	}
+	if _, err := c.f.Write(buf); err != nil {
+		report(fmt.Errorf("checkpoint log: %w", err))
+		return
+	}
+	if err := c.f.Sync(); err != nil {
+		report(fmt.Errorf("checkpoint log: %w", err))
+	}
 }
 
 // due reports whether a checkpoint is owed after lines written in all.
@@ -85,28 +130,39 @@ func (c *Checkpoints) due(lines uint64, now time.Time) bool {
 	return lines-c.lastLines >= uint64(c.opts.EveryLines) || now.Sub(c.lastTime) >= c.opts.Every
 }
 
-// write appends and fsyncs one checkpoint.
-func (c *Checkpoints) write(head [sha256.Size]byte, lines uint64, now time.Time) error {
-	body := checkpointBody(now, head, lines)
-	line := append([]byte(nil), body...)
-	if len(c.opts.Key) > 0 {
-		line = append(line, `,"hmac":"`...)
-		line = hex.AppendEncode(line, checkpointMAC(c.opts.Key, body))
-		line = append(line, '"')
+// add queues a checkpoint of head after lines written in all, at now.
+// Called by the Writer's leader; the write and fsync happen in run.
+func (c *Checkpoints) add(head [sha256.Size]byte, lines uint64, now time.Time) {
+	c.lastLines, c.lastTime = lines, now
+	c.mu.Lock()
+	c.queue = append(c.queue, Checkpoint{Time: now, Head: hex.EncodeToString(head[:]), Lines: lines})
+	c.mu.Unlock()
+	select {
+	case c.kick <- struct{}{}:
+	default: // run is kicked already
 	}
-	line = append(line, "}\n"...)
-	if _, err := c.f.Write(line); err != nil {
-		return fmt.Errorf("checkpoint log: %w", err)
-	}
-	if err := c.f.Sync(); err != nil {
-		return fmt.Errorf("checkpoint log: %w", err)
-	}
-	c.lastLines, c.lastTime, c.lastHead = lines, now, head
-	return nil
 }
 
-// Close closes the checkpoint log.
-func (c *Checkpoints) Close() error { return c.f.Close() }
+// appendLine appends cp as a checkpoint line, signed when there is a key.
+func (c *Checkpoints) appendLine(dst []byte, cp Checkpoint) []byte {
+	head, _ := parseHead(cp.Head)
+	body := checkpointBody(cp.Time, head, cp.Lines)
+	dst = append(dst, body...)
+	if len(c.opts.Key) > 0 {
+		dst = append(dst, `,"hmac":"`...)
+		dst = hex.AppendEncode(dst, checkpointMAC(c.opts.Key, body))
+		dst = append(dst, '"')
+	}
+	return append(dst, "}\n"...)
+}
+
+// Close writes the checkpoints queued, stops the writer and closes the
+// checkpoint log. It is called once, by Writer.Close.
+func (c *Checkpoints) Close() error {
+	close(c.kick)
+	<-c.done
+	return c.f.Close()
+}
 
 // checkpointBody is a checkpoint line up to (without) its hmac and closing
 // brace: the octets the HMAC covers.

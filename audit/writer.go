@@ -132,6 +132,16 @@ func NewWriter(out io.Writer, o Options) *Writer {
 		o.Now = time.Now
 	}
 	w := &Writer{out: out, opts: o, cur: &batch{}, prev: o.Prev}
+	if c := o.Checkpoints; c != nil {
+		c.mu.Lock()
+		c.report = func(err error) {
+			w.writeErrors.Add(1)
+			if o.OnError != nil {
+				o.OnError(err)
+			}
+		}
+		c.mu.Unlock()
+	}
 	w.cond = sync.NewCond(&w.mu)
 	return w
 }
@@ -234,15 +244,11 @@ func (w *Writer) commit(raw []byte) error {
 	return nil
 }
 
-// checkpoint writes the chain's head to the checkpoint log; a failure is
-// reported as a write error but costs no line.
+// checkpoint queues the chain's head for the checkpoint log, written and
+// fsynced off the requests' path; a failure is reported as a write error
+// but costs no line.
 func (w *Writer) checkpoint(now time.Time) {
-	if err := w.opts.Checkpoints.write(w.prev, w.written, now); err != nil {
-		w.writeErrors.Add(1)
-		if w.opts.OnError != nil {
-			w.opts.OnError(err)
-		}
-	}
+	w.opts.Checkpoints.add(w.prev, w.written, now)
 }
 
 // fail records a write of raw that failed after n octets reached the
