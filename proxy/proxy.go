@@ -51,6 +51,13 @@ type Options struct {
 	// in octets: a longer one is answered 414 URI Too Long before goproxy
 	// or any policy work. Default DefaultMaxRequestTargetBytes.
 	MaxRequestTargetBytes int
+	// MaxHeaderBytes bounds the request line and headers of a request
+	// inside an intercepted tunnel, in octets, as http.Server.MaxHeaderBytes
+	// bounds them outside (with the same 4096 octets of slack): a larger
+	// one is answered 431 Request Header Fields Too Large and ends the
+	// tunnel. Set it to the server's MaxHeaderBytes. Default
+	// http.DefaultMaxHeaderBytes, the server's own default.
+	MaxHeaderBytes int
 	// BodyIdleTimeout bounds each wait for more of a request body: a
 	// client that sends nothing for this long is cut off (408 Request
 	// Timeout, cut_off "body-idle"). Default DefaultBodyIdleTimeout.
@@ -92,6 +99,9 @@ func New(o Options) *Proxy {
 	if o.MaxRequestTargetBytes <= 0 {
 		o.MaxRequestTargetBytes = DefaultMaxRequestTargetBytes
 	}
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = http.DefaultMaxHeaderBytes
+	}
 	if o.BodyIdleTimeout <= 0 {
 		o.BodyIdleTimeout = DefaultBodyIdleTimeout
 	}
@@ -131,6 +141,9 @@ type state struct {
 	parent *state
 	// authority is the canonical authority of an intercepted tunnel.
 	authority string
+	// conn is an intercepted tunnel's client connection, under goproxy's
+	// TLS layer (see tunnelConn); nil until goproxy hijacks it.
+	conn *tunnelConn
 	// line writes the request's one audit line.
 	line requestAudit
 	// cutOff is the audit line's cut_off field, "" for none.
@@ -203,6 +216,12 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 		return req, p.reject(req, st, &st.decision)
 	}
 	ctx.UserData = st
+	if st.parent != nil {
+		st.parent.conn.headerRead(hasBody(req))
+		if resp := p.refuseHeader(req, st); resp != nil { // 431, see tunnel.go
+			return req, resp
+		}
+	}
 	if st.parent != nil && len(req.RequestURI) > p.opts.MaxRequestTargetBytes {
 		// goproxy reads the requests inside a tunnel itself: the server's
 		// limit (refuseTarget) never saw this one. 414, before any work on
@@ -244,6 +263,13 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	// Allowed, or denied in report mode: forwarded as sent, with no sign
 	// of robotsproxy, so a watched crawler cannot tell.
 	prepareOutbound(req) // RFC 9110 7.6.1: hop-by-hop fields stay here
+	if st.parent != nil && st.parent.conn != nil && hasBody(req) {
+		// The body limits, on the client's connection under the TLS layer
+		// (there is no ResponseController inside a tunnel).
+		b := p.newIdleBody(req.Body, st.parent.conn)
+		b.tunnel = st.parent.conn
+		req.Body = b
+	}
 	return req, nil
 }
 
@@ -333,6 +359,7 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 		resp = upstreamErrorResponse(ctx.Req, ctx.Error, st)
 	}
 	if st != nil && st.parent != nil && resp != nil {
+		p.afterInner(ctx.Req, st, resp)
 		if ab, ok := resp.Body.(*auditBody); ok {
 			ab.status = resp.StatusCode // written when the body is closed
 		} else {
@@ -340,6 +367,22 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 		}
 	}
 	return resp
+}
+
+// afterInner tells an intercepted tunnel's connection how a request inside
+// it ended before its answer is written: a body not read to its end (the
+// request was refused, cut off, or answered early) ends the tunnel, as the
+// server closes a connection after a body it did not read; a protocol
+// switch (101) stops the counting of header octets.
+func (p *Proxy) afterInner(req *http.Request, st *state, resp *http.Response) {
+	conn := st.parent.conn
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		conn.switched()
+		return
+	}
+	if b := bodyOf(req); hasBody(req) && (b == nil || !b.eof.Load()) {
+		conn.end()
+	}
 }
 
 // forwarded reports whether the request was sent to the origin, so that
@@ -361,6 +404,7 @@ func (p *Proxy) roundTripInner(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 	}
 	resp, err := p.opts.Transport.RoundTrip(req)
 	if err != nil {
+		st.cutOff = cutOff(req, bodyOf(req)) // a body cut off: 408
 		return upstreamErrorResponse(req, err, st), nil
 	}
 	prepareInbound(resp) // RFC 9110 7.6.1: the origin's, towards the client

@@ -43,6 +43,8 @@ func rejectResponse(req *http.Request, d *policy.Decision, realm string) *http.R
 		status = http.StatusBadRequest // an ambiguous or unenforceable target
 	case d.Reason == policy.ReasonURITooLong:
 		status = http.StatusRequestURITooLong // inside a tunnel (onRequest); outside, refuseTarget
+	case d.Reason == policy.ReasonHeaderTooLarge:
+		status = http.StatusRequestHeaderFieldsTooLarge // inside a tunnel (refuseHeader); outside, the server
 	case d.TooManyRequests(): // throttled authentication, politeness
 		status = http.StatusTooManyRequests
 		h.Set("Retry-After", strconv.FormatInt(d.RetryAfterSeconds(), 10))
@@ -87,7 +89,7 @@ func denialText(d *policy.Decision) string {
 			return text
 		}
 	case policy.ReasonHostDenied, policy.ReasonConnectPort, policy.ReasonConnectRefused, policy.ReasonBadRequest,
-		policy.ReasonURITooLong:
+		policy.ReasonURITooLong, policy.ReasonHeaderTooLarge:
 		return fmt.Sprintf("robotsproxy: request refused (%s): %v\n", d.Reason, d.Err)
 	}
 	return fmt.Sprintf("robotsproxy: request denied (%s)\n", d.Reason)

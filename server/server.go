@@ -126,6 +126,7 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		MaxFieldBytes: cfg.Log.MaxFieldBytes,
 
 		MaxRequestTargetBytes: cfg.Client.MaxRequestTargetBytes,
+		MaxHeaderBytes:        cfg.Client.MaxHeaderBytes,
 		BodyIdleTimeout:       cfg.Client.BodyIdleTimeout,
 		BodyMinRate:           cfg.Client.BodyMinRate,
 

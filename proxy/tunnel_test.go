@@ -1,0 +1,163 @@
+package proxy_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/robotsproxy/robotsproxy/proxy"
+)
+
+// interceptedLines returns the audit lines of requests inside tunnels, or
+// refused there (a cut tunnel's line has no intercepted field: it names the
+// tunnel's https URL, cut).
+func interceptedLines(t *testing.T, h *harness, n int) []map[string]any {
+	t.Helper()
+	var inner []map[string]any
+	deadline := time.Now().Add(5 * time.Second)
+	for len(inner) < n && time.Now().Before(deadline) {
+		inner = inner[:0]
+		for _, l := range h.audit.lines(t) {
+			if l["intercepted"] == true || l["reason"] == "header-too-large" {
+				inner = append(inner, l)
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return inner
+}
+
+// TestInterceptHeaderLimit: inside an intercepted tunnel, the request line
+// and headers are bounded by client.max_header_bytes as outside (goproxy
+// reads them, past the server's limit): over the limit, 431 and the tunnel
+// closed; far over it, the tunnel is cut before goproxy holds it all. The
+// origin sees neither, and each is audited header-too-large.
+func TestInterceptHeaderLimit(t *testing.T) {
+	const limit = 32 << 10
+	tests := []struct {
+		name   string
+		header int // octets of one header value
+		status int // 0: the tunnel is cut, no answer
+	}{
+		{"within the limit", limit / 2, http.StatusOK},
+		{"within the slack", limit + 2048, http.StatusOK},
+		{"over the limit", 64 << 10, http.StatusRequestHeaderFieldsTooLarge},
+		{"1 MiB", 1 << 20, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := newTLSOrigin(t, serveRobots("User-agent: *\nAllow: /\n"))
+			h, _, _ := interceptHarnessWith(t, originTLS(o), o, nil, func(po *proxy.Options) { po.MaxHeaderBytes = limit })
+			req, _ := http.NewRequest("GET", o.URL+"/x", nil)
+			req.Header.Set("User-Agent", "ExampleBot/1.0")
+			req.Header.Set("X-Big", strings.Repeat("a", tt.header))
+			resp, err := h.client.Do(req)
+			status := 0
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				status = resp.StatusCode
+			}
+			if status != tt.status {
+				t.Fatalf("a %d-octet header in a tunnel: got %d (err %v), want %d", tt.header, status, err, tt.status)
+			}
+			if tt.status == http.StatusOK {
+				if n := o.hitCount("/x"); n != 1 {
+					t.Errorf("the origin got %d requests, want 1", n)
+				}
+				return
+			}
+			if n := o.hitCount("/x"); n != 0 {
+				t.Errorf("the origin got the request %d times, want 0", n)
+			}
+			if resp != nil && resp.Header.Get(proxy.HeaderReason) != "header-too-large" {
+				t.Errorf("%s: %q, want header-too-large", proxy.HeaderReason, resp.Header.Get(proxy.HeaderReason))
+			}
+			lines := interceptedLines(t, h, 1)
+			if len(lines) != 1 {
+				t.Fatalf("audit lines of the tunnel's requests: %v, want 1", lines)
+			}
+			if l := lines[0]; l["reason"] != "header-too-large" || l["status"] != float64(tt.status) || l["decision"] != "deny" {
+				t.Errorf("audit line %v: want deny, reason header-too-large, status %d", l, tt.status)
+			}
+			if got := h.counter(t, "robotsproxy_client_refusals_total", "header_too_large"); got != 1 {
+				t.Errorf("robotsproxy_client_refusals_total{cause=header_too_large} = %v, want 1", got)
+			}
+			// A new tunnel works.
+			if resp, _ := h.do(t, "GET", o.URL+"/after", "ExampleBot/1.0", ""); resp.StatusCode != 200 {
+				t.Errorf("a request after it: got %d, want 200", resp.StatusCode)
+			}
+		})
+	}
+}
+
+// stallingBody sends its first octets, then nothing until ctx ends (or
+// for 3 s, so that a proxy that waits forever fails the test instead of
+// hanging it).
+type stallingBody struct {
+	ctx  context.Context
+	sent bool
+}
+
+func (b *stallingBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		return copy(p, "part of a body"), nil
+	}
+	select {
+	case <-b.ctx.Done():
+		return 0, b.ctx.Err()
+	case <-time.After(3 * time.Second):
+		return 0, errors.New("the test's body gave up stalling")
+	}
+}
+
+// TestInterceptBodyIdle: inside an intercepted tunnel, a request body that
+// stalls is cut off after client.body_idle_timeout with 408 and cut_off
+// "body-idle", as outside; a body that comes whole is forwarded, and the
+// tunnel serves the next request.
+func TestInterceptBodyIdle(t *testing.T) {
+	o := newTLSOrigin(t, serveRobots("User-agent: *\nAllow: /\n"))
+	h, _, _ := interceptHarnessWith(t, originTLS(o), o, nil, func(po *proxy.Options) {
+		po.BodyIdleTimeout = 200 * time.Millisecond
+	})
+	resp, body := h.do(t, "POST", o.URL+"/whole", "ExampleBot/1.0", strings.Repeat("b", 100<<10))
+	if resp.StatusCode != 200 || body != "origin:POST:/whole" {
+		t.Fatalf("a whole body: got %d %q, want 200 from the origin", resp.StatusCode, body)
+	}
+	if resp, _ := h.do(t, "GET", o.URL+"/next", "ExampleBot/1.0", ""); resp.StatusCode != 200 {
+		t.Fatalf("the next request: got %d, want 200", resp.StatusCode)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", o.URL+"/stall", &stallingBody{ctx: ctx})
+	req.ContentLength = 1000
+	req.Header.Set("User-Agent", "ExampleBot/1.0")
+	start := time.Now()
+	resp, err := h.client.Do(req)
+	if err != nil {
+		t.Fatalf("a stalled body: %v (after %s), want 408", err, time.Since(start))
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout {
+		t.Errorf("a stalled body: got %d, want 408", resp.StatusCode)
+	}
+	var line map[string]any
+	for _, l := range interceptedLines(t, h, 4) {
+		if strings.HasSuffix(l["url"].(string), "/stall") {
+			line = l
+		}
+	}
+	if line["cut_off"] != "body-idle" || line["status"] != 408.0 {
+		t.Errorf("audit line %v: want status 408, cut_off body-idle", line)
+	}
+	if resp, _ := h.do(t, "GET", o.URL+"/after", "ExampleBot/1.0", ""); resp.StatusCode != 200 {
+		t.Errorf("a request after it: got %d, want 200", resp.StatusCode)
+	}
+}
