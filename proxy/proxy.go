@@ -408,7 +408,9 @@ func (p *Proxy) roundTripInner(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 		return upstreamErrorResponse(req, err, st), nil
 	}
 	prepareInbound(resp) // RFC 9110 7.6.1: the origin's, towards the client
-	if resp.Body != nil && resp.Body != http.NoBody {
+	// A switched protocol's body is the origin's connection, which goproxy
+	// needs whole (an io.ReadWriter) to carry the new protocol.
+	if resp.Body != nil && resp.Body != http.NoBody && resp.StatusCode != http.StatusSwitchingProtocols {
 		resp.Body = &auditBody{ReadCloser: resp.Body, length: resp.ContentLength, p: p, req: req, st: st}
 	}
 	return resp, nil

@@ -1,10 +1,16 @@
 package proxy_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -159,5 +165,55 @@ func TestInterceptBodyIdle(t *testing.T) {
 	}
 	if resp, _ := h.do(t, "GET", o.URL+"/after", "ExampleBot/1.0", ""); resp.StatusCode != 200 {
 		t.Errorf("a request after it: got %d, want 200", resp.StatusCode)
+	}
+}
+
+// TestInterceptUpgradeNotCounted: after a protocol switch (101) inside an
+// intercepted tunnel, what the tunnel carries is not a request header: a
+// WebSocket stream longer than the header cap passes whole.
+func TestInterceptUpgradeNotCounted(t *testing.T) {
+	o := &origin{hits: map[string]int{}}
+	robots := serveRobots("User-agent: *\nAllow: /\n")
+	o.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			robots(w, r)
+			return
+		}
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		_ = brw.Flush()
+		_, _ = io.Copy(c, brw) // echo
+	}))
+	t.Cleanup(o.Close)
+	h, ca, _ := interceptHarnessWith(t, originTLS(o), o, nil, func(po *proxy.Options) { po.MaxHeaderBytes = 1024 })
+
+	c, err := net.Dial("tcp", h.proxyURL.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	host := strings.TrimPrefix(o.URL, "https://")
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
+	br := bufio.NewReader(c)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	tc := tls.Client(c, &tls.Config{RootCAs: ca.CertPool(), ServerName: "127.0.0.1"})
+	fmt.Fprintf(tc, "GET /ws HTTP/1.1\r\nHost: %s\r\nUser-Agent: ExampleBot/1.0\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", host)
+	tbr := bufio.NewReader(tc)
+	resp, err := http.ReadResponse(tbr, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v, want 101", resp, err)
+	}
+	frames := bytes.Repeat([]byte("f"), 512<<10) // far over the header cap
+	go func() { _, _ = tc.Write(frames) }()
+	got, err := io.ReadAll(io.LimitReader(tbr, int64(len(frames))))
+	if len(got) != len(frames) {
+		t.Errorf("echoed %d of %d octets after the upgrade (%v), want all", len(got), len(frames), err)
 	}
 }
