@@ -1,9 +1,13 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,11 +30,13 @@ func (b *stalledBody) Read(p []byte) (int, error) {
 // inside tunnels as outside, through the built binary: a header over
 // client.max_header_bytes gets 431 (or, far over it, its tunnel cut) and
 // never reaches the origin, a body that stalls gets 408 with cut_off
-// "body-idle", each audited; a normal request still works.
+// "body-idle", headers that stop close the tunnel after
+// client.read_header_timeout, each audited and counted once; a normal
+// request still works.
 func TestMITMClientLimits(t *testing.T) {
 	ca := initCA(t)
 	o := newTestOrigin(t, "User-agent: *\nAllow: /\n", true)
-	cfg := mitmConfig(o, "client:\n  max_header_bytes: 32768\n  body_idle_timeout: 1s\n  body_min_rate: 0\n")
+	cfg := mitmConfig(o, "client:\n  max_header_bytes: 32768\n  read_header_timeout: 1s\n  body_idle_timeout: 1s\n  body_min_rate: 0\n")
 	p := startProxyEnv(t, cfg, trustEnv(t, o.pemFile), "-ca-cert", ca.certFile, "-ca-key", ca.keyFile)
 	base := "https://" + o.host
 
@@ -111,7 +117,34 @@ func TestMITMClientLimits(t *testing.T) {
 			t.Errorf("audit line %v: want status 408, cut_off body-idle", l)
 		}
 	})
-	if n := o.hitCount("/big") + o.hitCount("/huge"); n != 0 {
+	t.Run("headers that stop", func(t *testing.T) {
+		c, err := net.Dial("tcp", p.proxyAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: GoClientBot/1.0\r\n\r\n", o.host, o.host)
+		if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("CONNECT: %v %v", resp, err)
+		}
+		tc := tls.Client(c, &tls.Config{RootCAs: ca.pool, ServerName: "127.0.0.1"})
+		fmt.Fprintf(tc, "GET /never HTTP/1.1\r\nHost: %s\r\n", o.host)
+		start := time.Now()
+		if _, err := tc.Read(make([]byte, 1)); err == nil || time.Since(start) > 5*time.Second {
+			t.Fatalf("headers that stop inside a tunnel: read %v after %s, want the tunnel closed after 1s", err, time.Since(start))
+		}
+		if l := lineOf(t, base); l["reason"] != "client-timeout" || l["status"] != 0.0 {
+			t.Errorf("audit line %v: want reason client-timeout, status 0", l)
+		}
+	})
+	m := scrapeMetrics(t, p.adminAddr)
+	for cause, want := range map[string]float64{"header_too_large": 6, "body_idle": 1, "header_timeout": 1} {
+		if got := m[`robotsproxy_client_refusals_total{cause="`+cause+`"}`]; got != want {
+			t.Errorf("robotsproxy_client_refusals_total{cause=%q} = %v, want %v", cause, got, want)
+		}
+	}
+	if n := o.hitCount("/big") + o.hitCount("/huge") + o.hitCount("/never"); n != 0 {
 		t.Errorf("the origin got %d requests with a header over the limit, want 0", n)
 	}
 	if status, err := send("GET", "/after", nil, 0, 0); status != 200 {

@@ -85,7 +85,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	switch {
 	case err != nil && rateBound && errors.Is(err, os.ErrDeadlineExceeded):
 		b.slow.Store(true)
-		b.tunnel.end() // no next request: the rest of this body would be read as one
+		b.tunnel.cutBody() // no next request: the rest of this body would be read as one
 		err = fmt.Errorf("%w: %d octets in %s, slower than client.body_min_rate (%d octets/s): %w",
 			ErrBodyIdle, b.n, time.Since(b.start).Round(time.Millisecond), b.minRate, err)
 	case err == io.EOF:
@@ -95,7 +95,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 		}
 	case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
 		b.idle.Store(true)
-		b.tunnel.end()
+		b.tunnel.cutBody()
 		err = fmt.Errorf("%w: no octet for %s (client.body_idle_timeout): %w", ErrBodyIdle, b.timeout, err)
 	}
 	return n, err

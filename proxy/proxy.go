@@ -58,6 +58,16 @@ type Options struct {
 	// tunnel. Set it to the server's MaxHeaderBytes. Default
 	// http.DefaultMaxHeaderBytes, the server's own default.
 	MaxHeaderBytes int
+	// ReadHeaderTimeout bounds, inside an intercepted tunnel, the time from
+	// a request's first octet to the end of its headers, as
+	// http.Server.ReadHeaderTimeout does outside: past it the tunnel is
+	// closed and the request audited client-timeout. Set it to the
+	// server's. 0 means none.
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout bounds, inside an intercepted tunnel, the wait for the
+	// next request, as http.Server.IdleTimeout does outside: past it the
+	// tunnel is closed. Set it to the server's. 0 means none.
+	IdleTimeout time.Duration
 	// BodyIdleTimeout bounds each wait for more of a request body: a
 	// client that sends nothing for this long is cut off (408 Request
 	// Timeout, cut_off "body-idle"). Default DefaultBodyIdleTimeout.

@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
+	"time"
 
 	"github.com/robotsproxy/robotsproxy/policy"
 )
@@ -26,6 +28,10 @@ import (
 //     tunnel is cut, audited header-too-large with status 0.
 //   - Body: an idleBody on the client's connection (read deadlines under the
 //     TLS layer): 408 and cut_off "body-idle" or "body-slow", as outside.
+//   - Waits: between requests, IdleTimeout; from a request's first octet to
+//     the end of its headers, ReadHeaderTimeout. Past either the tunnel is
+//     closed (no answer can be sent: goproxy's parser fails first), the
+//     header timeout audited client-timeout with status 0, as outside.
 
 // headerSlack is what Go's HTTP server reads past MaxHeaderBytes before it
 // answers 431 (net/http's initialReadLimitSize): a tunnel keeps it, so that
@@ -98,6 +104,22 @@ type tunnelConn struct {
 	inBody bool  // a request body is read: its octets are not header octets
 	raw    bool  // the tunnel carries a protocol switched to (101): not counted
 	ended  bool  // no next request: reads return io.EOF
+	// wait is set between requests, before the next one's first octet.
+	wait bool
+	// armed: the read deadline of the current wait (IdleTimeout) or
+	// header (ReadHeaderTimeout) is set. It is set on the first read of
+	// each, not when the last request ended: an answer may take longer
+	// than the wait.
+	armed  bool
+	headAt time.Time // the current request's first octet
+}
+
+// TunnelObserver is implemented by a client connection that classifies
+// its own read timeouts (see package server): the proxy tells it when the
+// connection becomes an intercepted tunnel, whose timeouts the proxy
+// classifies and counts from then on.
+type TunnelObserver interface {
+	Tunnelled()
 }
 
 // errTunnelHeader is wrapped by the read error that cuts a tunnel whose
@@ -108,38 +130,73 @@ var errTunnelHeader = errors.New("request line and headers too large inside an i
 // tunnel wraps the hijacked client connection c of the intercepted tunnel
 // whose CONNECT state is st.
 func (p *Proxy) tunnel(c net.Conn, st *state) net.Conn {
-	t := &tunnelConn{Conn: c, p: p, authority: st.authority, limit: p.opts.tunnelHeaderCap()}
+	t := &tunnelConn{Conn: c, p: p, authority: st.authority, limit: p.opts.tunnelHeaderCap(), wait: true}
 	if a := c.RemoteAddr(); a != nil {
 		t.client = a.String()
+	}
+	if o, ok := c.(TunnelObserver); ok {
+		o.Tunnelled()
 	}
 	st.conn = t
 	return t
 }
 
+// arm sets the read deadline of the current wait or header, once each;
+// t.mu is held.
+func (t *tunnelConn) arm(now time.Time) {
+	if t.armed || t.inBody || t.raw {
+		return
+	}
+	d := t.p.opts.ReadHeaderTimeout
+	if t.wait {
+		d = t.p.opts.IdleTimeout
+	}
+	var deadline time.Time
+	if d > 0 {
+		deadline = now.Add(d)
+	}
+	_ = t.Conn.SetReadDeadline(deadline)
+	t.armed = true
+}
+
 func (t *tunnelConn) Read(b []byte) (int, error) {
 	t.mu.Lock()
-	ended := t.ended
-	t.mu.Unlock()
-	if ended {
+	if t.ended {
+		t.mu.Unlock()
 		return 0, io.EOF
 	}
+	t.arm(time.Now())
+	t.mu.Unlock()
 	n, err := t.Conn.Read(b)
 	t.mu.Lock()
-	over := false
-	if !t.inBody && !t.raw {
+	var r *Refusal
+	if !t.inBody && !t.raw && !t.ended {
+		if n > 0 && t.wait { // the next request's first octet: its header's time starts
+			t.wait, t.armed, t.headAt = false, false, time.Now()
+			t.arm(t.headAt)
+		}
 		t.head += int64(n)
-		over = t.head > t.limit && !t.ended
-		t.ended = t.ended || over
+		switch {
+		case t.head > t.limit:
+			err = fmt.Errorf("%w: more than %d octets read for them, the cap for client.max_header_bytes %d",
+				errTunnelHeader, t.limit, t.p.opts.MaxHeaderBytes)
+			r = &Refusal{Reason: policy.ReasonHeaderTooLarge, Cause: CauseHeaderTooLarge, Err: err}
+			n, t.ended = 0, true
+		case err != nil && errors.Is(err, os.ErrDeadlineExceeded) && t.wait:
+			t.ended = true
+			t.p.opts.Metrics.CountClientRefusal(CauseIdleTimeout) // no request: no line, as outside
+		case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
+			r = &Refusal{Reason: policy.ReasonClientTimeout, Cause: CauseHeaderTimeout, Start: t.headAt,
+				Err: fmt.Errorf("no complete request line and headers within client.read_header_timeout inside an intercepted tunnel: %w", err)}
+			t.ended = true
+		}
 	}
 	t.mu.Unlock()
-	if !over {
-		return n, err
+	if r != nil {
+		r.Client, r.Target, r.TargetCut = t.client, "https://"+t.authority, true
+		t.p.AuditRefusal(*r)
 	}
-	err = fmt.Errorf("%w: more than %d octets read for them, the cap for client.max_header_bytes %d",
-		errTunnelHeader, t.limit, t.p.opts.MaxHeaderBytes)
-	t.p.AuditRefusal(Refusal{Client: t.client, Target: "https://" + t.authority, TargetCut: true,
-		Reason: policy.ReasonHeaderTooLarge, Cause: CauseHeaderTooLarge, Err: err})
-	return 0, err
+	return n, err
 }
 
 // headerRead is called when goproxy has read a request's line and headers:
@@ -150,7 +207,7 @@ func (t *tunnelConn) headerRead(body bool) {
 		return
 	}
 	t.mu.Lock()
-	t.head, t.inBody = 0, body
+	t.head, t.inBody, t.wait, t.armed = 0, body, !body, false
 	t.mu.Unlock()
 }
 
@@ -166,7 +223,19 @@ func (t *tunnelConn) switched() {
 	}
 	t.mu.Lock()
 	t.raw = true
+	_ = t.Conn.SetReadDeadline(time.Time{}) // a header's or a wait's
 	t.mu.Unlock()
+}
+
+// cutBody ends the tunnel after a request body that was cut off (408),
+// and counts it: the server does not see this connection's timeouts any
+// more (TunnelObserver). Safe on nil.
+func (t *tunnelConn) cutBody() {
+	if t == nil {
+		return
+	}
+	t.p.opts.Metrics.CountClientRefusal(CauseBodyIdle)
+	t.end()
 }
 
 // end ends the tunnel after the current answer: no further request is

@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +30,7 @@ func interceptedLines(t *testing.T, h *harness, n int) []map[string]any {
 	for len(inner) < n && time.Now().Before(deadline) {
 		inner = inner[:0]
 		for _, l := range h.audit.lines(t) {
-			if l["intercepted"] == true || l["reason"] == "header-too-large" {
+			if l["intercepted"] == true || l["reason"] == "header-too-large" || l["reason"] == "client-timeout" {
 				inner = append(inner, l)
 			}
 		}
@@ -216,4 +218,103 @@ func TestInterceptUpgradeNotCounted(t *testing.T) {
 	if len(got) != len(frames) {
 		t.Errorf("echoed %d of %d octets after the upgrade (%v), want all", len(got), len(frames), err)
 	}
+}
+
+// rawTunnel opens an intercepted tunnel to o through h's proxy and returns
+// its TLS connection (the handshake done) and a reader on it.
+func rawTunnel(t *testing.T, h *harness, ca interface{ CertPool() *x509.CertPool }, o *origin) (*tls.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", h.proxyURL.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	host := strings.TrimPrefix(o.URL, "https://")
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
+	if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	tc := tls.Client(c, &tls.Config{RootCAs: ca.CertPool(), ServerName: "127.0.0.1"})
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	return tc, bufio.NewReader(tc)
+}
+
+// TestInterceptWaits: inside an intercepted tunnel, client.read_header_timeout
+// bounds a request's headers (the tunnel closed, audited client-timeout)
+// and client.idle_timeout the wait between requests (closed, counted), as
+// outside; an answer slower than both does not count against them.
+func TestInterceptWaits(t *testing.T) {
+	o := &origin{hits: map[string]int{}}
+	robots := serveRobots("User-agent: *\nAllow: /\n")
+	o.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			robots(w, r)
+			return
+		}
+		if r.URL.Path == "/slow" {
+			time.Sleep(700 * time.Millisecond)
+		}
+		_, _ = io.WriteString(w, "origin:"+r.URL.Path)
+	}))
+	t.Cleanup(o.Close)
+	h, ca, _ := interceptHarnessWith(t, originTLS(o), o, nil, func(po *proxy.Options) {
+		po.ReadHeaderTimeout, po.IdleTimeout = 300*time.Millisecond, 400*time.Millisecond
+	})
+	host := strings.TrimPrefix(o.URL, "https://")
+	get := func(tc *tls.Conn, br *bufio.Reader, path string) int {
+		fmt.Fprintf(tc, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: ExampleBot/1.0\r\n\r\n", path, host)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return 0
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	closedWithin := func(br *bufio.Reader, d time.Duration) bool {
+		start := time.Now()
+		_, err := br.ReadByte()
+		return err != nil && !errors.Is(err, os.ErrDeadlineExceeded) && time.Since(start) < d
+	}
+
+	t.Run("slow answer, then idle", func(t *testing.T) {
+		tc, br := rawTunnel(t, h, ca, o)
+		if s := get(tc, br, "/slow"); s != 200 {
+			t.Fatalf("an answer slower than the idle and header timeouts: got %d, want 200", s)
+		}
+		if s := get(tc, br, "/next"); s != 200 {
+			t.Fatalf("the next request on the tunnel: got %d, want 200", s)
+		}
+		if !closedWithin(br, 3*time.Second) {
+			t.Errorf("an idle tunnel was not closed after client.idle_timeout")
+		}
+		if got := h.counter(t, "robotsproxy_client_refusals_total", "idle_timeout"); got != 1 {
+			t.Errorf("robotsproxy_client_refusals_total{cause=idle_timeout} = %v, want 1", got)
+		}
+	})
+	t.Run("headers that stop", func(t *testing.T) {
+		tc, br := rawTunnel(t, h, ca, o)
+		fmt.Fprintf(tc, "GET /never HTTP/1.1\r\nHost: %s\r\n", host)
+		if !closedWithin(br, 3*time.Second) {
+			t.Fatalf("a tunnel whose request headers stopped was not closed after client.read_header_timeout")
+		}
+		var line map[string]any
+		for _, l := range interceptedLines(t, h, 3) { // /slow, /next, and this one
+			if l["reason"] == "client-timeout" {
+				line = l
+			}
+		}
+		if line["status"] != 0.0 || line["url"] != o.URL || line["url_truncated"] != true {
+			t.Errorf("audit line %v: want reason client-timeout, status 0, the tunnel's url cut", line)
+		}
+		if got := h.counter(t, "robotsproxy_client_refusals_total", "header_timeout"); got != 1 {
+			t.Errorf("robotsproxy_client_refusals_total{cause=header_timeout} = %v, want 1", got)
+		}
+		if n := o.hitCount("/never"); n != 0 {
+			t.Errorf("the origin got the unfinished request %d times", n)
+		}
+	})
 }

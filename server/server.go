@@ -127,6 +127,8 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 
 		MaxRequestTargetBytes: cfg.Client.MaxRequestTargetBytes,
 		MaxHeaderBytes:        cfg.Client.MaxHeaderBytes,
+		ReadHeaderTimeout:     cfg.Client.ReadHeaderTimeout,
+		IdleTimeout:           cfg.Client.IdleTimeout,
 		BodyIdleTimeout:       cfg.Client.BodyIdleTimeout,
 		BodyMinRate:           cfg.Client.BodyMinRate,
 
