@@ -89,9 +89,11 @@ func (p *Proxy) refuseHeader(req *http.Request, st *state) *http.Response {
 // tunnelConn is an intercepted tunnel's client connection as goproxy gets
 // it from Hijack: goproxy's TLS layer reads the requests through it. It
 // counts the octets read towards each request's line and headers (all but
-// a body's) and cuts the tunnel past tunnelHeaderCap, and it ends the
-// tunnel (reads return io.EOF) after a request whose body is not read to
-// its end, as the server closes a connection it will not read on.
+// a body's) and cuts the tunnel past tunnelHeaderCap; it sets the read
+// deadlines of the waits between requests and of each request's headers
+// (a body's are idleBody's); and it ends the tunnel (reads return io.EOF)
+// after a request whose body is not read to its end, as the server closes
+// a connection it will not read on.
 type tunnelConn struct {
 	net.Conn
 	p         *Proxy
@@ -111,7 +113,7 @@ type tunnelConn struct {
 	// each, not when the last request ended: an answer may take longer
 	// than the wait.
 	armed  bool
-	headAt time.Time // the current request's first octet
+	headAt time.Time // the current request's first octet, by Options.Now
 }
 
 // TunnelObserver is implemented by a client connection that classifies
@@ -172,8 +174,8 @@ func (t *tunnelConn) Read(b []byte) (int, error) {
 	var r *Refusal
 	if !t.inBody && !t.raw && !t.ended {
 		if n > 0 && t.wait { // the next request's first octet: its header's time starts
-			t.wait, t.armed, t.headAt = false, false, time.Now()
-			t.arm(t.headAt)
+			t.wait, t.armed, t.headAt = false, false, t.p.opts.Now()
+			t.arm(time.Now())
 		}
 		t.head += int64(n)
 		switch {
@@ -186,14 +188,14 @@ func (t *tunnelConn) Read(b []byte) (int, error) {
 			t.ended = true
 			t.p.opts.Metrics.CountClientRefusal(CauseIdleTimeout) // no request: no line, as outside
 		case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
-			r = &Refusal{Reason: policy.ReasonClientTimeout, Cause: CauseHeaderTimeout, Start: t.headAt,
+			r = &Refusal{Reason: policy.ReasonClientTimeout, Cause: CauseHeaderTimeout,
 				Err: fmt.Errorf("no complete request line and headers within client.read_header_timeout inside an intercepted tunnel: %w", err)}
 			t.ended = true
 		}
 	}
 	t.mu.Unlock()
 	if r != nil {
-		r.Client, r.Target, r.TargetCut = t.client, "https://"+t.authority, true
+		r.Client, r.Target, r.TargetCut, r.Start = t.client, "https://"+t.authority, true, t.headAt
 		t.p.AuditRefusal(*r)
 	}
 	return n, err

@@ -109,8 +109,10 @@ func (c *clientConn) record(b []byte, oneOctet bool) {
 // answer 400 to the partial request (Write) or just close (Close).
 func (c *clientConn) readFailed(err error) func() {
 	timeout := errors.Is(err, os.ErrDeadlineExceeded)
-	if timeout && !c.deadline.IsZero() && c.deadline.Before(aLongTimeAgo) || c.tunnel {
-		return nil // the server aborting its background read; or a tunnel's
+	if c.tunnel || timeout && !c.deadline.IsZero() && c.deadline.Before(aLongTimeAgo) {
+		// An intercepted tunnel's (the proxy classifies them), or the
+		// server aborting its background read.
+		return nil
 	}
 	switch {
 	case c.phase != reading:
