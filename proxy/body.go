@@ -20,9 +20,15 @@ var ErrBodyIdle = errors.New("request body idle")
 // stalls is cut off while one that keeps sending is not. At EOF the
 // deadline is cleared: the HTTP server then reads in the background to
 // notice a client that goes away, and must not time out.
+//
+// The deadline is the connection's read deadline: through the server's
+// http.ResponseController for a plain request, or on the client's own
+// connection, under the TLS layer, inside an intercepted tunnel (tunnel is
+// then that connection, told where the body ends; see tunnelConn).
 type idleBody struct {
 	io.ReadCloser
-	rc      *http.ResponseController
+	rc      readDeadliner
+	tunnel  *tunnelConn // nil outside an intercepted tunnel
 	timeout time.Duration
 	minRate int         // octets per second after the first timeout; 0: none
 	start   time.Time   // when the body was first read
@@ -41,15 +47,30 @@ type idleBody struct {
 // CONNECT and Upgrade requests are left alone: their connection becomes a
 // tunnel that must not inherit a deadline.
 func (p *Proxy) watchBody(w http.ResponseWriter, r *http.Request) (*http.Request, *idleBody) {
-	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody ||
-		r.Method == http.MethodConnect || r.Header.Get("Upgrade") != "" {
+	if !hasBody(r) || r.Method == http.MethodConnect || r.Header.Get("Upgrade") != "" {
 		return r, nil
 	}
-	b := &idleBody{ReadCloser: r.Body, rc: http.NewResponseController(w), timeout: p.opts.BodyIdleTimeout,
-		minRate: p.opts.BodyMinRate}
+	b := p.newIdleBody(r.Body, http.NewResponseController(w))
 	r = r.WithContext(r.Context())
 	r.Body = b
 	return r, b
+}
+
+// readDeadliner sets a connection's read deadline: an
+// http.ResponseController, or a net.Conn.
+type readDeadliner interface {
+	SetReadDeadline(t time.Time) error
+}
+
+// newIdleBody returns body watched with the proxy's body limits, its
+// waits bounded by read deadlines set through rc.
+func (p *Proxy) newIdleBody(body io.ReadCloser, rc readDeadliner) *idleBody {
+	return &idleBody{ReadCloser: body, rc: rc, timeout: p.opts.BodyIdleTimeout, minRate: p.opts.BodyMinRate}
+}
+
+// hasBody reports whether r has a request body to read.
+func hasBody(r *http.Request) bool {
+	return r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {
@@ -64,14 +85,17 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	switch {
 	case err != nil && rateBound && errors.Is(err, os.ErrDeadlineExceeded):
 		b.slow.Store(true)
+		b.tunnel.cutBody() // no next request: the rest of this body would be read as one
 		err = fmt.Errorf("%w: %d octets in %s, slower than client.body_min_rate (%d octets/s): %w",
 			ErrBodyIdle, b.n, time.Since(b.start).Round(time.Millisecond), b.minRate, err)
 	case err == io.EOF:
 		if !b.eof.Swap(true) && !b.done.Load() {
 			_ = b.rc.SetReadDeadline(time.Time{})
+			b.tunnel.bodyRead()
 		}
 	case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
 		b.idle.Store(true)
+		b.tunnel.cutBody()
 		err = fmt.Errorf("%w: no octet for %s (client.body_idle_timeout): %w", ErrBodyIdle, b.timeout, err)
 	}
 	return n, err

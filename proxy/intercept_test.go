@@ -22,6 +22,13 @@ import (
 // towards origins (nil: system roots).
 func interceptHarness(t *testing.T, upstream *tls.Config, o *origin, pol func(*policy.Options)) (*harness, *mitm.CA, *mitm.Certs) {
 	t.Helper()
+	return interceptHarnessWith(t, upstream, o, pol, nil)
+}
+
+// interceptHarnessWith is interceptHarness with more proxy options.
+func interceptHarnessWith(t *testing.T, upstream *tls.Config, o *origin, pol func(*policy.Options),
+	prox func(*proxy.Options)) (*harness, *mitm.CA, *mitm.Certs) {
+	t.Helper()
 	ca, err := mitm.NewCA(mitm.CAOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +47,12 @@ func interceptHarness(t *testing.T, upstream *tls.Config, o *origin, pol func(*p
 				pol(po)
 			}
 		},
-		proxy: func(po *proxy.Options) { po.Intercept = certs.TLSConfig },
+		proxy: func(po *proxy.Options) {
+			po.Intercept = certs.TLSConfig
+			if prox != nil {
+				prox(po)
+			}
+		},
 	})
 	return h, ca, certs
 }

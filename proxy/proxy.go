@@ -63,6 +63,23 @@ type Options struct {
 	// in octets: a longer one is answered 414 URI Too Long before goproxy
 	// or any policy work. Default DefaultMaxRequestTargetBytes.
 	MaxRequestTargetBytes int
+	// MaxHeaderBytes bounds the request line and headers of a request
+	// inside an intercepted tunnel, in octets, as http.Server.MaxHeaderBytes
+	// bounds them outside (with the same 4096 octets of slack): a larger
+	// one is answered 431 Request Header Fields Too Large and ends the
+	// tunnel. Set it to the server's MaxHeaderBytes. Default
+	// http.DefaultMaxHeaderBytes, the server's own default.
+	MaxHeaderBytes int
+	// ReadHeaderTimeout bounds, inside an intercepted tunnel, the time from
+	// a request's first octet to the end of its headers, as
+	// http.Server.ReadHeaderTimeout does outside: past it the tunnel is
+	// closed and the request audited client-timeout. Set it to the
+	// server's. 0 means none.
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout bounds, inside an intercepted tunnel, the wait for the
+	// next request, as http.Server.IdleTimeout does outside: past it the
+	// tunnel is closed. Set it to the server's. 0 means none.
+	IdleTimeout time.Duration
 	// BodyIdleTimeout bounds each wait for more of a request body: a
 	// client that sends nothing for this long is cut off (408 Request
 	// Timeout, cut_off "body-idle"). Default DefaultBodyIdleTimeout.
@@ -107,6 +124,9 @@ func New(o Options) *Proxy {
 	if o.MaxRequestTargetBytes <= 0 {
 		o.MaxRequestTargetBytes = DefaultMaxRequestTargetBytes
 	}
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = http.DefaultMaxHeaderBytes
+	}
 	if o.BodyIdleTimeout <= 0 {
 		o.BodyIdleTimeout = DefaultBodyIdleTimeout
 	}
@@ -137,9 +157,6 @@ type state struct {
 	// decision is the request's decision, valid when decided is set. It is
 	// kept here, by value, so that deciding allocates nothing.
 	decision policy.Decision
-	// status is set when the response bypasses the ResponseWriter
-	// (CONNECT replies written on the hijacked connection).
-	status int
 	// pin is the pinned identity of the client, shared by every request
 	// inside an intercepted tunnel.
 	pin identity.Pin
@@ -148,6 +165,9 @@ type state struct {
 	parent *state
 	// authority is the canonical authority of an intercepted tunnel.
 	authority string
+	// conn is an intercepted tunnel's client connection, under goproxy's
+	// TLS layer (see tunnelConn); nil until goproxy hijacks it.
+	conn *tunnelConn
 	// line writes the request's one audit line.
 	line requestAudit
 	// cutOff is the audit line's cut_off field, "" for none.
@@ -172,6 +192,10 @@ type state struct {
 	// tunnel is set for a CONNECT that was let through, intercepted when
 	// it is intercepted: the line's tunnel field (see tunnelMode).
 	tunnel, intercepted bool
+	// status is set when the response bypasses the ResponseWriter
+	// (CONNECT replies written on the hijacked connection). An int32 next
+	// to the flags: the exchange keeps its size class.
+	status int32
 }
 
 // tunnelMode is the CONNECT line's tunnel field: auditlog.TunnelHostLevel
@@ -229,7 +253,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body.finish()
 	status := x.w.status
 	if status == 0 {
-		status = x.st.status
+		status = int(x.st.status)
 	}
 	x.st.cutOff = cutOff(r, body)
 	_ = p.auditOnce(r, &x.st, status, x.w.bytes) // end gives back the politeness slot
@@ -260,8 +284,14 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 		return req, p.reject(req, st, &st.decision)
 	}
 	ctx.UserData = st
-	if st.parent != nil && p.refusing() { // the tunnel's request: see ServeHTTP
-		return req, p.auditUnavailable(req, st)
+	if st.parent != nil {
+		st.parent.conn.headerRead(hasBody(req))
+		if resp := p.refuseHeader(req, st); resp != nil { // 431, see tunnel.go
+			return req, resp
+		}
+		if p.refusing() { // the tunnel's request: see ServeHTTP
+			return req, p.auditUnavailable(req, st)
+		}
 	}
 	if st.parent != nil && len(req.RequestURI) > p.opts.MaxRequestTargetBytes {
 		// goproxy reads the requests inside a tunnel itself: the server's
@@ -304,6 +334,13 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	// Allowed, or denied in report mode: forwarded as sent, with no sign
 	// of robotsproxy, so a watched crawler cannot tell.
 	prepareOutbound(req) // RFC 9110 7.6.1: hop-by-hop fields stay here
+	if st.parent != nil && st.parent.conn != nil && hasBody(req) {
+		// The body limits, on the client's connection under the TLS layer
+		// (there is no ResponseController inside a tunnel).
+		b := p.newIdleBody(req.Body, st.parent.conn)
+		b.tunnel = st.parent.conn
+		req.Body = b
+	}
 	return req, nil
 }
 
@@ -369,11 +406,11 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 // first: no client sees an answer whose line is not yet written.
 func (p *Proxy) rejectConnect(ctx *goproxy.ProxyCtx, st *state, d *policy.Decision) *goproxy.ConnectAction {
 	ctx.Resp = rejectResponse(ctx.Req, d, p.opts.AuthRealm)
-	st.status = ctx.Resp.StatusCode
+	st.status = int32(ctx.Resp.StatusCode)
 	// Abandon may be writing this request's line.
-	if p.auditOnce(ctx.Req, st, st.status, ctx.Resp.ContentLength) != nil && !p.opts.AuditContinue {
+	if p.auditOnce(ctx.Req, st, int(st.status), ctx.Resp.ContentLength) != nil && !p.opts.AuditContinue {
 		ctx.Resp = p.auditUnavailable(ctx.Req, st) // no refusal without its line either
-		st.status = ctx.Resp.StatusCode
+		st.status = int32(ctx.Resp.StatusCode)
 	}
 	return &goproxy.ConnectAction{Action: goproxy.ConnectReject}
 }
@@ -397,6 +434,7 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 		resp = upstreamErrorResponse(ctx.Req, ctx.Error, st)
 	}
 	if st != nil && st.parent != nil && resp != nil {
+		p.afterInner(ctx.Req, st, resp)
 		if ab, ok := resp.Body.(*auditBody); ok {
 			ab.status = resp.StatusCode // written when the body is closed
 		} else {
@@ -407,6 +445,22 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 		}
 	}
 	return resp
+}
+
+// afterInner tells an intercepted tunnel's connection how a request inside
+// it ended before its answer is written: a body not read to its end (the
+// request was refused, cut off, or answered early) ends the tunnel, as the
+// server closes a connection after a body it did not read; a protocol
+// switch (101) stops the counting of header octets.
+func (p *Proxy) afterInner(req *http.Request, st *state, resp *http.Response) {
+	conn := st.parent.conn
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		conn.switched()
+		return
+	}
+	if b := bodyOf(req); hasBody(req) && (b == nil || !b.eof.Load()) {
+		conn.end()
+	}
 }
 
 // forwarded reports whether the request was sent to the origin, so that
@@ -428,10 +482,13 @@ func (p *Proxy) roundTripInner(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 	}
 	resp, err := p.opts.Transport.RoundTrip(req)
 	if err != nil {
+		st.cutOff = cutOff(req, bodyOf(req)) // a body cut off: 408
 		return upstreamErrorResponse(req, err, st), nil
 	}
 	prepareInbound(resp) // RFC 9110 7.6.1: the origin's, towards the client
-	if resp.Body != nil && resp.Body != http.NoBody {
+	// A switched protocol's body is the origin's connection, which goproxy
+	// needs whole (an io.ReadWriter) to carry the new protocol.
+	if resp.Body != nil && resp.Body != http.NoBody && resp.StatusCode != http.StatusSwitchingProtocols {
 		resp.Body = &auditBody{ReadCloser: resp.Body, length: resp.ContentLength, p: p, req: req, st: st}
 	}
 	return resp, nil

@@ -53,6 +53,8 @@ func rejectResponse(req *http.Request, d *policy.Decision, realm string) *http.R
 	case d.Reason == policy.ReasonAuditUnavailable:
 		status = http.StatusServiceUnavailable // not forwarded: no answer without its audit line
 		h.Set("Retry-After", "1")
+	case d.Reason == policy.ReasonHeaderTooLarge:
+		status = http.StatusRequestHeaderFieldsTooLarge // inside a tunnel (refuseHeader); outside, the server
 	case d.TooManyRequests(): // throttled authentication, politeness
 		status = http.StatusTooManyRequests
 		h.Set("Retry-After", strconv.FormatInt(d.RetryAfterSeconds(), 10))
@@ -106,7 +108,7 @@ func denialText(d *policy.Decision) string {
 	case policy.ReasonAuditUnavailable:
 		return "robotsproxy: the audit log cannot be written, so the request was not forwarded; retry later\n"
 	case policy.ReasonHostDenied, policy.ReasonConnectPort, policy.ReasonConnectRefused, policy.ReasonBadRequest,
-		policy.ReasonURITooLong:
+		policy.ReasonURITooLong, policy.ReasonHeaderTooLarge:
 		return fmt.Sprintf("robotsproxy: request refused (%s): %v\n", d.Reason, d.Err)
 	}
 	return fmt.Sprintf("robotsproxy: request denied (%s)\n", d.Reason)

@@ -119,8 +119,14 @@ func (w *countingWriter) Flush() {
 }
 
 // Hijack implements http.Hijacker; after it the connection is the caller's.
+// An intercepted tunnel's connection is wrapped so that the client limits
+// hold on the requests goproxy reads from it (see tunnelConn).
 func (w *countingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return http.NewResponseController(w.ResponseWriter).Hijack()
+	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil && w.x != nil && w.x.st.authority != "" {
+		c = w.p.tunnel(c, &w.x.st)
+	}
+	return c, rw, err
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.

@@ -57,6 +57,7 @@ type clientConn struct {
 	deadline time.Time // the read deadline last set
 	timedOut bool      // read_header_timeout expired with part of a request read
 	ended    bool      // a refusal or timeout was reported: nothing more
+	tunnel   bool      // an intercepted tunnel: the proxy classifies its timeouts
 }
 
 func newClientConn(nc net.Conn, t *tracker) *clientConn {
@@ -108,8 +109,10 @@ func (c *clientConn) record(b []byte, oneOctet bool) {
 // answer 400 to the partial request (Write) or just close (Close).
 func (c *clientConn) readFailed(err error) func() {
 	timeout := errors.Is(err, os.ErrDeadlineExceeded)
-	if timeout && !c.deadline.IsZero() && c.deadline.Before(aLongTimeAgo) {
-		return nil // the server aborting its background read
+	if c.tunnel || timeout && !c.deadline.IsZero() && c.deadline.Before(aLongTimeAgo) {
+		// An intercepted tunnel's (the proxy classifies them), or the
+		// server aborting its background read.
+		return nil
 	}
 	switch {
 	case c.phase != reading:
@@ -262,6 +265,13 @@ func (c *clientConn) Serving() {
 	c.phase = serving
 	c.served++
 	c.bgByte = c.bgByte[:0]
+	c.mu.Unlock()
+}
+
+// Tunnelled implements proxy.TunnelObserver.
+func (c *clientConn) Tunnelled() {
+	c.mu.Lock()
+	c.tunnel = true
 	c.mu.Unlock()
 }
 

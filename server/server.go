@@ -129,6 +129,9 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		MaxFieldBytes: cfg.Log.MaxFieldBytes,
 
 		MaxRequestTargetBytes: cfg.Client.MaxRequestTargetBytes,
+		MaxHeaderBytes:        cfg.Client.MaxHeaderBytes,
+		ReadHeaderTimeout:     cfg.Client.ReadHeaderTimeout,
+		IdleTimeout:           cfg.Client.IdleTimeout,
 		BodyIdleTimeout:       cfg.Client.BodyIdleTimeout,
 		BodyMinRate:           cfg.Client.BodyMinRate,
 
