@@ -96,33 +96,20 @@ func (l *auditLine) value(sc *auditlog.Scanner) error {
 	case auditlog.FieldPurposes:
 		return l.strings(&l.Purposes, sc)
 	case auditlog.FieldRuleLine:
-		l.RuleLine = 0
-		if sc.Null() {
-			return nil
-		}
-		n, err := sc.Int()
-		if err != nil {
+		n, null, err := intValue(sc)
+		if null || err != nil {
+			l.RuleLine = 0
 			return err
 		}
-		if int64(int(n)) != n {
-			return auditlog.ErrType
-		}
-		l.RuleLine = int(n)
+		l.RuleLine = n
 		return nil
 	case auditlog.FieldRobotsStatus:
-		l.RobotsStatus = nil
-		if sc.Null() {
-			return nil
-		}
-		n, err := sc.Int()
-		if err != nil {
+		n, null, err := intValue(sc)
+		if null || err != nil {
+			l.RobotsStatus = nil
 			return err
 		}
-		if int64(int(n)) != n {
-			return auditlog.ErrType
-		}
-		v := int(n)
-		l.RobotsStatus = &v
+		l.RobotsStatus = &n
 		return nil
 	default:
 		return nil // skipped by sc.Next
@@ -168,4 +155,20 @@ func (l *auditLine) strings(dst *[]string, sc *auditlog.Scanner) error {
 		*dst = append(*dst, l.in.String(c))
 	}
 	return nil
+}
+
+// intValue reads the current member of sc, an integer that fits an int,
+// or null.
+func intValue(sc *auditlog.Scanner) (n int, null bool, err error) {
+	if sc.Null() {
+		return 0, true, nil
+	}
+	v, err := sc.Int()
+	if err != nil {
+		return 0, false, err
+	}
+	if int64(int(v)) != v {
+		return 0, false, auditlog.ErrType
+	}
+	return int(v), false, nil
 }
