@@ -123,6 +123,10 @@ func TestCheckMatchesProxy(t *testing.T) {
 	fail := &failures{t: t}
 	defer fail.done()
 	requests, differ := 0, 0
+	// Every origin gets an authority of its own: the proxy caches robots.txt
+	// by authority, and a port the kernel hands out again after a chunk's
+	// origins close would be answered with an earlier file's rules.
+	used := map[string]bool{}
 	for from := 0; from < len(files); from += differentialChunk {
 		chunk := files[from:min(from+differentialChunk, len(files))]
 		var cases []reqCase
@@ -135,6 +139,11 @@ func TestCheckMatchesProxy(t *testing.T) {
 		var runs []run
 		for _, f := range chunk {
 			o := newOriginUntil(f)
+			for used[o.host] { // keep the reused port busy until the test ends
+				t.Cleanup(o.srv.Close)
+				o = newOriginUntil(f)
+			}
+			used[o.host] = true
 			closers = append(closers, o.srv.Close)
 			paths := differentialPaths(f.body)
 			for _, ua := range differentialAgents {
