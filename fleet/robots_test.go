@@ -197,7 +197,7 @@ func TestFetchUnreadableIsMiss(t *testing.T) {
 			o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
 			writer, reader := newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil)
 			first := writer.Fetch(context.Background(), "http", o.authority(), fetcher())
-			recKey := writer.key("robots", "http://"+o.authority())
+			recKey := writer.recordKey("http://" + o.authority())
 			bodyKey := writer.key("body", hex.EncodeToString(first.SHA256[:]))
 			tc.damage(t, writer, recKey, bodyKey)
 			if _, ok, err := reader.lookup(context.Background(), recKey, first.URL); ok || err != nil {
@@ -250,14 +250,14 @@ func TestFetchWaitsForTheLockHolder(t *testing.T) {
 			holder, waiter := newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil)
 			ctx := context.Background()
 			id := "http://" + o.authority()
-			if ok, _ := holder.rdb.SetNX(ctx, holder.key("lock", id), "someone", time.Minute).Result(); !ok {
+			if ok, _ := holder.rdb.SetNX(ctx, holder.lockKey(id), "someone", time.Minute).Result(); !ok {
 				t.Fatal("lock already taken")
 			}
 			if tc.publish {
 				time.AfterFunc(300*time.Millisecond, func() {
 					a := access.Access{Result: access.Unavailable, URL: id + "/robots.txt", FinalURL: id + "/robots.txt",
 						Status: 404, MaxAge: -1, FetchedAt: time.Now()}
-					holder.share(ctx, holder.key("robots", id), id+"/robots.txt", a)
+					holder.share(ctx, holder.recordKey(id), id+"/robots.txt", a, lock{})
 				})
 			}
 			start := time.Now()
