@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -86,7 +87,17 @@ func (w *wakes) watch(key string) (c chan struct{}, stop func()) {
 	}
 }
 
-// close ends the subscription.
+// close ends the subscription and waits up to a second for its
+// receiving loop (a dial in progress holds it up to its own timeout).
 func (w *wakes) close() {
+	if w == nil {
+		return
+	}
 	_ = w.ps.Close()
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-w.done:
+	case <-t.C:
+	}
 }
