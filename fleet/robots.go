@@ -177,33 +177,6 @@ func (s *Store) local(ctx context.Context, scheme, authority string, origin acce
 	return origin(ctx, scheme, authority)
 }
 
-// lookup reads the shared result at key, the key of the robots.txt URL
-// url, in one pipeline (the record and its PTTL), then its body in a
-// second (see body). ok is false for a miss (see usable); err is set
-// when the store failed (it is then marked down). Values are read up to
-// one octet past their bound (GETRANGE), so that an oversize one is
-// unreadable without being read whole.
-func (s *Store) lookup(ctx context.Context, key, url string) (a access.Access, ok bool, err error) {
-	cctx, cancel := s.ctx(ctx)
-	defer cancel()
-	var get *redis.StringCmd
-	var pttl *redis.DurationCmd
-	_, err = s.rdb.Pipelined(cctx, func(p redis.Pipeliner) error {
-		get, pttl = p.GetRange(cctx, key, 0, maxRecordBytes), p.PTTL(cctx, key)
-		return nil
-	})
-	if err != nil {
-		s.h.failed(opRead, err)
-		return a, false, err
-	}
-	s.h.ok()
-	raw, remaining := []byte(get.Val()), pttl.Val()
-	if len(raw) == 0 && remaining == -2 {
-		return a, false, nil // no such key (GETRANGE answers "")
-	}
-	return s.usable(cctx, key, url, raw, remaining, nil)
-}
-
 // claim reads the shared result at key, the key of the robots.txt URL
 // url, or takes the fetch lock at lockKey with token when there is
 // none, in one round trip (claimScript; a second one to read the body
