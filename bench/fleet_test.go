@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,7 +19,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/fleet"
 	"github.com/robotsproxy/robotsproxy/internal/redistest"
 	"github.com/robotsproxy/robotsproxy/server"
 )
@@ -87,6 +90,75 @@ func BenchmarkFleetAtNetworkDistance(b *testing.B) {
 	}
 	slices.Sort(ratios)
 	b.ReportMetric(ratios[len(ratios)/2], "shared/local")
+}
+
+// fleetColdAuthorities is how many new authorities
+// BenchmarkFleetColdAuthority measures.
+const fleetColdAuthorities = 300
+
+// BenchmarkFleetColdAuthority measures a cold authority's robots.txt
+// through the shared store behind the 1 ms delay proxy of
+// BenchmarkFleetAtNetworkDistance: a store miss (replica A claims the
+// fetch, calls the origin, shares the result) and a store hit (replica B
+// reads what A shared), one new authority at a time, each replica a
+// fleet.Store of its own. The origin answers at once from memory, so
+// what is measured is what the store costs. It reports the median of
+// each and the round trips of each counted at the delay proxy. b.N is
+// ignored: run it with -benchtime 1x.
+//
+//	cd bench && go test -run '^$' -bench FleetColdAuthority -benchtime 1x -v .
+func BenchmarkFleetColdAuthority(b *testing.B) {
+	rs := redistest.Start(b)
+	delay := startDelayProxy(b, strings.TrimPrefix(rs.URL(), "redis://"), fleetDelay)
+	newStore := func() *fleet.Store {
+		s, err := fleet.New(fleet.Options{URL: "redis://" + delay.addr(), Log: zerolog.Nop()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, hit := newStore(), newStore()
+	body := []byte(fleetRobots)
+	origin := func(_ context.Context, scheme, authority string) access.Access {
+		u := access.RobotsURL(scheme, authority)
+		return access.Access{Result: access.Successful, URL: u, FinalURL: u, Status: 200, MaxAge: -1,
+			FetchedAt: time.Now(), Raw: body, SHA256: sha256.Sum256(body)}
+	}
+	ctx := context.Background()
+	run := time.Now().UnixNano()
+	a.Fetch(ctx, "https", "warm.example:443", origin) // loads the scripts
+	hit.Fetch(ctx, "https", "warm.example:443", origin)
+	var miss, read []time.Duration
+	var missTrips, hitTrips int64
+	for i := range fleetColdAuthorities {
+		auth := fmt.Sprintf("cold%d-%d.example:443", run, i)
+		seg := delay.segments.Load()
+		start := time.Now()
+		a.Fetch(ctx, "https", auth, origin)
+		mid := time.Now()
+		missTrips += delay.segments.Load() - seg
+		seg = delay.segments.Load()
+		if got := hit.Fetch(ctx, "https", auth, func(context.Context, string, string) access.Access {
+			b.Fatalf("%s: fetched from the origin, want a store hit", auth)
+			return access.Access{}
+		}); got.Result != access.Successful {
+			b.Fatalf("%s: store hit %s, want successful", auth, got.Result)
+		}
+		read = append(read, time.Since(mid))
+		miss = append(miss, mid.Sub(start))
+		hitTrips += delay.segments.Load() - seg
+	}
+	slices.Sort(miss)
+	slices.Sort(read)
+	n := float64(fleetColdAuthorities)
+	b.Logf("%d cold authorities, store +%v: miss p50 %v p90 %v, %.2f round trips; hit p50 %v p90 %v, %.2f round trips",
+		fleetColdAuthorities, fleetDelay, miss[len(miss)/2].Round(10*time.Microsecond), miss[len(miss)*9/10].Round(10*time.Microsecond),
+		float64(missTrips)/n, read[len(read)/2].Round(10*time.Microsecond), read[len(read)*9/10].Round(10*time.Microsecond), float64(hitTrips)/n)
+	b.ReportMetric(float64(miss[len(miss)/2].Microseconds())/1000, "ms/miss")
+	b.ReportMetric(float64(read[len(read)/2].Microseconds())/1000, "ms/hit")
+	b.ReportMetric(float64(missTrips)/n, "roundtrips/miss")
+	b.ReportMetric(float64(hitTrips)/n, "roundtrips/hit")
 }
 
 // drive runs clients clients against the proxy at proxyURL for

@@ -50,7 +50,9 @@ func (o *recordOrigin) authority() string {
 
 // recordKey is the store key of the origin's robots.txt record under the
 // default key prefix.
-func (o *recordOrigin) recordKey() string { return "robotsproxy:v2:robots:http://" + o.authority() }
+func (o *recordOrigin) recordKey() string {
+	return "robotsproxy:v2:robots:{http://" + o.authority() + "}"
+}
 
 // startRecordFleet starts n replicas sharing the store at redisURL, with
 // the record key file keyFile ("" for none).

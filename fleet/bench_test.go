@@ -85,7 +85,7 @@ func TestRedisMemoryPer10000Authorities(t *testing.T) {
 			if tc.distinct {
 				body = typicalRobots(i)
 			}
-			r.share(ctx, r.key("robots", "https://"+authority), access.RobotsURL("https", authority), typicalAccess(authority, body))
+			r.share(ctx, r.recordKey("https://"+authority), access.RobotsURL("https", authority), typicalAccess(authority, body), lock{})
 		}
 		if r.counter("errors/write") != 0 {
 			t.Fatalf("%s: %v write errors", tc.name, r.counter("errors/write"))

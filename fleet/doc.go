@@ -12,8 +12,12 @@
 // total than the cache rules allow (RFC 9309 2.4). On a shared miss it
 // takes the authority's fleet-wide lock (SET NX PX), fetches from the
 // origin, stores the result and releases the lock; replicas that lost the
-// lock poll for the result for at most the robots.txt timeout, then fetch
+// lock wait for the result for at most the robots.txt timeout, then fetch
 // themselves. The whole fleet thus makes one fetch per authority per TTL.
+// Reading the record (with its body) or taking the lock is one script,
+// one round trip (claimScript); storing body and record, unlocking and
+// publishing the record key is another (shareScript). Waiters are woken
+// by that publication (see wakes), not by polling.
 //
 // # Keys
 //
@@ -23,14 +27,18 @@
 // maxRecordBytes; a replica reads a value up to one octet past its bound
 // (GETRANGE), so an oversize one is unreadable without being read whole.
 //
-//	PREFIX v2:robots:SCHEME://AUTHORITY     record (JSON), TTL = the cache TTL
+//	PREFIX v2:robots:{SCHEME://AUTHORITY}   record (JSON), TTL = the cache TTL
 //	PREFIX v2:body:SHA256                    body octets, once per SHA-256
-//	PREFIX v2:lock:SCHEME://AUTHORITY        fetch lock, TTL = shared.lock_ttl
+//	PREFIX v2:lock:{SCHEME://AUTHORITY}      fetch lock, TTL = shared.lock_ttl
 //	PREFIX v2:pace:{SCHEME://AUTHORITY} TOKEN politeness state (hash)
 //	PREFIX v2:gate:{SCHEME://AUTHORITY}      in-flight leases (sorted set)
+//	PREFIX v2:robots-shared                  pub/sub channel of shared record keys
 //
 // The braces are a Redis Cluster hash tag: an authority's politeness and
-// in-flight keys are in one slot, so that one script uses them together.
+// in-flight keys are in one slot, and so are its record and lock, so
+// that one script uses them together. A body, shared by hash across
+// authorities, is in a slot of its own: in a cluster it is read and
+// written in a round trip of its own.
 //
 // # Records are untrusted
 //

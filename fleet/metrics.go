@@ -19,7 +19,7 @@ type metrics struct {
 const (
 	opRead       = "read"       // reading a shared robots.txt result
 	opWrite      = "write"      // storing one
-	opLock       = "lock"       // taking or releasing a fetch lock
+	opLock       = "lock"       // taking or releasing a fetch lock (the claim of a cold authority, which reads its record or takes the lock in one script, included)
 	opPoliteness = "politeness" // a politeness script or lease
 	opPing       = "ping"       // a readiness or recovery probe
 )

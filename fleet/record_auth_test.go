@@ -147,7 +147,7 @@ func TestFetchRefusesForeignRecords(t *testing.T) {
 			o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
 			other := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
 			writer, reader := newReplica(t, rs.URL(), withKey(tc.key)), newReplica(t, rs.URL(), withKey(tc.key))
-			recKey := writer.key("robots", "http://"+o.authority())
+			recKey := writer.recordKey("http://" + o.authority())
 			url := access.RobotsURL("http", o.authority())
 			tc.plant(t, writer, recKey, url, other)
 			got := reader.Fetch(context.Background(), "http", o.authority(), fetcher())
@@ -184,7 +184,7 @@ func copyRecord(t *testing.T, r *replica, other *robotsOrigin, recKey string) {
 	t.Helper()
 	ctx := context.Background()
 	r.Fetch(ctx, "http", other.authority(), fetcher())
-	raw, err := r.rdb.Get(ctx, r.key("robots", "http://"+other.authority())).Bytes()
+	raw, err := r.rdb.Get(ctx, r.recordKey("http://"+other.authority())).Bytes()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestForgedRecordWithoutKeyIsUsed(t *testing.T) {
 	o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
 	r := newReplica(t, rs.URL(), nil)
 	url := access.RobotsURL("http", o.authority())
-	forge(t, r, r.key("robots", "http://"+o.authority()), successful(url, "User-agent: *\nAllow: /\n"), nil, "", nil)
+	forge(t, r, r.recordKey("http://"+o.authority()), successful(url, "User-agent: *\nAllow: /\n"), nil, "", nil)
 	got := r.Fetch(context.Background(), "http", o.authority(), fetcher())
 	if o.fetches.Load() != 0 || !allowed(got, "Bot", "/private") {
 		t.Errorf("origin fetches %d, /private allowed %v: want 0 and true (the unauthenticated store's limit)", o.fetches.Load(), allowed(got, "Bot", "/private"))

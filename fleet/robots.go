@@ -14,18 +14,75 @@ import (
 	"github.com/robotsproxy/robotsproxy/access"
 )
 
-// Polling for another replica's fetch: the first poll after pollMin,
-// doubling up to pollMax.
+// Waiting for another replica's fetch: without notifications (the
+// subscription is not up), the first poll after pollMin, doubling up to
+// pollMax; with them, a re-check every recheck in case a message was
+// lost (pub/sub delivers at most once).
 const (
 	pollMin = 5 * time.Millisecond
 	pollMax = 100 * time.Millisecond
+	recheck = 250 * time.Millisecond
 	// bodyGrace keeps a body a little longer than the record that names
 	// it, so that a reader who got the record finds the body.
 	bodyGrace = time.Minute
 )
 
+// claimScript reads an authority's record or, when there is none, takes
+// its fetch lock: a cold authority's one round trip before the fetch.
+// KEYS: the record key, the lock key (one hash tag, one cluster slot).
+// ARGV: the record's bound in octets (GETRANGE to it: one past
+// maxRecordBytes), the lock token, the lock's TTL in ms, the body key
+// prefix ("" reads no body: a Redis Cluster, where the body is in
+// another slot), the body's bound (the parse limit plus one).
+// Returns {found (0/1), record, PTTL, lock taken (0/1), body SHA-256,
+// body size, body, body exists (0/1)}. The body read is the one the
+// record names: its "sha256" and "size" members found with string.match
+// (a SHA-256 in hex only, so no other key is read; the reader checks
+// that its decoded record names the same). The body key is not in KEYS:
+// it is shared by every authority whose robots.txt has that hash, which
+// one server allows and a cluster does not.
+var claimScript = redis.NewScript(`
+local raw = redis.call('GETRANGE', KEYS[1], 0, tonumber(ARGV[1]))
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl == -2 then
+  local won = redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', tonumber(ARGV[3]))
+  if won then return {0, '', pttl, 1, '', -1, '', 0} end
+  return {0, '', pttl, 0, '', -1, '', 0}
+end
+if ARGV[4] == '' then return {1, raw, pttl, 0, '', -1, '', 0} end
+local sha = string.match(raw, '"sha256":"(%x+)"')
+local size = tonumber(string.match(raw, '"size":(%d+)') or '')
+if not sha or #sha ~= 64 or not size then return {1, raw, pttl, 0, '', -1, '', 0} end
+size = math.min(size, tonumber(ARGV[5]))
+local key = ARGV[4] .. sha
+return {1, raw, pttl, 0, sha, size, redis.call('GETRANGE', key, 0, size), redis.call('EXISTS', key)}`)
+
+// shareScript is a cold authority's one round trip after the fetch:
+// it stores the body (when KEYS has a third key: SET when absent, else
+// lengthens its TTL to ARGV[6] ms when that is longer), then the record
+// ARGV[1] for ARGV[2] ms (none when ARGV[1] is ""), deletes the lock
+// when it still holds the token ARGV[3], and publishes the record key on
+// the channel ARGV[4] to wake the waiters of every replica. KEYS: the
+// record key, the lock key[, the body key]; ARGV[5] is the body. The
+// body goes first: a record never names a missing body.
+var shareScript = redis.NewScript(`
+if #KEYS == 3 then
+  local ttl = tonumber(ARGV[6])
+  local cur = redis.call('PTTL', KEYS[3])
+  if cur == -2 then
+    redis.call('SET', KEYS[3], ARGV[5], 'PX', ttl)
+  elseif cur >= 0 and cur < ttl then
+    redis.call('PEXPIRE', KEYS[3], ttl)
+  end
+end
+if ARGV[1] ~= '' then redis.call('SET', KEYS[1], ARGV[1], 'PX', tonumber(ARGV[2])) end
+if ARGV[3] ~= '' and redis.call('GET', KEYS[2]) == ARGV[3] then redis.call('DEL', KEYS[2]) end
+redis.call('PUBLISH', ARGV[4], KEYS[1])
+return 1`)
+
 // putBody stores a body once per hash: SET when absent, else lengthen its
-// TTL to ARGV[2] ms when that is longer (PEXPIRE GT needs Redis 7).
+// TTL to ARGV[2] ms when that is longer (PEXPIRE GT needs Redis 7). In a
+// Redis Cluster it goes before shareScript (the body is in another slot).
 var putBody = redis.NewScript(`
 local ttl = tonumber(ARGV[2])
 local cur = redis.call('PTTL', KEYS[1])
@@ -36,17 +93,19 @@ end
 if cur >= 0 and cur < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
 return 0`)
 
-// unlock deletes a lock only when it still holds our token.
-var unlock = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`)
+// lock is a fetch lock held by this replica: its key and token.
+type lock struct{ key, token string }
 
 // Fetch returns the robots.txt result of scheme://authority for a local
 // cache miss: the fleet's shared result when there is a usable one, else
 // origin's, fetched by this replica while it holds the authority's lock
 // (or after waiting WaitFor for the replica holding it) and then shared.
-// When the store is unreachable it calls origin. A nil Store calls origin.
-// origin's result is returned as it came, Raw included.
+// A cold authority costs one round trip before the fetch (claimScript:
+// the record, or the lock) and one after it (shareScript: body, record,
+// unlock and a notification); a replica waiting for another's fetch is
+// woken by that notification (see wakes). When the store is unreachable
+// it calls origin. A nil Store calls origin. origin's result is
+// returned as it came, Raw included.
 func (s *Store) Fetch(ctx context.Context, scheme, authority string, origin access.FetchFunc) access.Access {
 	if s == nil {
 		return origin(ctx, scheme, authority)
@@ -55,13 +114,17 @@ func (s *Store) Fetch(ctx context.Context, scheme, authority string, origin acce
 		return s.local(ctx, scheme, authority, origin)
 	}
 	id := scheme + "://" + authority
-	recKey, lockKey := s.key("robots", id), s.key("lock", id)
+	recKey, lockKey := s.recordKey(id), s.lockKey(id)
 	url := access.RobotsURL(scheme, authority)
 	token := newToken()
 	deadline := s.o.Now().Add(s.o.WaitFor)
+	// Watched before the first claim: a notification sent after a claim
+	// that found the lock taken is not missed.
+	woken, stop := s.wakes.watch(recKey)
+	defer stop()
 	waited := false
 	for poll := pollMin; ; poll = min(2*poll, pollMax) {
-		a, ok, err := s.lookup(ctx, recKey, url)
+		a, ok, won, err := s.claim(ctx, recKey, lockKey, url, token)
 		if err != nil {
 			return s.local(ctx, scheme, authority, origin)
 		}
@@ -69,31 +132,42 @@ func (s *Store) Fetch(ctx context.Context, scheme, authority string, origin acce
 			s.m.hits.Inc()
 			return a
 		}
-		won, err := s.tryLock(ctx, lockKey, token)
-		if err != nil {
-			s.h.failed(opLock, err)
-			return s.local(ctx, scheme, authority, origin)
-		}
 		if won {
 			s.m.misses.Inc()
 			a := origin(ctx, scheme, authority)
-			s.share(ctx, recKey, url, a)
-			if s.h.isUp() { // else the lock expires after LockTTL
-				s.release(ctx, lockKey, token)
-			}
+			s.share(ctx, recKey, url, a, lock{lockKey, token})
 			return a
 		}
 		if !waited {
 			waited = true
 			s.m.lockWaits.Inc()
 		}
-		if !s.o.Now().Add(poll).Before(deadline) {
+		wait := poll
+		if s.wakes.subscribed.Load() {
+			wait = s.recheck
+		}
+		left := deadline.Sub(s.o.Now())
+		if left <= 0 {
 			s.m.misses.Inc()
 			return origin(ctx, scheme, authority) // the holder is slow or gone
 		}
-		if err := sleep(ctx, poll); err != nil {
+		if err := s.await(ctx, woken, min(wait, left)); err != nil {
 			return origin(ctx, scheme, authority)
 		}
+	}
+}
+
+// await waits for a notification on woken, for d, or until ctx ends.
+func (s *Store) await(ctx context.Context, woken <-chan struct{}, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the shared result: %w", context.Cause(ctx))
+	case <-woken:
+		return nil
+	case <-t.C:
+		return nil
 	}
 }
 
@@ -103,33 +177,76 @@ func (s *Store) local(ctx context.Context, scheme, authority string, origin acce
 	return origin(ctx, scheme, authority)
 }
 
-// lookup reads the shared result at key, the key of the robots.txt URL
-// url. ok is false for a miss: for a value that cannot be read or
-// checked (counted as a read error), for a record that names another URL
-// than url, has no valid MAC under the record key, or outlives its TTL
-// (refused: counted and logged, see refuse), and for one that would be
-// used past MaxTTL in total; err is set when the store failed (it is
-// then marked down). Values are read up to one octet past their bound
-// (GETRANGE), so that an oversize one is unreadable without being read
-// whole.
-func (s *Store) lookup(ctx context.Context, key, url string) (a access.Access, ok bool, err error) {
+// claim reads the shared result at key, the key of the robots.txt URL
+// url, or takes the fetch lock at lockKey with token when there is
+// none, in one round trip (claimScript; a second one to read the body
+// in a Redis Cluster). ok is true for a usable result (see usable); won
+// when this replica took the lock and fetches. A record that is not
+// usable is a miss: the lock is then tried in another round trip. err is
+// set when the store failed (it is then marked down).
+func (s *Store) claim(ctx context.Context, key, lockKey, url, token string) (a access.Access, ok, won bool, err error) {
 	cctx, cancel := s.ctx(ctx)
 	defer cancel()
-	var get *redis.StringCmd
-	var pttl *redis.DurationCmd
-	_, err = s.rdb.Pipelined(cctx, func(p redis.Pipeliner) error {
-		get, pttl = p.GetRange(cctx, key, 0, maxRecordBytes), p.PTTL(cctx, key)
-		return nil
-	})
+	bodyPrefix := s.key("body", "")
+	if s.cluster {
+		bodyPrefix = "" // another slot: read in a second round trip
+	}
+	v, err := claimScript.Run(cctx, s.rdb, []string{key, lockKey},
+		maxRecordBytes, token, s.o.LockTTL.Milliseconds(), bodyPrefix, s.o.Parse.Limit()+1).Slice()
 	if err != nil {
-		s.h.failed(opRead, err)
-		return a, false, err
+		s.h.failed(opLock, err) // the script takes the lock: a store refusing writes fails it
+		return a, false, false, err
 	}
 	s.h.ok()
-	raw, remaining := []byte(get.Val()), pttl.Val()
-	if len(raw) == 0 && remaining == -2 {
-		return a, false, nil // no such key (GETRANGE answers "")
+	if len(v) != 8 {
+		err = fmt.Errorf("robots.txt claim script: %d values in the reply, want 8", len(v))
+		s.h.failed(opRead, err)
+		return a, false, false, err
 	}
+	found, _ := v[0].(int64)
+	if found == 0 {
+		taken, _ := v[3].(int64)
+		return a, false, taken == 1, nil
+	}
+	raw, _ := v[1].(string)
+	remaining, _ := v[2].(int64)
+	var sb *scriptBody
+	if sha, _ := v[4].(string); sha != "" {
+		size, _ := v[5].(int64)
+		body, _ := v[6].(string)
+		exists, _ := v[7].(int64)
+		sb = &scriptBody{sha: sha, size: int(size), body: []byte(body), found: exists == 1}
+	}
+	if a, ok, err = s.usable(cctx, key, url, []byte(raw), time.Duration(remaining)*time.Millisecond, sb); ok || err != nil {
+		return a, ok, false, err
+	}
+	won, err = s.tryLock(cctx, lockKey, token)
+	if err != nil {
+		s.h.failed(opLock, err)
+	}
+	return a, false, won, err
+}
+
+// scriptBody is the body claimScript read: the one of SHA-256 sha, read
+// up to one octet past size (when it is a record's size, up to the
+// bound body reads to); found is false when it was missing.
+type scriptBody struct {
+	sha   string
+	size  int
+	body  []byte
+	found bool
+}
+
+// usable checks raw, the record read at key with remaining lifetime
+// left, for the robots.txt URL url, and returns its result. The body is
+// sb when sb is the one the record names, else read (see body). ok is
+// false for a miss: for a value that cannot be read or checked (counted
+// as a read error), for a record that names another URL than url, has
+// no valid MAC under the record key, or outlives its TTL (refused:
+// counted and logged, see refuse), and for one that would be used past
+// MaxTTL in total; err is set when the store failed (it is then marked
+// down).
+func (s *Store) usable(ctx context.Context, key, url string, raw []byte, remaining time.Duration, sb *scriptBody) (a access.Access, ok bool, err error) {
 	r, err := decodeRecord(raw, s.o.Parse.Limit())
 	if err != nil {
 		s.unreadable(key, err)
@@ -142,9 +259,15 @@ func (s *Store) lookup(ctx context.Context, key, url string) (a access.Access, o
 	if remaining <= 0 || !s.fresh(r, remaining) {
 		return a, false, nil
 	}
-	body, found, err := s.body(cctx, r)
-	if err != nil || !found {
-		return a, false, err // err: the store failed; !found: evicted, fetch again
+	var body []byte
+	found := false
+	if sb != nil && r.SHA256 != "" && sb.sha == r.SHA256 && sb.size == r.Size {
+		body, found = sb.body, sb.found
+	} else if body, found, err = s.body(ctx, r); err != nil {
+		return a, false, err // the store failed
+	}
+	if !found {
+		return a, false, nil // evicted: fetch again
 	}
 	if err := verify(s.o.RecordKey, key, raw, body); err != nil {
 		s.refuse(key, refusedMAC, err)
@@ -249,14 +372,57 @@ func (s *Store) refuse(key, reason string, err error) {
 func (s *Store) ttl(a access.Access) time.Duration { return s.o.TTL(a) }
 
 // share stores a's result at key, the key of the robots.txt URL url (its
-// body first, so that a record never names a missing body). The record
-// names url (a result of another URL is not shared) and, with a record
-// key, carries its MAC. Failures are logged and counted; a stays this
-// replica's result.
-func (s *Store) share(ctx context.Context, key, url string, a access.Access) {
-	ttl := s.ttl(a)
+// body first, so that a record never names a missing body), releases l
+// (when its key is not "") and wakes the waiters of every replica, in
+// one round trip (shareScript; in a Redis Cluster, the body goes in one
+// before). The record names url (a result of another URL is not shared)
+// and, with a record key, carries its MAC. A result that is not shared
+// still releases l and wakes the waiters: one of them fetches. Failures
+// are logged and counted; a stays this replica's result, and a lock not
+// released expires after LockTTL.
+func (s *Store) share(ctx context.Context, key, url string, a access.Access, l lock) {
+	raw, body, sha, ttl := s.sharedForm(key, url, a)
+	cctx, cancel := s.ctx(ctx)
+	defer cancel()
+	keys := []string{key, l.key}
+	if l.key == "" {
+		keys[1] = key // no lock: the token "" deletes nothing
+	}
+	var err error
+	switch {
+	case raw != nil && sha != "":
+		bodyKey, bodyTTL := s.key("body", sha), (ttl + bodyGrace).Milliseconds()
+		if s.cluster {
+			err = putBody.Run(cctx, s.rdb, []string{bodyKey}, body, bodyTTL).Err()
+		} else {
+			keys = append(keys, bodyKey)
+		}
+		if errors.Is(err, redis.Nil) {
+			err = nil
+		}
+		if err == nil {
+			err = shareScript.Run(cctx, s.rdb, keys, raw, ttl.Milliseconds(), l.token, s.channel, body, bodyTTL).Err()
+		}
+	case raw != nil:
+		err = shareScript.Run(cctx, s.rdb, keys, raw, ttl.Milliseconds(), l.token, s.channel, "", 0).Err()
+	default:
+		err = shareScript.Run(cctx, s.rdb, keys, "", 0, l.token, s.channel, "", 0).Err()
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
+		s.h.failed(opWrite, err)
+		return
+	}
+	s.h.ok()
+}
+
+// sharedForm returns the stored form of a's result at key, the key of
+// the robots.txt URL url: the record, the body (nil without one) and
+// how long it is shared, and the body's SHA-256 in hex ("" without a
+// body); a nil record when a is not shared (logged).
+func (s *Store) sharedForm(key, url string, a access.Access) (raw, body []byte, sha string, ttl time.Duration) {
+	ttl = s.ttl(a)
 	if ttl < time.Millisecond {
-		return // max-age=0 with no minimum: nothing to share
+		return nil, nil, "", 0 // max-age=0 with no minimum: nothing to share
 	}
 	r := newRecord(a, s.o.Parse.Limit(), ttl)
 	if r.URL == "" {
@@ -265,27 +431,15 @@ func (s *Store) share(ctx context.Context, key, url string, a access.Access) {
 	if r.URL != url {
 		s.o.Log.Warn().Str("key", key).Str("url", r.URL).Str("want_url", url).
 			Msg("robots.txt result of another URL than its key's: kept by this replica only")
-		return
+		return nil, nil, "", 0
 	}
 	raw, err := s.encode(r, key, a.Raw)
 	if err != nil || len(raw) > maxRecordBytes || len(a.Raw) > s.o.Parse.Limit()+1 {
 		s.o.Log.Warn().Err(err).Str("key", key).Int("record_bytes", len(raw)).
 			Msg("robots.txt result too large to share: kept by this replica only")
-		return
+		return nil, nil, "", 0
 	}
-	cctx, cancel := s.ctx(ctx)
-	defer cancel()
-	if r.SHA256 != "" {
-		err = putBody.Run(cctx, s.rdb, []string{s.key("body", r.SHA256)}, a.Raw, (ttl + bodyGrace).Milliseconds()).Err()
-	}
-	if err == nil || errors.Is(err, redis.Nil) {
-		err = s.rdb.Set(cctx, key, raw, ttl).Err()
-	}
-	if err != nil {
-		s.h.failed(opWrite, err)
-		return
-	}
-	s.h.ok()
+	return raw, a.Raw, r.SHA256, ttl
 }
 
 // encode returns the stored form of r, the record at key with body: its
@@ -303,15 +457,6 @@ func (s *Store) tryLock(ctx context.Context, key, token string) (bool, error) {
 	cctx, cancel := s.ctx(ctx)
 	defer cancel()
 	return s.rdb.SetNX(cctx, key, token, s.o.LockTTL).Result()
-}
-
-// release deletes the lock at key if it still holds token.
-func (s *Store) release(ctx context.Context, key, token string) {
-	cctx, cancel := s.ctx(ctx)
-	defer cancel()
-	if err := unlock.Run(cctx, s.rdb, []string{key}, token).Err(); err != nil && !errors.Is(err, redis.Nil) {
-		s.h.failed(opLock, err)
-	}
 }
 
 // newToken returns a random lock token.

@@ -197,14 +197,22 @@ func TestFetchUnreadableIsMiss(t *testing.T) {
 			o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
 			writer, reader := newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil)
 			first := writer.Fetch(context.Background(), "http", o.authority(), fetcher())
-			recKey := writer.key("robots", "http://"+o.authority())
+			recKey := writer.recordKey("http://" + o.authority())
 			bodyKey := writer.key("body", hex.EncodeToString(first.SHA256[:]))
 			tc.damage(t, writer, recKey, bodyKey)
-			if _, ok, err := reader.lookup(context.Background(), recKey, first.URL); ok || err != nil {
-				t.Errorf("lookup of the damaged value: got hit %v, error %v; want a miss", ok, err)
+			lockKey := reader.lockKey("http://" + o.authority())
+			claim := func() (ok bool, err error) {
+				_, ok, won, err := reader.claim(context.Background(), recKey, lockKey, first.URL, "test")
+				if won {
+					reader.rdb.Del(context.Background(), lockKey)
+				}
+				return ok, err
 			}
-			if n := allocated(func() { reader.lookup(context.Background(), recKey, first.URL) }); n > oversize/4 {
-				t.Errorf("lookup allocated %d octets, want at most %d (values are read up to their bound only)", n, oversize/4)
+			if ok, err := claim(); ok || err != nil {
+				t.Errorf("claim of the damaged value: got hit %v, error %v; want a miss", ok, err)
+			}
+			if n := allocated(func() { _, _ = claim() }); n > oversize/4 {
+				t.Errorf("claim allocated %d octets, want at most %d (values are read up to their bound only)", n, oversize/4)
 			}
 			got := reader.Fetch(context.Background(), "http", o.authority(), fetcher())
 			if n := o.fetches.Load(); n != 2 {
@@ -250,14 +258,14 @@ func TestFetchWaitsForTheLockHolder(t *testing.T) {
 			holder, waiter := newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil)
 			ctx := context.Background()
 			id := "http://" + o.authority()
-			if ok, _ := holder.rdb.SetNX(ctx, holder.key("lock", id), "someone", time.Minute).Result(); !ok {
+			if ok, _ := holder.rdb.SetNX(ctx, holder.lockKey(id), "someone", time.Minute).Result(); !ok {
 				t.Fatal("lock already taken")
 			}
 			if tc.publish {
 				time.AfterFunc(300*time.Millisecond, func() {
 					a := access.Access{Result: access.Unavailable, URL: id + "/robots.txt", FinalURL: id + "/robots.txt",
 						Status: 404, MaxAge: -1, FetchedAt: time.Now()}
-					holder.share(ctx, holder.key("robots", id), id+"/robots.txt", a)
+					holder.share(ctx, holder.recordKey(id), id+"/robots.txt", a, lock{})
 				})
 			}
 			start := time.Now()
@@ -331,5 +339,110 @@ func TestFetchNilStoreCallsOrigin(t *testing.T) {
 	}
 	if ready, reason := s.Ready(); !ready || reason != "" {
 		t.Errorf("nil Store Ready: got %v %q, want true \"\"", ready, reason)
+	}
+}
+
+// TestFetchColdRoundTrips: a cold authority costs one round trip to the
+// store before the origin fetch (the record, or the lock) and one after
+// it (body, record, unlock, notification); another replica's store hit
+// costs one.
+func TestFetchColdRoundTrips(t *testing.T) {
+	rs := startRedis(t)
+	tests := []struct {
+		name   string
+		status int
+		key    []byte
+	}{
+		{"successful", http.StatusOK, nil},
+		{"successful, records authenticated", http.StatusOK, []byte("0123456789abcdef0123456789abcdef")},
+		{"unavailable (no body)", http.StatusNotFound, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			withKey := func(o *Options) { o.RecordKey = tc.key }
+			ra, rb := newReplica(t, rs.URL(), withKey), newReplica(t, rs.URL(), withKey)
+			ha, hb := &countHook{}, &countHook{}
+			ra.rdb.AddHook(ha)
+			rb.rdb.AddHook(hb)
+			ctx := context.WithValue(context.Background(), onPath{}, true)
+			// The first fetches load the scripts (NOSCRIPT, then EVAL).
+			warm := newRobotsOrigin(t, "User-agent: *\nDisallow: /\n")
+			ra.Fetch(ctx, "http", warm.authority(), fetcher())
+			rb.Fetch(ctx, "http", warm.authority(), fetcher())
+			ha.take()
+			hb.take()
+
+			o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
+			o.mu.Lock()
+			o.status = tc.status
+			o.mu.Unlock()
+			var before int
+			var beforeNames []string
+			origin := func(ctx context.Context, scheme, authority string) access.Access {
+				before, beforeNames, _, _ = ha.take()
+				return fetcher()(ctx, scheme, authority)
+			}
+			first := ra.Fetch(ctx, "http", o.authority(), origin)
+			after, afterNames, _, _ := ha.take()
+			if before != 1 || after != 1 {
+				t.Errorf("cold miss: %d round trips before the fetch (%v) and %d after it (%v), want 1 and 1", before, beforeNames, after, afterNames)
+			}
+			second := rb.Fetch(ctx, "http", o.authority(), fetcher())
+			if got, names, _, _ := hb.take(); got != 1 {
+				t.Errorf("store hit: %d round trips (%v), want 1", got, names)
+			}
+			if n := o.fetches.Load(); n != 1 || second.Result != first.Result || second.SHA256 != first.SHA256 {
+				t.Errorf("store hit: %d origin fetches, result %s %x; want 1 fetch, %s %x", n, second.Result, second.SHA256, first.Result, first.SHA256)
+			}
+			if allowed(second, "Bot", "/private") != (tc.status == http.StatusNotFound) {
+				t.Errorf("/private on the store hit: allowed %v, want %v", allowed(second, "Bot", "/private"), tc.status == http.StatusNotFound)
+			}
+			if n := ra.rdb.Exists(context.Background(), ra.lockKey("http://"+o.authority())).Val(); n != 0 {
+				t.Errorf("lock after the fetch: %d keys, want none (released with the write)", n)
+			}
+		})
+	}
+}
+
+// TestFetchWaiterWokenByNotification: a replica waiting for another's
+// fetch returns as soon as the result is shared, woken by its
+// notification, long before it would look again (its re-check is an
+// hour here) and with no fetch of its own.
+func TestFetchWaiterWokenByNotification(t *testing.T) {
+	rs := startRedis(t)
+	holder, waiter := newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil)
+	waiter.recheck = time.Hour
+	for start := time.Now(); !waiter.wakes.subscribed.Load(); time.Sleep(time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("waiter's subscription not confirmed after 5s")
+		}
+	}
+	o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
+	o.mu.Lock()
+	o.delay = 300 * time.Millisecond
+	o.mu.Unlock()
+	ctx := context.Background()
+	shared := make(chan time.Time, 1)
+	go func() {
+		holder.Fetch(ctx, "http", o.authority(), fetcher())
+		shared <- time.Now()
+	}()
+	lockKey := holder.lockKey("http://" + o.authority())
+	for start := time.Now(); holder.rdb.Exists(ctx, lockKey).Val() == 0; time.Sleep(time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("holder took no lock in 5s")
+		}
+	}
+	got := waiter.Fetch(ctx, "http", o.authority(), fetcher())
+	returned := time.Now()
+	sharedAt := <-shared
+	if lag := returned.Sub(sharedAt); lag > 50*time.Millisecond {
+		t.Errorf("waiter returned %v after the holder shared, want within 50ms (woken, not polling)", lag)
+	}
+	if n := o.fetches.Load(); n != 1 || allowed(got, "Bot", "/private") {
+		t.Errorf("origin fetches %d, /private allowed %v; want 1 fetch, disallowed", n, allowed(got, "Bot", "/private"))
+	}
+	if waiter.counter("lock_waits") != 1 {
+		t.Errorf("lock waits: got %v, want 1", waiter.counter("lock_waits"))
 	}
 }

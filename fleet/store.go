@@ -109,12 +109,21 @@ func (o *Options) setDefaults() {
 // nothing: Fetch calls the origin, Scheduler and Gate return the local
 // ones. Safe for concurrent use.
 type Store struct {
-	o      Options
-	rdb    redis.UniversalClient
-	m      *metrics
-	h      *health
-	later  *later // writes sent off the requests' path
-	prefix string // KeyPrefix + FormatVersion + ":"
+	o     Options
+	rdb   redis.UniversalClient
+	m     *metrics
+	h     *health
+	later *later // writes sent off the requests' path
+	// wakes delivers the notifications of shared records on channel
+	// (PREFIX v2:robots-shared) to this replica's waiters; recheck is how
+	// often a waiter looks again meanwhile (see Fetch).
+	wakes   *wakes
+	channel string
+	recheck time.Duration
+	// cluster is true for a Redis Cluster: a robots.txt body (in
+	// another slot than its record) is read and written apart.
+	cluster bool
+	prefix  string // KeyPrefix + FormatVersion + ":"
 
 	// refused counts refused records by reason (see refuse);
 	// refusedLog is when one was last logged.
@@ -135,6 +144,9 @@ func New(o Options) (*Store, error) {
 	s := &Store{o: o, rdb: rdb, m: newMetrics(o.Registerer), prefix: o.KeyPrefix + FormatVersion + ":",
 		refused: newRefusedMetric(o.Registerer)}
 	s.later = startLater(s)
+	_, s.cluster = rdb.(*redis.ClusterClient)
+	s.channel, s.recheck = s.prefix+"robots-shared", recheck
+	s.wakes = startWakes(rdb, s.channel)
 	if ps, ok := rdb.(poolStater); ok && o.Registerer != nil {
 		o.Registerer.MustRegister(poolCollector{ps})
 	}
@@ -160,6 +172,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.later.stop()
+	s.wakes.close()
 	if err := s.rdb.Close(); err != nil && !errors.Is(err, redis.ErrClosed) {
 		return fmt.Errorf("shared store: close: %w", err)
 	}
@@ -190,6 +203,15 @@ func (s *Store) ctx(parent context.Context) (context.Context, context.CancelFunc
 func (s *Store) gateKey(authority string) string {
 	return s.key("gate", "{"+authority+"}")
 }
+
+// recordKey is the store key of the robots.txt record of id
+// (scheme://authority); lockKey the key of its fetch lock. They share a
+// hash tag: claimScript and shareScript use both, so in a Redis Cluster
+// they are in one slot.
+func (s *Store) recordKey(id string) string { return s.key("robots", "{"+id+"}") }
+
+// lockKey: see recordKey.
+func (s *Store) lockKey(id string) string { return s.key("lock", "{"+id+"}") }
 
 // key returns PREFIX v2:KIND:ID.
 func (s *Store) key(kind, id string) string {
