@@ -24,6 +24,7 @@ var layers = map[string]int{
 	"audit/report":        1, // reads lines through auditlog
 	"deploy":              0,
 	"internal/redistest":  0,
+	"internal/keyfile":    0,
 	"internal/memo":       0,
 	"access":              1,
 	"identity":            1,

@@ -2,7 +2,6 @@ package audit
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/keyfile"
 )
 
 // Defaults of CheckpointOptions: a checkpoint every 10,000 lines or 60
@@ -222,17 +223,11 @@ var ErrCheckpointMAC = errors.New("HMAC missing or wrong: the checkpoint was not
 
 // ReadCheckpointKey reads the checkpoint HMAC key from path (the file of
 // audit.checkpoint_hmac_key_file and of audit verify -checkpoint-key):
-// its contents without surrounding white space, which must not be empty.
+// its contents without surrounding white space, not empty and at most
+// keyfile.MaxBytes octets.
 // The key never appears in an error.
 func ReadCheckpointKey(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if b = bytes.TrimSpace(b); len(b) == 0 {
-		return nil, fmt.Errorf("%s is empty: a signing key must not be", path)
-	}
-	return b, nil
+	return keyfile.Read(path, 1)
 }
 
 // ParseHead reads a chain head given as 64 hex digits (audit verify -head).

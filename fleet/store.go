@@ -1,12 +1,9 @@
 package fleet
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/access"
+	"github.com/robotsproxy/robotsproxy/internal/keyfile"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -227,31 +225,14 @@ func (s *Store) key(kind, id string) string {
 // MinRecordKeyBytes is the shortest record key ReadRecordKey accepts.
 const MinRecordKeyBytes = 16
 
-// maxRecordKeyBytes bounds a record key file.
-const maxRecordKeyBytes = 4096
-
 // ReadRecordKey reads the record key of Options.RecordKey from the file
-// at path (shared.record_key_file): its octets without surrounding white
-// space, at least MinRecordKeyBytes of them and at most 4096, such as 32
-// random octets in base64 ("openssl rand -base64 32"). Errors name the
-// file, never the key.
+// at path (shared.record_key_file): its octets less surrounding white
+// space, at least MinRecordKeyBytes of them and at most keyfile.MaxBytes.
+// Errors name the file, never the key.
 func ReadRecordKey(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	key, err := keyfile.Read(path, MinRecordKeyBytes)
 	if err != nil {
 		return nil, fmt.Errorf("record key: %w", err)
-	}
-	defer f.Close()
-	buf := make([]byte, maxRecordKeyBytes+1)
-	n, err := io.ReadFull(f, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("record key: read %s: %w", path, err)
-	}
-	if n > maxRecordKeyBytes {
-		return nil, fmt.Errorf("record key: %s is over %d octets", path, maxRecordKeyBytes)
-	}
-	key := bytes.TrimSpace(buf[:n])
-	if len(key) < MinRecordKeyBytes {
-		return nil, fmt.Errorf("record key: %s holds %d octets, want at least %d (e.g. openssl rand -base64 32)", path, len(key), MinRecordKeyBytes)
 	}
 	return key, nil
 }
