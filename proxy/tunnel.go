@@ -143,9 +143,10 @@ func (p *Proxy) tunnel(c net.Conn, st *state) net.Conn {
 	return t
 }
 
-// arm sets the read deadline of the current wait or header, once each;
-// t.mu is held.
-func (t *tunnelConn) arm(now time.Time) {
+// arm sets the read deadline of the current wait or header, once each,
+// from the wall clock (deadlines are wall times); t.mu is held. A read
+// that finds it armed costs no clock read.
+func (t *tunnelConn) arm() {
 	if t.armed || t.inBody || t.raw {
 		return
 	}
@@ -155,7 +156,7 @@ func (t *tunnelConn) arm(now time.Time) {
 	}
 	var deadline time.Time
 	if d > 0 {
-		deadline = now.Add(d)
+		deadline = time.Now().Add(d)
 	}
 	_ = t.Conn.SetReadDeadline(deadline)
 	t.armed = true
@@ -167,7 +168,7 @@ func (t *tunnelConn) Read(b []byte) (int, error) {
 		t.mu.Unlock()
 		return 0, io.EOF
 	}
-	t.arm(time.Now())
+	t.arm()
 	t.mu.Unlock()
 	n, err := t.Conn.Read(b)
 	t.mu.Lock()
@@ -175,7 +176,7 @@ func (t *tunnelConn) Read(b []byte) (int, error) {
 	if !t.inBody && !t.raw && !t.ended {
 		if n > 0 && t.wait { // the next request's first octet: its header's time starts
 			t.wait, t.armed, t.headAt = false, false, t.p.opts.Now()
-			t.arm(time.Now())
+			t.arm()
 		}
 		t.head += int64(n)
 		switch {
