@@ -26,6 +26,7 @@ var layers = map[string]int{
 	"internal/redistest":  0,
 	"internal/keyfile":    0,
 	"internal/memo":       0,
+	"egress":              0, // the forwarded request's identity and record
 	"access":              1,
 	"identity":            1,
 	"usage":               1,

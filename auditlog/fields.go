@@ -120,6 +120,26 @@ const (
 	// "too-large", ...; see access.Cause), on lines whose access_result is
 	// "unreachable" and whose cause is known.
 	FieldUnreachableCause = "unreachable_cause"
+
+	// FieldSignatureKeyID is the keyid (the JWK SHA-256 thumbprint, RFC
+	// 7638) of the key robotsproxy signed the forwarded request with (Web
+	// Bot Auth); absent when it did not sign it.
+	FieldSignatureKeyID = "signature_keyid"
+	// FieldSignatureCreated is that signature's created parameter, in
+	// seconds since the Unix epoch.
+	FieldSignatureCreated = "signature_created"
+	// FieldPrice is the price a 402 answer asked (its crawler-price
+	// amount, pay per crawl), a decimal string.
+	FieldPrice = "price"
+	// FieldCharged is the amount the origin charged (its crawler-charged
+	// field), a decimal string; absent when nothing was charged.
+	FieldCharged = "charged"
+	// FieldCurrency is the currency of FieldCharged or FieldPrice (ISO
+	// 4217 code).
+	FieldCurrency = "currency"
+	// FieldNotPaid says why a 402 reached the client unpaid: one of the
+	// NotPaid values.
+	FieldNotPaid = "not_paid"
 )
 
 // Suffixes of the fields that mark a bounded field that was cut: a cut

@@ -221,11 +221,8 @@ func (p *Pinner) Pin(ctx context.Context, proxyAuthorization string, client neti
 	if proxyAuthorization != "" && len(p.users) > 0 {
 		return p.authenticate(ctx, proxyAuthorization, client)
 	}
-	client = client.Unmap().WithZone("") // Prefix.Contains is false for zoned addresses
-	for _, r := range p.ranges {
-		if r.Prefix.Contains(client) {
-			return newPin(r.Token, SourceClientRange, "", r.Mode, r.Purposes), nil
-		}
+	if r := p.rangeOf(client); r != nil {
+		return newPin(r.Token, SourceClientRange, "", r.Mode, r.Purposes), nil
 	}
 	if p.required {
 		return Pin{}, ErrProxyAuthRequired
@@ -236,6 +233,29 @@ func (p *Pinner) Pin(ctx context.Context, proxyAuthorization string, client neti
 // authenticate checks Basic credentials (RFC 7617) against the users: the
 // memo first, then the throttle, then bcrypt. A malformed header counts as
 // a failure of the client (it costs no bcrypt).
+// RangeOf returns the configured client range that pins client's
+// requests (the longest prefix containing it), and false when none does.
+func (p *Pinner) RangeOf(client netip.Addr) (netip.Prefix, bool) {
+	if p == nil {
+		return netip.Prefix{}, false
+	}
+	if r := p.rangeOf(client); r != nil {
+		return r.Prefix, true
+	}
+	return netip.Prefix{}, false
+}
+
+// rangeOf returns the range that pins client, nil when none does.
+func (p *Pinner) rangeOf(client netip.Addr) *ClientRange {
+	client = client.Unmap().WithZone("") // Prefix.Contains is false for zoned addresses
+	for i := range p.ranges {
+		if p.ranges[i].Prefix.Contains(client) {
+			return &p.ranges[i]
+		}
+	}
+	return nil
+}
+
 func (p *Pinner) authenticate(ctx context.Context, header string, client netip.Addr) (Pin, error) {
 	sum := sha256.Sum256([]byte(header))
 	if pin, ok := p.verified.Get(sum); ok {

@@ -245,3 +245,9 @@ func canonicalIP(host string) (ip string, ok bool, err error) {
 	}
 	return a.Unmap().String(), true, nil
 }
+
+// ClientRange returns the client range (identity.client_ranges) that pins
+// client's requests, and false when none does.
+func (p *Policy) ClientRange(client netip.Addr) (netip.Prefix, bool) {
+	return p.opts.Pinner.RangeOf(client)
+}

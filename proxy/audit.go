@@ -199,7 +199,7 @@ func (p *Proxy) audit(sink *lineSink, r *http.Request, st *state, status int, by
 		if d.Err != nil {
 			e = f.str(e, auditlog.FieldError, d.Err.Error())
 		}
-		e = usageFields(f, politeFields(e, st), d.Usage)
+		e = egressFields(usageFields(f, politeFields(e, st), d.Usage), st.egress)
 	}
 	if m := st.tunnelMode(); m != "" {
 		e = e.Str(auditlog.FieldTunnel, m)
@@ -207,8 +207,8 @@ func (p *Proxy) audit(sink *lineSink, r *http.Request, st *state, status int, by
 	if st.parent != nil {
 		e = e.Bool(auditlog.FieldIntercepted, true)
 	}
-	if st.cutOff != "" {
-		e = e.Str(auditlog.FieldCutOff, st.cutOff)
+	if st.cutOff != cutOffNone {
+		e = e.Str(auditlog.FieldCutOff, st.cutOff.String())
 	}
 	return lineEnd(sink, e, status, bytes, st.start, p.opts.Now())
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
+	"github.com/robotsproxy/robotsproxy/egress"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -94,6 +95,12 @@ type Options struct {
 	Politeness *politeness.Limiter
 	// Usage compares declared purposes with usage preferences.
 	Usage UsageOptions
+	// Egress, when set, carries every forwarded request (plain, and
+	// inside intercepted tunnels) in place of Transport: the steps of
+	// package egress (signing, paying) around Transport. Each such request
+	// carries an egress.Exchange in its context, whose Record the audit
+	// line reports. Nil forwards through Transport alone.
+	Egress http.RoundTripper
 }
 
 // Proxy is an http.Handler that serves proxy requests (absolute-form
@@ -170,8 +177,6 @@ type state struct {
 	conn *tunnelConn
 	// line writes the request's one audit line.
 	line requestAudit
-	// cutOff is the audit line's cut_off field, "" for none.
-	cutOff string
 	// target is the request target as the client sent it (see
 	// requestURL), taken before goproxy clears RequestURI; "" inside an
 	// intercepted tunnel.
@@ -189,6 +194,12 @@ type state struct {
 	client       netip.Addr
 	clientParsed bool
 	decided      bool // next to clientParsed: the exchange stays in its size class
+	// egress is what the egress steps did to a forwarded request, nil
+	// when there are none (Options.Egress) or it was not forwarded.
+	egress *egress.Exchange
+	// cutOff is the audit line's cut_off field (a byte next to the
+	// flags, not a string: the exchange keeps its size class).
+	cutOff cutOffCode
 	// tunnel is set for a CONNECT that was let through, intercepted when
 	// it is intercepted: the line's tunnel field (see tunnelMode).
 	tunnel, intercepted bool
@@ -255,7 +266,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if status == 0 {
 		status = int(x.st.status)
 	}
-	x.st.cutOff = cutOff(r, body)
+	x.st.cutOff = cutOffOf(cutOff(r, body))
 	_ = p.auditOnce(r, &x.st, status, x.w.bytes) // end gives back the politeness slot
 	if p.cutsLost(&x.st) {
 		// No answer without its line: what net/http still holds (the
@@ -334,6 +345,7 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	// Allowed, or denied in report mode: forwarded as sent, with no sign
 	// of robotsproxy, so a watched crawler cannot tell.
 	prepareOutbound(req) // RFC 9110 7.6.1: hop-by-hop fields stay here
+	req = p.toEgress(req, ctx, st)
 	if st.parent != nil && st.parent.conn != nil && hasBody(req) {
 		// The body limits, on the client's connection under the TLS layer
 		// (there is no ResponseController inside a tunnel).
@@ -480,9 +492,9 @@ func (p *Proxy) roundTripInner(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 	if st == nil {
 		st = &state{start: p.opts.Now()}
 	}
-	resp, err := p.opts.Transport.RoundTrip(req)
+	resp, err := p.outbound().RoundTrip(req)
 	if err != nil {
-		st.cutOff = cutOff(req, bodyOf(req)) // a body cut off: 408
+		st.cutOff = cutOffOf(cutOff(req, bodyOf(req))) // a body cut off: 408
 		return upstreamErrorResponse(req, err, st), nil
 	}
 	prepareInbound(resp) // RFC 9110 7.6.1: the origin's, towards the client

@@ -88,6 +88,32 @@ func cutOff(r *http.Request, body *idleBody) string {
 	return ""
 }
 
+// cutOffCode is a cut_off value as a state keeps it.
+type cutOffCode uint8
+
+// The cut_off values a state keeps, in cutOffs' order.
+const (
+	cutOffNone cutOffCode = iota
+	cutOffShutdown
+	cutOffBodySlow
+	cutOffBodyIdle
+)
+
+var cutOffs = [...]string{"", auditlog.CutOffShutdown, auditlog.CutOffBodySlow, auditlog.CutOffBodyIdle}
+
+// cutOffOf returns the code of a cut_off value returned by cutOff.
+func cutOffOf(s string) cutOffCode {
+	for i, v := range cutOffs {
+		if v == s {
+			return cutOffCode(i)
+		}
+	}
+	return cutOffNone
+}
+
+// String returns the cut_off value, "" for none.
+func (c cutOffCode) String() string { return cutOffs[c] }
+
 // bodyOf returns the watched body of req, nil when it has none.
 func bodyOf(req *http.Request) *idleBody {
 	b, _ := req.Body.(*idleBody)

@@ -1,0 +1,73 @@
+package proxy
+
+import (
+	"net/http"
+
+	"github.com/elazarl/goproxy"
+	"github.com/rs/zerolog"
+
+	"github.com/robotsproxy/robotsproxy/auditlog"
+	"github.com/robotsproxy/robotsproxy/egress"
+	"github.com/robotsproxy/robotsproxy/identity"
+)
+
+// outbound is what carries a forwarded request to its origin: the egress
+// steps when there are any (Options.Egress), the transport otherwise.
+func (p *Proxy) outbound() http.RoundTripper {
+	if p.opts.Egress != nil {
+		return p.opts.Egress
+	}
+	return p.opts.Transport
+}
+
+// toEgress hands a request about to be forwarded to the egress steps, when
+// there are any: it returns req with an egress.Exchange for the decided
+// identity in its context (kept in st for the audit line), and routes a
+// plain request through Options.Egress (one inside an intercepted tunnel
+// goes through roundTripInner, which uses it too). Without egress steps it
+// returns req unchanged.
+func (p *Proxy) toEgress(req *http.Request, ctx *goproxy.ProxyCtx, st *state) *http.Request {
+	if p.opts.Egress == nil {
+		return req
+	}
+	d := &st.decision
+	id := egress.Identity{Token: d.Identity.Token, User: d.Identity.User, Client: st.clientAddr(req)}
+	if st.pin.Source == identity.SourceClientRange {
+		id.Range, _ = p.policy().ClientRange(id.Client)
+	}
+	st.egress = &egress.Exchange{Identity: id}
+	req = req.WithContext(egress.NewContext(req.Context(), st.egress))
+	if st.parent == nil {
+		ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTripEgress)
+	}
+	return req
+}
+
+// roundTripEgress carries a plain request through the egress steps.
+func (p *Proxy) roundTripEgress(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
+	return p.opts.Egress.RoundTrip(req)
+}
+
+// egressFields adds what the egress steps did to the audit line.
+func egressFields(e *zerolog.Event, x *egress.Exchange) *zerolog.Event {
+	if x == nil {
+		return e
+	}
+	r := &x.Record
+	if r.SignatureKeyID != "" {
+		e = e.Str(auditlog.FieldSignatureKeyID, r.SignatureKeyID).Int64(auditlog.FieldSignatureCreated, r.SignatureCreated.Unix())
+	}
+	if r.Price != "" {
+		e = e.Str(auditlog.FieldPrice, r.Price)
+	}
+	if r.Charged != "" {
+		e = e.Str(auditlog.FieldCharged, r.Charged)
+	}
+	if r.Currency != "" {
+		e = e.Str(auditlog.FieldCurrency, r.Currency)
+	}
+	if r.NotPaid != "" {
+		e = e.Str(auditlog.FieldNotPaid, r.NotPaid)
+	}
+	return e
+}
