@@ -1,0 +1,61 @@
+package egress
+
+import "net/netip"
+
+// Table maps identities to a setting of one egress step (a signing key
+// set, a budget): per pinned user, per client range, per product token,
+// and a default. The zero Table maps nothing. Build it once (at start or
+// reload) and read it from any number of goroutines.
+type Table[T any] struct {
+	// Users maps proxy user names (identity.users[].name) to settings.
+	Users map[string]T
+	// Ranges maps client ranges (identity.client_ranges[].cidr, masked)
+	// to settings.
+	Ranges map[netip.Prefix]T
+	// Tokens maps product tokens to settings; product tokens compare
+	// case-insensitively (RFC 9309 2.2.1), so keys are lower-case.
+	Tokens map[string]T
+	// Default applies to an identity none of the others names; nil means
+	// none.
+	Default *T
+}
+
+// Lookup returns the setting for id, and false when there is none. The
+// most specific entry wins: the pinned user's, then the pinning client
+// range's, then the product token's, then the default.
+func (t *Table[T]) Lookup(id Identity) (T, bool) {
+	if v, ok := t.Users[id.User]; ok && id.User != "" {
+		return v, true
+	}
+	if v, ok := t.Ranges[id.Range]; ok && id.Range.IsValid() {
+		return v, true
+	}
+	if v, ok := t.Tokens[lowerASCII(id.Token)]; ok && id.Token != "" {
+		return v, true
+	}
+	if t.Default != nil {
+		return *t.Default, true
+	}
+	var zero T
+	return zero, false
+}
+
+// lowerASCII lower-cases ASCII letters; a product token is ASCII only
+// (RFC 9309 2.2.1), so this is its case-insensitive key.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// TokenKey returns the key of Table.Tokens for a product token.
+func TokenKey(token string) string { return lowerASCII(token) }
