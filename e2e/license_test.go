@@ -95,8 +95,11 @@ func TestLicenseThroughBinary(t *testing.T) {
 			t.Errorf("line %d: license_url %v, license_sha256 %v", i, l["license_url"], l["license_sha256"])
 		}
 	}
-	if stdout, stderr, code := runBinary(t, "", "audit", "verify", "-archive", archive, logPath); code != 0 {
+	if stdout, stderr, code := runBinary(t, "", "audit", "verify", "-archive", archive, logPath); code != 0 || !strings.Contains(stdout+stderr, "5: 5 verified") {
 		t.Errorf("audit verify: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if body, stderr, code := runBinary(t, "", "audit", "show", "-archive", archive, "-body", lines[0]["license_sha256"].(string)); code != 0 || body != rslLicense {
+		t.Errorf("audit show: exit %d, %q\n%s", code, body, stderr)
 	}
 
 	robotsFile, licenseFile := filepath.Join(dir, "robots.txt"), filepath.Join(dir, "license.xml")
