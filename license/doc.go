@@ -20,9 +20,10 @@
 //
 //   - The root element must be rsl (any namespace); a document that is not
 //     well-formed XML, or whose root is another element, does not parse.
-//   - Each content element's url is a path pattern matched as robots.txt
-//     rules are (RFC 9309 2.2.2, 2.2.3: "*" and a final "$",
-//     percent-encoding normalised; robots.Pattern), or an absolute URL,
+//   - Each content element's url is a path pattern (starting with "/" or
+//     "*") matched as robots.txt rules are (RFC 9309 2.2.2, 2.2.3: "*"
+//     and a final "$", percent-encoding normalised; robots.Pattern), or
+//     an absolute URL,
 //     whose path is that pattern and whose host must be the request's
 //     (compared case-insensitively, without port). The element whose
 //     pattern matches the request path with the most octets applies; of

@@ -70,6 +70,7 @@ func TestDecide(t *testing.T) {
 		{"no matching content", 200, scopedLicense, "example.com", "/shop/", []string{"train-ai"}, usage.LicenseNoMatch, "", ""},
 		{"ai-all prohibits ai-input", 200, scopedLicense, "example.com", "/blog/1", []string{"search", "ai-input"}, usage.LicenseProhibited, `<content url="/blog/">`, "ai-input"},
 		{"percent-encoding normalised", 200, `<rsl><content url="/a%7e/"><license><prohibits type="usage">search</prohibits></license></content></rsl>`, "example.com", "/a~/b", []string{"search"}, usage.LicenseProhibited, `<content url="/a%7e/">`, "search"},
+		{"a pattern that starts with *", 200, `<rsl><content url="*.pdf$"><license><prohibits type="usage">search</prohibits></license></content></rsl>`, "example.com", "/a/b.pdf", []string{"search"}, usage.LicenseProhibited, `<content url="*.pdf$">`, "search"},
 		{"missing license (404)", 404, "", "example.com", "/a", []string{"train-ai"}, usage.LicenseUnavailable, "", ""},
 		{"server error", 500, "", "example.com", "/a", []string{"train-ai"}, usage.LicenseUnreadable, "", ""},
 		{"oversized license", 200, "<rsl>" + strings.Repeat(" ", 2048) + "</rsl>", "example.com", "/a", []string{"search"}, usage.LicenseUnreadable, "", ""},
@@ -204,4 +205,22 @@ func TestParseNeverPanics(t *testing.T) {
 			t.Errorf("Parse(%.30q) = %v, %v", body, l, err)
 		}
 	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(siteLicense))
+	f.Add([]byte(scopedLicense))
+	f.Add([]byte(`<rsl><content url="https://e.com/*$" server="x"><license><permits type="usage">all ai-index</permits></license></content></rsl>`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		l, err := license.Parse(body)
+		if (l == nil) == (err == nil) {
+			t.Fatalf("Parse = %v, %v", l, err)
+		}
+		if l != nil {
+			d, c, refused := l.Decide("e.com", "/a/b", []string{"train-ai", "search", "ai-input"})
+			if (c == nil) != (d == usage.LicenseNoMatch) || (refused != "") != (d == usage.LicenseProhibited) {
+				t.Fatalf("Decide = %s, %v, %q", d, c, refused)
+			}
+		}
+	})
 }

@@ -97,7 +97,7 @@ func newContent(c xmlContent) (Content, bool) {
 	raw := strings.TrimSpace(c.URL)
 	out := Content{URL: raw, Server: strings.TrimSpace(c.Server)}
 	path := raw
-	if !strings.HasPrefix(raw, "/") {
+	if !strings.HasPrefix(raw, "/") && !strings.HasPrefix(raw, "*") {
 		u, err := url.Parse(raw)
 		if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
 			return out, false
