@@ -9,7 +9,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/check"
 )
 
-const checkSynopsis = "check [-json] [-rfc] [-usage PURPOSE] ROBOTS_FILE USER_AGENT URL..."
+const checkSynopsis = "check [-json] [-rfc] [-usage PURPOSE] [-license FILE] ROBOTS_FILE USER_AGENT URL..."
 
 // runCheck implements "robotsproxy check": exit 0 when every URL is
 // allowed, 1 when one is disallowed, 2 on usage and I/O errors.
@@ -20,6 +20,7 @@ is an absolute http or https URL, a path starting with "/", or "-" to read
 URLs from stdin, one a line. Flags come before ROBOTS_FILE.`, stderr)
 	asJSON := fs.Bool("json", false, "write one JSON object per URL")
 	purpose := fs.String("usage", "", "write the usage preference for `PURPOSE` (train-ai, search, ai-input...) that applies to each URL")
+	lic := fs.String("license", "", "decide each URL against the RSL license in `FILE` (a copy of the one robots.txt's License line names), shown by -json")
 	rfc := fs.Bool("rfc", false, "decide each path as sent only (plain RFC 9309), not also as origins may resolve it as the proxy does")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -28,7 +29,8 @@ URLs from stdin, one a line. Flags come before ROBOTS_FILE.`, stderr)
 		fs.Usage()
 		return usageErr("check: %v", err)
 	}
-	all, err := check.Run(fs.Arg(0), fs.Arg(1), fs.Args()[2:], check.Options{JSON: *asJSON, Usage: *purpose, RFC: *rfc, Stdin: stdin, Stdout: stdout})
+	all, err := check.Run(fs.Arg(0), fs.Arg(1), fs.Args()[2:], check.Options{JSON: *asJSON, Usage: *purpose, RFC: *rfc, License: *lic,
+		Stdin: stdin, Stdout: stdout})
 	switch {
 	case err != nil:
 		return &exitError{2, fmt.Errorf("check: %w", err)}

@@ -31,6 +31,7 @@ var layers = map[string]int{
 	"identity":            1,
 	"usage":               1,
 	"fleet":               2, // shares access results
+	"license":             2, // RSL licenses: fetched by access, decided for usage's purposes
 	"policy":              3,
 	"check":               4,
 	"audit":               4,

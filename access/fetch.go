@@ -58,6 +58,10 @@ type Access struct {
 	Cause Cause
 	// Robots is the compiled file, set only when Result is Successful.
 	Robots *robots.Robots
+	// Doc is the parsed document of a fetch by FetchDocument (an RSL
+	// license, say), set only when Result is Successful; nil for a
+	// robots.txt fetch.
+	Doc Document
 	// MaxAge is the response's Cache-Control max-age, or -1 when absent.
 	MaxAge time.Duration
 	// Duration is how long the fetch took.
@@ -197,23 +201,34 @@ func (f *Fetcher) Fetch(ctx context.Context, scheme, authority string) Access {
 }
 
 func (f *Fetcher) fetch(ctx context.Context, url string) Access {
+	return f.get(ctx, url, "robots.txt", "", f.classify)
+}
+
+// get fetches url (a what: "robots.txt", "license", for errors) with the
+// Fetcher's client, guard and limits, sending accept as Accept when not
+// "", and hands a response to classify; a request that gets no response
+// is classified here.
+func (f *Fetcher) get(ctx context.Context, url, what, accept string, classify func(Access, *http.Response) Access) Access {
 	a := Access{URL: url, FinalURL: url, MaxAge: -1}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		a = a.fail(Unreachable, fmt.Errorf("fetch robots.txt %s: %w", url, err))
+		a = a.fail(Unreachable, fmt.Errorf("fetch %s %s: %w", what, url, err))
 		a.Cause = CauseOther
 		return a
 	}
 	if f.opts.UserAgent != "" {
 		req.Header.Set("User-Agent", f.opts.UserAgent)
 	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	resp, err := f.client.Do(req)
 	if err != nil {
 		if errors.Is(err, errTooManyRedirects) {
-			return a.fail(Unavailable, fmt.Errorf("fetch robots.txt %s: %w", url, err))
+			return a.fail(Unavailable, fmt.Errorf("fetch %s %s: %w", what, url, err))
 		}
 		a.Refused = netguard.IsRefused(err)
-		a = a.fail(Unreachable, fmt.Errorf("fetch robots.txt %s: %w", url, err))
+		a = a.fail(Unreachable, fmt.Errorf("fetch %s %s: %w", what, url, err))
 		a.Cause = classifyError(err, url)
 		return a
 	}
@@ -222,7 +237,7 @@ func (f *Fetcher) fetch(ctx context.Context, url string) Access {
 	a.FinalURL = resp.Request.URL.String()
 	a.MaxAge = maxAge(resp.Header)
 	a.Header = headerSubset(resp.Header)
-	return f.classify(a, resp)
+	return classify(a, resp)
 }
 
 // classify maps the response status to an access result (RFC 9309 2.3.1) and
@@ -242,6 +257,15 @@ func (f *Fetcher) classify(a Access, resp *http.Response) Access {
 		// replica re-parse a.Raw, so all three compile the same rules.
 		a.Result, a.Robots = Successful, ParseBody(body, a.Header, f.opts.Parse)
 		a.Raw, a.SHA256 = body, sha256.Sum256(body)
+	default:
+		a = f.classifyStatus(a, s)
+	}
+	return a
+}
+
+// classifyStatus classifies a status that is not 2xx (RFC 9309 2.3.1).
+func (f *Fetcher) classifyStatus(a Access, s int) Access {
+	switch {
 	case s == http.StatusTooManyRequests && f.opts.TooManyRequestsUnreachable:
 		a.Result, a.Cause = Unreachable, CauseStatus
 	case s >= 400 && s < 500:

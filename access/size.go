@@ -13,10 +13,10 @@ import (
 // entries really keep.
 const (
 	// entryOverhead is what one cached authority takes besides its
-	// strings, errors and rules: the entry (256 octets on 64-bit
+	// strings, errors and rules: the entry (288 octets on 64-bit
 	// platforms), the eviction node (48), and its slots in go-cache's map
 	// and in the cache's own index (about 110, maps being 60-90% full).
-	entryOverhead = 416
+	entryOverhead = 448
 	// robotsOverhead is a robots.Robots value, besides its arena.
 	robotsOverhead = 64
 	// errOverhead is an error value's allocation beyond its text.
@@ -45,6 +45,9 @@ func accessSize(a *Access) int64 {
 	}
 	if a.Robots != nil {
 		n += robotsOverhead + robotsRetained(a.Robots)
+	}
+	if a.Doc != nil {
+		n += int64(a.Doc.Retained())
 	}
 	return n
 }

@@ -96,7 +96,8 @@ type VerifyResult struct {
 	// Decisions are lines that carry a decision verify re-decides
 	// (reasons rule, no-matching-rule, unavailable, unreachable,
 	// destination-refused, implicit-robots-txt, override, crawl-delay,
-	// backoff, host-concurrency, usage-preference) and lines that allow
+	// backoff, host-concurrency, usage-preference, license,
+	// license-required) and lines that allow
 	// for any other reason but intercept (a problem each); Verified those
 	// re-decided with the same outcome. ChainOnly are the other lines
 	// (not-proxied, proxy-auth-*, host-denied, ...), which are only

@@ -69,6 +69,8 @@ func (d *decider) check(l *auditLine) (Kind, string, error) {
 		return d.checkPolite(l)
 	case policy.ReasonUsage:
 		return d.checkUsage(l)
+	case policy.ReasonLicense, policy.ReasonLicenseRequired:
+		return d.checkLicense(l)
 	case policy.ReasonRule, policy.ReasonNoMatch, policy.ReasonUnavailable, policy.ReasonUnreachable,
 		policy.ReasonDestination, policy.ReasonImplicit, policy.ReasonOverride:
 	default:
@@ -93,7 +95,8 @@ func (d *decider) checkPolite(l *auditLine) (Kind, string, error) {
 	switch policy.Reason(l.RobotsReason) {
 	case "":
 		return KindDecision, fmt.Sprintf("reason %s without robots_reason: the robots.txt decision behind it is not named", l.Reason), nil
-	case policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency, policy.ReasonUsage:
+	case policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency, policy.ReasonUsage,
+		policy.ReasonLicense, policy.ReasonLicenseRequired:
 		return KindDecision, fmt.Sprintf("robots_reason %s is not a robots.txt decision", l.RobotsReason), nil
 	}
 	c := *l

@@ -41,6 +41,9 @@ type auditLine struct {
 	// the one robots.txt refused (reason usage-preference).
 	Purposes     []string
 	UsageRefused string
+	// LicenseURL, LicenseSHA256, LicenseDecision and LicenseRefused are
+	// the RSL license fields (reasons license and license-required).
+	LicenseURL, LicenseSHA256, LicenseDecision, LicenseRefused string
 
 	in interner // interns the values read (see parseLine)
 }
@@ -49,14 +52,16 @@ type auditLine struct {
 // re-decides: one robots.txt makes (a rule, no matching rule, the access
 // result, /robots.txt itself), the configuration's exemption (override),
 // and the reasons that replace robots.txt's on the line: politeness
-// (whose robots_reason is re-decided) and a usage preference. A line that
+// (whose robots_reason is re-decided), a usage preference and an RSL
+// license. A line that
 // allows for any other reason is one too, and fails: only an intercepted
 // CONNECT (whose requests have lines of their own) allows otherwise.
 func (l *auditLine) isDecision() bool {
 	switch policy.Reason(l.Reason) {
 	case policy.ReasonRule, policy.ReasonNoMatch, policy.ReasonUnavailable, policy.ReasonUnreachable,
 		policy.ReasonDestination, policy.ReasonImplicit, policy.ReasonOverride,
-		policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency, policy.ReasonUsage:
+		policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency, policy.ReasonUsage,
+		policy.ReasonLicense, policy.ReasonLicenseRequired:
 		return true
 	case policy.ReasonIntercept:
 		return false

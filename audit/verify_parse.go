@@ -79,6 +79,14 @@ func (l *auditLine) value(sc *auditlog.Scanner) error {
 		s = &l.RobotsReason
 	case auditlog.FieldUsageRefused:
 		s = &l.UsageRefused
+	case auditlog.FieldLicenseURL:
+		s = &l.LicenseURL
+	case auditlog.FieldLicenseSHA256:
+		s = &l.LicenseSHA256
+	case auditlog.FieldLicenseDecision:
+		s = &l.LicenseDecision
+	case auditlog.FieldLicenseRefused:
+		s = &l.LicenseRefused
 	case auditlog.FieldURL + auditlog.TruncatedSuffix:
 		flag = &l.URLTruncated
 	case auditlog.FieldCandidates + auditlog.TruncatedSuffix:

@@ -193,3 +193,32 @@ const (
 	// it is decided and audited on its own.
 	TunnelIntercepted = "intercepted"
 )
+
+// Fields of the RSL license that robots.txt names (package license),
+// present when one was read for the request's declared purposes.
+const (
+	// FieldLicenseURL is the license URL (robots.txt's License line).
+	FieldLicenseURL = "license_url"
+	// FieldLicenseSHA256 is the SHA-256 of the license document in force,
+	// in hex: the key of its copy in the archive; absent when none was
+	// read.
+	FieldLicenseSHA256 = "license_sha256"
+	// FieldLicenseFetchedAt is when that license was fetched (RFC 3339,
+	// UTC): with FieldLicenseURL it names the archive's fetch record.
+	FieldLicenseFetchedAt = "license_fetched_at"
+	// FieldLicenseDecision is what the license says for the request: one
+	// of permitted, prohibited, license-required, no-match, unavailable,
+	// unreadable (usage.LicenseDecision).
+	FieldLicenseDecision = "license_decision"
+	// FieldLicenseElement is the content element that applied, as
+	// <content url="..." server="...">.
+	FieldLicenseElement = "license_element"
+	// FieldLicenseRefused is the declared purpose the license prohibits.
+	FieldLicenseRefused = "license_refused"
+	// FieldLicenseError is why the license could not be read (unreadable)
+	// or was unavailable.
+	FieldLicenseError = "license_error"
+	// FieldLicenseLink is the license a response named in a Link header
+	// field (rel="license", type="application/rsl+xml"): recorded only.
+	FieldLicenseLink = "license_link"
+)

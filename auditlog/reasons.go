@@ -77,3 +77,15 @@ const (
 	// DecisionNone): a request it does not proxy.
 	ReasonNotProxied = "not-proxied"
 )
+
+// Reasons of RSL licenses (package license).
+const (
+	// ReasonLicense: the RSL license robots.txt names prohibits a
+	// declared purpose for the path, or could not be read (fail closed)
+	// (usage.enforce; HTTP 403).
+	ReasonLicense = "license"
+	// ReasonLicenseRequired: the license's content element for the path
+	// names a License Server: a license token is required, which
+	// robotsproxy does not obtain (usage.enforce; HTTP 403).
+	ReasonLicenseRequired = "license-required"
+)

@@ -38,6 +38,10 @@ type Options struct {
 	// URL for it is written, from Content-Usage rules and from the
 	// Content-Signal of that name. "" writes none in text output.
 	Usage string
+	// License is a local copy of the RSL license robots.txt names
+	// (-license FILE): each URL's Result.License says what it decides.
+	// "" decides nothing; the License line is still shown.
+	License string
 }
 
 // Result is the JSON form of one URL's decision.
@@ -67,6 +71,9 @@ type Result struct {
 	ContentUsage ContentUsage `json:"content_usage"`
 	// Usage answers -usage PURPOSE; omitted without it.
 	Usage *UsageResult `json:"usage,omitempty"`
+	// License is the RSL license that applies (robots.txt's License
+	// line, decided from -license FILE); omitted when there is none.
+	License *LicenseResult `json:"license,omitempty"`
 }
 
 // The readings of a path check decides by (Result.Reading).
@@ -114,6 +121,9 @@ func Run(path, userAgent string, urls []string, o Options) (bool, error) {
 		all:    true,
 	}
 	c.access = access.Access{Result: access.Successful, Robots: c.robots}
+	if c.license, err = readLicense(c.robots, o.License); err != nil {
+		return false, err
+	}
 	c.extras = newFileExtras(c.robots, c.id.Candidates)
 	for _, u := range urls {
 		if u == "-" {
@@ -139,8 +149,10 @@ type checker struct {
 	json   bool
 	usage  string
 	extras fileExtras
-	all    bool
-	err    error
+	// license is the license robots.txt names, nil for none.
+	license *licenseInput
+	all     bool
+	err     error
 }
 
 // asciiSpace is the white space trimmed from a URL line read from stdin:
@@ -282,6 +294,9 @@ func (c *checker) writeJSON(u string, vd verdict) error {
 	if c.usage != "" {
 		r := c.extras.usageResult(up, c.usage)
 		res.Usage = &r
+	}
+	if c.license != nil {
+		res.License = c.license.result(u, licensePath(u, vd.resolved), c.usage)
 	}
 	if c.rfc {
 		res.Reading = ReadingRFC

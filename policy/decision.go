@@ -94,6 +94,15 @@ const (
 	// line of robots.txt (usage.enforce; HTTP 403). Decision.Usage holds
 	// the deciding line.
 	ReasonUsage Reason = Reason(auditlog.ReasonUsage)
+	// ReasonLicense: the RSL license robots.txt names prohibits a purpose
+	// declared for the crawler for the path, or it could not be read
+	// (fail closed) (usage.enforce; HTTP 403). Decision.Usage.License
+	// holds the license URL and the element.
+	ReasonLicense Reason = Reason(auditlog.ReasonLicense)
+	// ReasonLicenseRequired: the license's content element for the path
+	// names a License Server: a license token is required, which
+	// robotsproxy does not obtain (usage.enforce; HTTP 403).
+	ReasonLicenseRequired Reason = Reason(auditlog.ReasonLicenseRequired)
 	// ReasonAuditUnavailable: the audit log could not be written and
 	// audit.on_write_error is refuse: the request is answered 503 and not
 	// forwarded.

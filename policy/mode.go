@@ -21,8 +21,9 @@ func ParseMode(s string) (Mode, error) { return identity.ParseMode(s) }
 // reportable reports whether a denial for reason may go unenforced in
 // report mode: the denials robots.txt makes (a disallow rule, or an
 // unreachable robots.txt, RFC 9309 2.2.2 and 2.3.1.4, or a usage
-// preference), never the operator's own destination policy or
-// authentication.
+// preference, or an RSL license), never the operator's own destination
+// policy or authentication.
 func reportable(r Reason) bool {
-	return r == ReasonRule || r == ReasonUnreachable || r == ReasonUsage
+	return r == ReasonRule || r == ReasonUnreachable || r == ReasonUsage ||
+		r == ReasonLicense || r == ReasonLicenseRequired
 }

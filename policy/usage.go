@@ -47,3 +47,29 @@ func readExtras(d *Decision, r *robots.Robots, rs *readings, tokens []string) {
 	}
 	d.UsagePrefs = usage.FromRobots(u, e)
 }
+
+// DenyForLicense records in d what the RSL license robots.txt names says
+// about the request (l; nil records nothing), and turns d into a denial
+// when l refuses it (usage.License.Refuses) and d would forward the
+// request: reason license-required when a License Server token is
+// required, license for a prohibited purpose or a license that could not
+// be read (fail closed). The request's mode applies as to a robots.txt
+// denial: in report mode the denial is forwarded and audited with
+// ReportOnly set. Without enforce, l is recorded only.
+func (p *Policy) DenyForLicense(d *Decision, pin identity.Pin, l *usage.License, enforce bool) {
+	if l == nil {
+		return
+	}
+	if d.Usage == nil {
+		d.Usage = &usage.Evaluation{}
+	}
+	d.Usage.License = l
+	if !enforce || !l.Refuses() || !d.Allowed {
+		return
+	}
+	d.Allowed, d.Reason = false, ReasonLicense
+	if l.Decision == usage.LicenseRequired {
+		d.Reason = ReasonLicenseRequired
+	}
+	p.markReportOnly(d, pin)
+}

@@ -72,6 +72,8 @@ func rejectResponse(req *http.Request, d *policy.Decision, realm string) *http.R
 	}
 	if d.Reason == policy.ReasonUsage && d.Usage != nil {
 		h.Set(HeaderRule, headerValue(d.Usage.Deciding.String()))
+	} else if isLicense(d) {
+		h.Set(HeaderRule, headerValue(licenseRule(d.Usage.License)))
 	} else if r := d.Rule(); r != nil && !d.TooManyRequests() {
 		h.Set(HeaderRule, headerValue(fmt.Sprintf("line %d: %s", r.Line, r.Text())))
 	}
@@ -99,6 +101,10 @@ func denialText(d *policy.Decision) string {
 		return fmt.Sprintf("robotsproxy: too many failed proxy authentication attempts; retry in %d seconds\n", d.RetryAfterSeconds())
 	case policy.ReasonUsage, policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency:
 		if text := politeDenialText(d); text != "" {
+			return text
+		}
+	case policy.ReasonLicense, policy.ReasonLicenseRequired:
+		if text := licenseDenialText(d); text != "" {
 			return text
 		}
 	case policy.ReasonUnidentifiedTunnel:

@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
+	"github.com/robotsproxy/robotsproxy/license"
 	"github.com/robotsproxy/robotsproxy/usage"
 )
 
@@ -26,6 +27,11 @@ type UsageOptions struct {
 	// declares none. Those of users and client ranges come with their pin
 	// (identity.Pin.Purposes).
 	Declarations *usage.Declarations
+	// Licenses fetch and cache the RSL licenses robots.txt files name
+	// (License lines), read for requests with declared purposes; with
+	// Enforce, what they prohibit is denied (reasons license and
+	// license-required). Nil reads none.
+	Licenses *license.Source
 }
 
 // checkUsage reads the usage preferences robots.txt states for the
@@ -44,9 +50,10 @@ func (p *Proxy) checkUsage(req *http.Request, st *state) {
 	e := usage.Evaluate(purposes, prefs)
 	if !p.opts.Usage.Enforce {
 		d.Usage = &e
-		return
+	} else {
+		p.policy().DenyForUsage(d, st.pin, &e)
 	}
-	p.policy().DenyForUsage(d, st.pin, &e)
+	p.checkLicense(req, st, purposes)
 }
 
 // observeUsage adds the preferences of the response's Content-Usage
@@ -54,6 +61,7 @@ func (p *Proxy) checkUsage(req *http.Request, st *state) {
 // for the audit line. The field comes with the response, after the
 // request was decided and sent: it cannot deny the request it answers.
 func observeUsage(st *state, resp *http.Response) {
+	observeLicenseLink(st, resp)
 	h := usage.FromHeader(resp.Header.Values("Content-Usage"))
 	if len(h) == 0 {
 		return
@@ -93,5 +101,5 @@ func usageFields(f fieldWriter, e *zerolog.Event, ev *usage.Evaluation) *zerolog
 		e = e.Str(auditlog.FieldUsageRefused, ev.Refused)
 		e = fieldWriter{max: maxUsageRuleBytes}.str(e, auditlog.FieldUsageRule, ev.Deciding.String())
 	}
-	return e
+	return licenseFields(f, e, ev)
 }

@@ -70,6 +70,10 @@
 //     matches longest, for paths those groups allow; conflicting rules
 //     combine with any "n" winning, then "y".
 //   - Sitemap ([Robots.SitemapURLs]): file-level, absolute http(s) URLs.
+//   - License ([Robots.Licenses], [Robots.HasLicense]): RSL 1.0's
+//     file-level record naming the site's license, absolute http(s) URLs,
+//     with their line numbers. [Pattern] matches other documents' paths
+//     (an RSL content element's url) as rules are matched.
 //
 // # Leniency (RFC 9309 2.2.4 and 2.3.1.5: parse each line, use what parses)
 //

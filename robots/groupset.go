@@ -3,9 +3,10 @@ package robots
 // Bits of Robots.extras: the kinds of records the file has that Extras and
 // Usage read.
 const (
-	xDelay  = 1 << 0 // a crawl-delay or request-rate record in a group
-	xUsage  = 1 << 1 // a Content-Usage record in a group
-	xSignal = 1 << 2 // a Content-Signal record, in a group or before any
+	xDelay   = 1 << 0 // a crawl-delay or request-rate record in a group
+	xUsage   = 1 << 1 // a Content-Usage record in a group
+	xSignal  = 1 << 2 // a Content-Signal record, in a group or before any
+	xLicense = 1 << 3 // a License record (RSL 1.0), anywhere in the file
 )
 
 // extraFlag returns the bit of Robots.extras for a record kind, 0 for the
@@ -15,6 +16,8 @@ func extraFlag(kind byte, inGroup bool) uint8 {
 	switch {
 	case kind == recContentSignal:
 		return xSignal
+	case kind == recLicense:
+		return xLicense
 	case !inGroup:
 		return 0
 	case kind == recCrawlDelay || kind == recCrawlDelay2 || kind == recRequestRate:

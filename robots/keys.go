@@ -120,7 +120,7 @@ const (
 var otherKeys = [...]string{
 	"crawl-delay", "host", "clean-param", "request-rate", "visit-time",
 	"noindex", "nofollow", "noarchive", "crawldelay", "content-usage",
-	"content-signal",
+	"content-signal", "license",
 }
 
 // Record kinds of the other records the package interprets.
@@ -130,6 +130,7 @@ const (
 	recCrawlDelay2   = recKnown + 8 // "crawldelay"
 	recContentUsage  = recKnown + 9
 	recContentSignal = recKnown + 10
+	recLicense       = recKnown + 11
 )
 
 // otherKeyCode returns the record kind for an other record's key as

@@ -6,6 +6,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/audit"
 	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/license"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -35,4 +36,18 @@ func archiveFetch(ar *audit.Archive, a access.Access, logger zerolog.Logger) acc
 	}
 	a.Raw = nil
 	return a
+}
+
+// licenseSource returns the source of the RSL licenses robots.txt files
+// name: fetched by the robots.txt fetcher (its guard, timeouts and user
+// agent), at most robots.max_bytes octets each, cached in a cache of their
+// own with the robots.txt cache's bounds and TTL rules, and archived like
+// robots.txt bodies (by SHA-256) when the archive is on.
+func licenseSource(cfg config.Config, f *access.Fetcher, ar *audit.Archive, logger zerolog.Logger) *license.Source {
+	return license.NewSource(license.SourceOptions{
+		Fetcher:  f,
+		MaxBytes: robots.Options{MaxBytes: cfg.Robots.MaxBytes}.Limit(),
+		Cache:    CacheOptions(cfg),
+		Record:   func(a access.Access) access.Access { return archiveFetch(ar, a, logger) },
+	})
 }

@@ -136,7 +136,8 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		BodyMinRate:           cfg.Client.BodyMinRate,
 
 		Politeness: politenessLimiter(cfg, reg, shared),
-		Usage:      proxy.UsageOptions{Enforce: cfg.Usage.Enforce, Declarations: UsageDeclarations(cfg)},
+		Usage: proxy.UsageOptions{Enforce: cfg.Usage.Enforce, Declarations: UsageDeclarations(cfg),
+			Licenses: licenseSource(cfg, fetcher, archive, logger)},
 	})
 	ready := &readiness{}
 	ready.addCheck("audit", auditReady(auditW))

@@ -154,6 +154,14 @@ type Evaluation struct {
 	Refused string
 	// Deciding is the statement that refused it.
 	Deciding Statement
+	// License is what the RSL license robots.txt names says about the
+	// request (see package license), nil when robots.txt names none or no
+	// purpose is declared.
+	License *License
+	// LicenseLink is the license a response named in a Link header field
+	// (rel="license", type="application/rsl+xml"): recorded only, as it
+	// comes with the response, after the request was decided.
+	LicenseLink string
 }
 
 // Evaluate compares purposes with prefs. Statements from the header field

@@ -1,0 +1,51 @@
+package policy_test
+
+import (
+	"testing"
+
+	"github.com/robotsproxy/robotsproxy/identity"
+	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/usage"
+)
+
+func TestDenyForLicense(t *testing.T) {
+	tests := []struct {
+		name       string
+		allowed    bool
+		decision   usage.LicenseDecision
+		enforce    bool
+		mode       identity.Mode
+		wantAllow  bool
+		wantReason policy.Reason
+		wantReport bool
+	}{
+		{"prohibited, enforced", true, usage.LicenseProhibited, true, "", false, policy.ReasonLicense, false},
+		{"unreadable fails closed", true, usage.LicenseUnreadable, true, "", false, policy.ReasonLicense, false},
+		{"token required", true, usage.LicenseRequired, true, "", false, policy.ReasonLicenseRequired, false},
+		{"token required, report mode", true, usage.LicenseRequired, true, identity.ModeReport, false, policy.ReasonLicenseRequired, true},
+		{"prohibited, not enforced", true, usage.LicenseProhibited, false, "", true, policy.ReasonRule, false},
+		{"permitted", true, usage.LicensePermitted, true, "", true, policy.ReasonRule, false},
+		{"no match", true, usage.LicenseNoMatch, true, "", true, policy.ReasonRule, false},
+		{"unavailable", true, usage.LicenseUnavailable, true, "", true, policy.ReasonRule, false},
+		{"robots.txt denied first", false, usage.LicenseProhibited, true, "", false, policy.ReasonRule, false},
+	}
+	p := policy.New(policy.Options{Identifier: identity.NewIdentifier(nil, nil)})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := policy.Decision{Allowed: tt.allowed, Reason: policy.ReasonRule}
+			l := &usage.License{URL: "https://example.com/license.xml", Decision: tt.decision}
+			p.DenyForLicense(&d, identity.Pin{Mode: tt.mode}, l, tt.enforce)
+			if d.Allowed != tt.wantAllow || d.Reason != tt.wantReason || d.ReportOnly != tt.wantReport {
+				t.Errorf("got allowed %v reason %s report-only %v, want %v %s %v", d.Allowed, d.Reason, d.ReportOnly, tt.wantAllow, tt.wantReason, tt.wantReport)
+			}
+			if d.Usage == nil || d.Usage.License != l {
+				t.Error("the license is not recorded")
+			}
+		})
+	}
+	d := policy.Decision{Allowed: true}
+	p.DenyForLicense(&d, identity.Pin{}, nil, true)
+	if d.Usage != nil || !d.Allowed {
+		t.Errorf("nil license: %+v", d)
+	}
+}
