@@ -1,11 +1,9 @@
 package payments_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -70,50 +68,10 @@ func TestConcurrentBudgetLocal(t *testing.T) {
 	o := paytest.New(t, "USD 0.01")
 	now := day
 	tr := newTransport(limits("0.05", "0.07"), &payments.Local{}, &now)
-	paid, unpaid := Concurrent(t, []http.RoundTripper{tr}, o.URL+"/page", 20)
+	paid, unpaid := paytest.Concurrent(t, []http.RoundTripper{tr}, o.URL+"/page", "ExampleBot", 20)
 	if paid != 7 || unpaid != 13 || o.Paid() != 7 {
 		t.Fatalf("paid %d, unpaid %d, origin paid %d; want 7, 13, 7", paid, unpaid, o.Paid())
 	}
-}
-
-// Concurrent sends n priced GETs for examplebot at once, spread over the
-// transports, and counts the paid answers (200 with crawler-charged, a
-// record with charged) and the unpaid ones (402 with the not-paid header
-// over-budget). Any other answer fails the test.
-func Concurrent(t *testing.T, rts []http.RoundTripper, url string, n int) (paid, unpaid int) {
-	t.Helper()
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func(rt http.RoundTripper) {
-			defer wg.Done()
-			<-start
-			req, _ := http.NewRequest(http.MethodGet, url, nil)
-			x := &egress.Exchange{Identity: egress.Identity{Token: "ExampleBot"}}
-			resp, err := rt.RoundTrip(req.WithContext(egress.NewContext(context.Background(), x)))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case resp.StatusCode == 200 && resp.Header.Get("crawler-charged") == "USD 0.01" && x.Record.Charged == "0.01" && x.Record.Currency == "USD":
-				paid++
-			case resp.StatusCode == 402 && resp.Header.Get(payments.HeaderNotPaid) == auditlog.NotPaidOverBudget && x.Record.NotPaid == auditlog.NotPaidOverBudget:
-				unpaid++
-			default:
-				t.Errorf("unexpected answer %d %v, record %+v", resp.StatusCode, resp.Header, x.Record)
-			}
-		}(rts[i%len(rts)])
-	}
-	close(start)
-	wg.Wait()
-	return paid, unpaid
 }
 
 // What the client and the audit record see for each way a 402 is, or is
