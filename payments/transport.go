@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/egress"
 )
@@ -73,6 +75,11 @@ type Transport struct {
 	// without GetBody; 0 is DefaultMaxBodyBytes. A longer body is sent
 	// once, and its 402 is not paid (auditlog.NotPaidBody).
 	MaxBodyBytes int64
+	// Log receives the ledger errors that come after a request was sent
+	// (a settlement or release the store did not take); the zero Logger
+	// logs nothing. A failed release leaves the amount counted: the
+	// budget errs on the side of paying less.
+	Log zerolog.Logger
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -133,13 +140,13 @@ func (t *Transport) priced(req *http.Request, resp *http.Response, x *egress.Exc
 	}
 	retry, err := retryRequest(req, raw)
 	if err != nil {
-		_ = t.Ledger.Adjust(context.WithoutCancel(req.Context()), k, -price.Amount)
+		t.adjust(req.Context(), k, -price.Amount)
 		return notPaid(resp, x, auditlog.NotPaidBody), nil
 	}
 	discard(resp)
 	paid, err := t.Next.RoundTrip(retry)
 	if err != nil {
-		_ = t.Ledger.Adjust(context.WithoutCancel(req.Context()), k, -price.Amount)
+		t.adjust(req.Context(), k, -price.Amount)
 		x.Record.NotPaid = auditlog.NotPaidRetryFailed
 		return nil, fmt.Errorf("pay per crawl: paid retry: %w", err)
 	}
@@ -150,16 +157,15 @@ func (t *Transport) priced(req *http.Request, resp *http.Response, x *egress.Exc
 // reservation; without one the reservation is released and a 402 or
 // crawler-error says why.
 func (t *Transport) settle(ctx context.Context, resp *http.Response, x *egress.Exchange, k Key, price Price) *http.Response {
-	ctx = context.WithoutCancel(ctx) // the reservation is settled even when the client left
 	charged, err := ParsePrice(resp.Header.Get(HeaderCharged))
 	if err == nil {
 		x.Record.Charged, x.Record.Currency = charged.Amount.String(), charged.Currency
 		if charged.Currency == k.Currency && charged.Amount != price.Amount {
-			_ = t.Ledger.Adjust(ctx, k, charged.Amount-price.Amount)
+			t.adjust(ctx, k, charged.Amount-price.Amount)
 		}
 		return resp
 	}
-	_ = t.Ledger.Adjust(ctx, k, -price.Amount)
+	t.adjust(ctx, k, -price.Amount)
 	switch again := resp.Header.Get(HeaderPrice); {
 	case resp.StatusCode == http.StatusPaymentRequired && again != "" && !samePrice(again, price):
 		return notPaid(resp, x, auditlog.NotPaidPriceChanged)
@@ -184,7 +190,7 @@ func (t *Transport) chargedUnasked(ctx context.Context, x *egress.Exchange, resp
 	x.Record.Charged, x.Record.Currency = charged.Amount.String(), charged.Currency
 	if hasLimit && charged.Currency == limit.Currency {
 		k := Key{Budget: limit.Budget, Currency: limit.Currency, Day: DayOf(t.now())}
-		_ = t.Ledger.Adjust(context.WithoutCancel(ctx), k, charged.Amount)
+		t.adjust(ctx, k, charged.Amount)
 	}
 }
 
@@ -239,6 +245,15 @@ func (t *Transport) replayable(req *http.Request) (*http.Request, bool) {
 	r.Body = io.NopCloser(bytes.NewReader(buf))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf)), nil }
 	return r, true
+}
+
+// adjust settles or releases in the ledger, even when the client has
+// left (the request's context is done), logging a failure.
+func (t *Transport) adjust(ctx context.Context, k Key, delta Amount) {
+	if err := t.Ledger.Adjust(context.WithoutCancel(ctx), k, delta); err != nil {
+		t.Log.Warn().Err(err).Str("budget", k.Budget).Str("currency", k.Currency).Str("day", k.Day).
+			Str("delta", delta.String()).Msg("pay per crawl: the spend ledger did not take a settlement")
+	}
 }
 
 func (t *Transport) now() time.Time {

@@ -124,7 +124,7 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		Intercept:     intercept,
 		Policy:        pol,
 		Transport:     transport,
-		Egress:        egressSteps(cfg, shared, transport),
+		Egress:        egressSteps(cfg, shared, transport, logger),
 		Audit:         auditW,
 		AuditContinue: cfg.Audit.OnWriteError == "continue",
 		Metrics:       metrics,
