@@ -118,3 +118,26 @@ func TestSpendStoreGone(t *testing.T) {
 		t.Errorf("Reserve with the store gone: %v, want ErrStoreUnavailable", err)
 	}
 }
+
+// BenchmarkSharedReserve is one paid request's ledger work in the store:
+// the reserve script and the settle script, two round trips.
+func BenchmarkSharedReserve(b *testing.B) {
+	srv := startRedis(b)
+	s, err := New(Options{URL: srv.URL(), KeyPrefix: "bench:"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	l := s.Ledger(nil)
+	k := payments.Key{Budget: "token:examplebot", Currency: "USD", Day: "2026-11-26"}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if ok, err := l.Reserve(ctx, k, 10_000, payments.MaxAmount); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+		if err := l.Adjust(ctx, k, -10_000); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
