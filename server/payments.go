@@ -17,6 +17,7 @@ import (
 // retry goes through signing, so its crawler-exact-price is signed.
 func egressSteps(cfg config.Config, shared *fleet.Store, transport http.RoundTripper, logger zerolog.Logger) http.RoundTripper {
 	next, on := transport, false
+	// Signing (signing.*) wraps next here, before paying wraps it.
 	if cfg.Payments.Enabled {
 		next, on = paying(cfg, shared, next, logger), true
 	}
