@@ -122,3 +122,28 @@ func TestPaymentsSharedByTwoProxies(t *testing.T) {
 		t.Fatalf("answers %v, origin paid %d; want 7 paid and 13 402", counts, o.Paid())
 	}
 }
+
+// A shared store that goes away: nothing is paid, the client gets the
+// 402 with store-unavailable, and so does the audit line.
+func TestPaymentsStoreGone(t *testing.T) {
+	srv := redistest.Start(t)
+	o := paytest.New(t, "USD 0.01")
+	ts := startServer(t, payingConfig("1", srv.URL()))
+	if resp := proxyGet(t, ts.addr, o.URL+"/page"); resp.StatusCode != 200 {
+		t.Fatalf("with the store up: %d, want 200", resp.StatusCode)
+	}
+	srv.Kill()
+	for i := range 2 {
+		resp := proxyGet(t, ts.addr, o.URL+"/page")
+		if resp.StatusCode != 402 || resp.Header.Get(payments.HeaderNotPaid) != "store-unavailable" {
+			t.Fatalf("request %d with the store gone: %d %v", i, resp.StatusCode, resp.Header)
+		}
+	}
+	lines := ts.audit.waitLines(t, 3)
+	if len(lines) != 3 || lines[2]["not_paid"] != "store-unavailable" || lines[2]["charged"] != nil {
+		t.Errorf("audit lines %v", lines)
+	}
+	if o.Paid() != 1 {
+		t.Errorf("origin paid %d, want 1", o.Paid())
+	}
+}

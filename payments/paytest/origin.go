@@ -77,6 +77,19 @@ func New(t testing.TB, price string) *Origin {
 	return o
 }
 
+// NewTLS is New on an https origin (httptest's certificate: trust it
+// with o.Client()'s TLS configuration).
+func NewTLS(t testing.TB, price string) *Origin {
+	t.Helper()
+	if _, err := payments.ParsePrice(price); err != nil {
+		t.Fatal(err)
+	}
+	o := &Origin{price: price}
+	o.Server = httptest.NewTLSServer(http.HandlerFunc(o.serve))
+	t.Cleanup(o.Close)
+	return o
+}
+
 // SetPrice changes the price from now on.
 func (o *Origin) SetPrice(p string) { o.mu.Lock(); o.price = p; o.mu.Unlock() }
 
