@@ -100,7 +100,9 @@ func (l *ledger) run(ctx context.Context, script *redis.Script, k payments.Key, 
 	defer cancel()
 	v, err := script.Run(cctx, l.s.rdb, []string{l.spendKey(k)}, args...).Result()
 	if err != nil {
-		l.s.h.failed(opSpend, err)
+		if ctx.Err() == nil { // a request that ended says nothing of the store
+			l.s.h.failed(opSpend, err)
+		}
 		return nil, fmt.Errorf("%w: %w", payments.ErrStoreUnavailable, err)
 	}
 	l.s.h.ok()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -114,7 +115,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // priced handles a 402: pays and retries, or returns it with the reason.
 func (t *Transport) priced(req *http.Request, resp *http.Response, x *egress.Exchange, limit Limit, hasLimit, replay bool) (*http.Response, error) {
-	raw := resp.Header.Get(HeaderPrice)
+	raw := strings.TrimSpace(resp.Header.Get(HeaderPrice))
 	price, err := ParsePrice(raw)
 	if err != nil {
 		return notPaid(resp, x, auditlog.NotPaidBadPrice), nil
