@@ -27,6 +27,8 @@ var layers = map[string]int{
 	"internal/keyfile":    0,
 	"internal/memo":       0,
 	"egress":              0, // the forwarded request's identity and record
+	"payments":            1, // pay per crawl: the paying egress step and its ledger
+	"payments/paytest":    2, // a pay per crawl origin for tests
 	"access":              1,
 	"identity":            1,
 	"usage":               1,

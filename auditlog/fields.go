@@ -172,6 +172,39 @@ const (
 	CutOffBodySlow = "body-slow"
 )
 
+// Values of FieldNotPaid: why a priced answer (402 with crawler-price,
+// pay per crawl) reached the client unpaid. The client sees the same
+// value in the X-Robotsproxy-Not-Paid header field.
+const (
+	// NotPaidNoBudget: payments.identities has no entry for the identity.
+	NotPaidNoBudget = "no-budget"
+	// NotPaidCurrency: the price is in another currency than the
+	// identity's budget.
+	NotPaidCurrency = "currency"
+	// NotPaidOverMaxPrice: the price exceeds the identity's max_price.
+	NotPaidOverMaxPrice = "over-max-price"
+	// NotPaidOverBudget: what is left of the identity's budget for the
+	// UTC day is less than the price.
+	NotPaidOverBudget = "over-budget"
+	// NotPaidStoreUnavailable: the spend ledger (the shared store) did
+	// not answer; nothing is paid while it does not.
+	NotPaidStoreUnavailable = "store-unavailable"
+	// NotPaidBadPrice: the 402 had no crawler-price, or one that does
+	// not read as "CUR AMOUNT".
+	NotPaidBadPrice = "bad-price"
+	// NotPaidBody: the request body cannot be sent again (larger than
+	// the proxy buffers), so the request cannot be retried.
+	NotPaidBody = "body-not-replayable"
+	// NotPaidPriceChanged: the paid retry got a 402 with another price.
+	NotPaidPriceChanged = "price-changed"
+	// NotPaidRefused: the paid retry was answered without a charge (a
+	// crawler-error, another 402, a status without crawler-charged).
+	NotPaidRefused = "refused"
+	// NotPaidRetryFailed: the paid retry failed before an answer (a
+	// network error); the client gets the proxy's error answer.
+	NotPaidRetryFailed = "retry-failed"
+)
+
 // Values of FieldAccess: the access result in force (RFC 9309 2.3.1).
 const (
 	// AccessSuccessful: robots.txt was fetched (RFC 9309 2.3.1.1).

@@ -370,6 +370,9 @@ func (c *Config) Validate() error {
 	if err := c.validateShared(); err != nil {
 		return err
 	}
+	if err := c.validatePayments(); err != nil {
+		return err
+	}
 	if err := c.validateAudit(); err != nil {
 		return err
 	}

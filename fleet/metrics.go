@@ -21,6 +21,7 @@ const (
 	opWrite      = "write"      // storing one
 	opLock       = "lock"       // taking or releasing a fetch lock (the claim of a cold authority, which reads its record or takes the lock in one script, included)
 	opPoliteness = "politeness" // a politeness script or lease
+	opSpend      = "spend"      // a pay per crawl budget script (no fallback: nothing is paid)
 	opPing       = "ping"       // a readiness or recovery probe
 )
 
@@ -51,7 +52,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "robotsproxy_shared_errors_total",
-			Help: "Shared store operations that failed, by operation (read, write, lock, politeness, ping); unreadable values count as read errors.",
+			Help: "Shared store operations that failed, by operation (read, write, lock, politeness, spend, ping); unreadable values count as read errors.",
 		}, []string{"op"}),
 		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "robotsproxy_shared_fallbacks_total",

@@ -7,7 +7,9 @@ import (
 	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/audit"
 	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/egress"
 	"github.com/robotsproxy/robotsproxy/identity"
+	"github.com/robotsproxy/robotsproxy/payments"
 	"github.com/robotsproxy/robotsproxy/politeness"
 	"github.com/robotsproxy/robotsproxy/usage"
 )
@@ -105,4 +107,28 @@ func AuditOptions(c config.Config) audit.Options {
 func CheckpointOptions(c config.Config, key []byte) audit.CheckpointOptions {
 	return audit.CheckpointOptions{Path: c.Audit.CheckpointFile, EveryLines: c.Audit.CheckpointEveryLines,
 		Every: c.Audit.CheckpointEvery, Key: key}
+}
+
+// PaymentLimits returns the budgets of payments.identities (call after
+// Validate) as the table the paying step looks identities up in: per
+// user, per client range (masked), per product token and the default.
+func PaymentLimits(c config.Config) *egress.Table[payments.Limit] {
+	t := &egress.Table[payments.Limit]{Users: map[string]payments.Limit{}, Ranges: map[netip.Prefix]payments.Limit{},
+		Tokens: map[string]payments.Limit{}}
+	for _, p := range c.Payments.Identities {
+		l := p.Limit()
+		switch {
+		case p.User != "":
+			t.Users[p.User] = l
+		case p.ClientRange != "":
+			if pr, err := netip.ParsePrefix(p.ClientRange); err == nil {
+				t.Ranges[pr.Masked()] = l
+			}
+		case p.ProductToken != "":
+			t.Tokens[egress.TokenKey(p.ProductToken)] = l
+		case p.Default:
+			t.Default = &l
+		}
+	}
+	return t
 }

@@ -113,16 +113,18 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		return nil, err
 	}
 	registerAuditMetrics(reg, auditW)
+	transport := proxy.NewTransport(guard, proxy.TransportOptions{
+		ConnectTimeout:        cfg.Upstream.ConnectTimeout,
+		ResponseHeaderTimeout: cfg.Upstream.ResponseHeaderTimeout,
+		MaxIdleConns:          cfg.Upstream.MaxIdleConns,
+		MaxIdleConnsPerHost:   cfg.Upstream.MaxIdleConnsPerHost,
+		IdleTimeout:           cfg.Upstream.IdleTimeout,
+	})
 	p := proxy.New(proxy.Options{
-		Intercept: intercept,
-		Policy:    pol,
-		Transport: proxy.NewTransport(guard, proxy.TransportOptions{
-			ConnectTimeout:        cfg.Upstream.ConnectTimeout,
-			ResponseHeaderTimeout: cfg.Upstream.ResponseHeaderTimeout,
-			MaxIdleConns:          cfg.Upstream.MaxIdleConns,
-			MaxIdleConnsPerHost:   cfg.Upstream.MaxIdleConnsPerHost,
-			IdleTimeout:           cfg.Upstream.IdleTimeout,
-		}),
+		Intercept:     intercept,
+		Policy:        pol,
+		Transport:     transport,
+		Egress:        egressSteps(cfg, shared, transport, logger),
 		Audit:         auditW,
 		AuditContinue: cfg.Audit.OnWriteError == "continue",
 		Metrics:       metrics,

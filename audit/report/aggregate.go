@@ -15,27 +15,33 @@ type Bounds struct {
 	Violations int // entries; default 20000
 	Rules      int // entries; default 5000
 	URLs       int // entries; default 5000
-	// Bytes bounds the octets the five tables account (keys, payloads
+	// SpendIdentities and SpendHosts bound the spend tables (pay per
+	// crawl), entries; defaults 1000 and 10000.
+	SpendIdentities int
+	SpendHosts      int
+	// Bytes bounds the octets the seven tables account (keys, payloads
 	// and per-entry overhead; see topK), default DefaultBudget. It is
-	// split in sixteenths: tokens 2, hosts 4, violations 4, rules 3,
-	// URLs 3 (see shareOf); each table takes at least 64 KiB.
+	// split in 32nds: tokens 4, hosts 8, violations 8, rules 6, URLs 5,
+	// spend 1 (half per identity, half per host; see shareOf); each table
+	// takes at least 64 KiB.
 	Bytes int64
 }
 
 // DefaultBudget is the default of Bounds.Bytes: 48 MiB.
 const DefaultBudget = 48 << 20
 
-// Table shares of Bounds.Bytes, in sixteenths.
+// Table shares of Bounds.Bytes, in 32nds.
 const (
-	shareTokens     = 2
-	shareHosts      = 4
-	shareViolations = 4
-	shareRules      = 3
-	shareURLs       = 3
+	shareTokens     = 4
+	shareHosts      = 8
+	shareViolations = 8
+	shareRules      = 6
+	shareURLs       = 5
+	shareSpend      = 1 // half each for the identity and the host table
 )
 
-// shareOf is a table's part of the budget: sixteenths of it.
-func (b Bounds) shareOf(sixteenths int64) int64 { return b.Bytes / 16 * sixteenths }
+// shareOf is a table's part of the budget: 32nds of it.
+func (b Bounds) shareOf(parts int64) int64 { return b.Bytes / 32 * parts }
 
 func (b Bounds) withDefaults() Bounds {
 	def := func(v *int, d int) {
@@ -48,6 +54,8 @@ func (b Bounds) withDefaults() Bounds {
 	def(&b.Violations, 20000)
 	def(&b.Rules, 5000)
 	def(&b.URLs, 5000)
+	def(&b.SpendIdentities, 1000)
+	def(&b.SpendHosts, 10000)
 	if b.Bytes <= 0 {
 		b.Bytes = DefaultBudget
 	}
@@ -112,6 +120,9 @@ type aggregator struct {
 	violations *topK[violation]
 	rules      *topK[ruleStats]
 	urls       *topK[urlStats]
+	spend      spendStats // the totals
+	spendIDs   *topK[spendStats]
+	spendHosts *topK[spendStats]
 	decTL      timeline
 	accTL      timeline
 	hostBuf    []byte
@@ -128,6 +139,8 @@ func newAggregator(b Bounds, f filter) *aggregator {
 		violations: newTopK[violation](b.Violations, b.shareOf(shareViolations), nil),
 		rules:      newTopK[ruleStats](b.Rules, b.shareOf(shareRules), nil),
 		urls:       newTopK[urlStats](b.URLs, b.shareOf(shareURLs), nil),
+		spendIDs:   newTopK[spendStats](b.SpendIdentities, b.shareOf(shareSpend)/2, nil),
+		spendHosts: newTopK[spendStats](b.SpendHosts, b.shareOf(shareSpend)/2, nil),
 	}
 }
 
@@ -138,14 +151,17 @@ func (a *aggregator) settle() {
 	a.violations.settle()
 	a.rules.settle()
 	a.urls.settle()
+	a.spendIDs.settle()
+	a.spendHosts.settle()
 }
 
-// tableBytes is the octets the five tables account, and their budget.
+// tableBytes is the octets the seven tables account, and their budget.
 func (a *aggregator) tableBytes() (used, budget int64) {
 	for _, t := range [][2]int64{
 		{a.tokens.used, a.tokens.budget}, {a.hostT.used, a.hostT.budget},
 		{a.violations.used, a.violations.budget}, {a.rules.used, a.rules.budget},
-		{a.urls.used, a.urls.budget},
+		{a.urls.used, a.urls.budget}, {a.spendIDs.used, a.spendIDs.budget},
+		{a.spendHosts.used, a.spendHosts.budget},
 	} {
 		used += t[0]
 		budget += t[1]
@@ -200,6 +216,7 @@ func (a *aggregator) add(r *record) {
 	if string(r.decision) == auditlog.DecisionDeny {
 		a.urls.add(r.url, 1).add(c)
 	}
+	a.addSpend(r, host)
 }
 
 func slotOf(c class) int {

@@ -21,6 +21,7 @@ func (a *aggregator) build(top int) *Report {
 	r.Hosts = section(a.hostT, top, hostRow)
 	r.Rules = section(a.rules, top, ruleRow)
 	r.DeniedURLs = section(a.urls, top, urlRow)
+	r.Spend = a.buildSpend(top)
 	r.Timelines = a.timelines(r.Tokens.Rows)
 	return r
 }

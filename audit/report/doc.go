@@ -24,6 +24,11 @@
 //   - Hosts: requests, denials, access results, unreachable spells and
 //     their duration, robots.txt versions.
 //   - Rules (deciding rules) and denied URLs, the most frequent first.
+//   - Spend (pay per crawl): lines with price, charged or not_paid; the
+//     sum charged per currency (exact, in millionths of the unit), the
+//     paid count and the unpaid 402s by not_paid reason, in total, per
+//     identity ("user:NAME" when the line has a proxy user, else
+//     "token:TOKEN") and per host.
 //   - Timelines: decisions (all and per top token) and access results
 //     per time bucket.
 //
@@ -31,10 +36,11 @@
 //
 // Memory grows neither with the number of lines nor with the length of
 // their keys. Tables whose keys are unbounded (tokens, hosts, violations,
-// rules, URLs) are Space-Saving top-k tables bounded twice: by entries,
-// Bounds capacities (defaults 1000, 10000, 20000, 5000, 5000), and by
-// octets, Bounds.Bytes (default 48 MiB) split tokens 2/16, hosts 4/16,
-// violations 4/16, rules 3/16, URLs 3/16. A table accounts each row's key
+// rules, URLs, spend) are Space-Saving top-k tables bounded twice: by
+// entries, Bounds capacities (defaults 1000, 10000, 20000, 5000, 5000), and by
+// octets, Bounds.Bytes (default 48 MiB) split tokens 4/32, hosts 8/32,
+// violations 8/32, rules 6/32, URLs 5/32 and spend 1/32 (half per
+// identity, half per host; capacities 1000 and 10000). A table accounts each row's key
 // octets, the heap its payload owns (a token's distinct-host counter and
 // timeline, a host's robots.txt-version counter and last robots_sha256)
 // and a fixed overhead for the row's entry, index and heap slots; when a
@@ -46,7 +52,7 @@
 // it) and rows carry their overestimate bound in Error; a key that makes
 // more than 1/Tracked of its table's count is kept. Outside the tables
 // the state is fixed: distinct counts are exact up to a cap, then
-// HyperLogLog estimates (see distinct; at most 2 MiB each, six of them),
+// HyperLogLog estimates (see distinct; at most 2 MiB each, eight of them),
 // timelines have at most 240 buckets, the summary's tables at most 64
 // keys each, two 256 KiB read buffers and one line of at most 1 MiB (a
 // longer line is skipped). Keys are cut at 2048 octets.

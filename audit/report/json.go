@@ -22,7 +22,7 @@ func renderJSON(w io.Writer, r *Report) error {
 		{"version", r.Version}, {"generated_at", r.GeneratedAt}, {"filters", r.Filters},
 		{"inputs", r.Inputs}, {"summary", r.Summary}, {"tokens", r.Tokens},
 		{"violations", r.Violations}, {"hosts", r.Hosts}, {"rules", r.Rules},
-		{"denied_urls", r.DeniedURLs}, {"timelines", r.Timelines},
+		{"denied_urls", r.DeniedURLs}, {"spend", r.Spend}, {"timelines", r.Timelines},
 	}
 	for i, f := range fields {
 		sep := ",\n"

@@ -24,6 +24,11 @@ type record struct {
 	ruleLine     int64
 	access       []byte
 	sha          []byte
+	user         []byte // the proxy user
+	price        []byte // pay per crawl: price, charged, currency, not_paid
+	charged      []byte
+	currency     []byte
+	notPaid      []byte
 	enforced     bool // absent means true (lines written before report mode)
 	hasDecision  bool
 	hasTime      bool
@@ -134,6 +139,16 @@ func (r *record) value(sc *auditlog.Scanner) error {
 		dst = &r.access
 	case auditlog.FieldRobotsSHA256:
 		dst = &r.sha
+	case auditlog.FieldUser:
+		dst = &r.user
+	case auditlog.FieldPrice:
+		dst = &r.price
+	case auditlog.FieldCharged:
+		dst = &r.charged
+	case auditlog.FieldCurrency:
+		dst = &r.currency
+	case auditlog.FieldNotPaid:
+		dst = &r.notPaid
 	default:
 		if !bytes.HasSuffix(key, []byte(auditlog.TruncatedSuffix)) || sc.Null() {
 			return nil // skipped by sc.Next

@@ -49,13 +49,13 @@ func TestRenderCSV(t *testing.T) {
 			violation = r
 		}
 	}
-	for _, s := range []string{"summary", "decisions", "reasons", "access_results", "token_sources", "tokens", "violations", "hosts", "rules", "denied_urls", "inputs", "skipped"} {
+	for _, s := range []string{"summary", "decisions", "reasons", "access_results", "token_sources", "tokens", "violations", "hosts", "rules", "denied_urls", "spend", "inputs", "skipped"} {
 		if sections[s] == 0 {
 			t.Errorf("csv: no %q rows", s)
 		}
 	}
-	if sections["section"] != 12 {
-		t.Errorf("csv: got %d header rows, want 12", sections["section"])
+	if sections["section"] != 15 {
+		t.Errorf("csv: got %d header rows, want 15", sections["section"])
 	}
 	want := []string{"violations", "gptbot", "b.example", "https://b.example/robots.txt", "Disallow: /p", "2", "bbb1", "rule", "2", "2026-11-22T10:01:00Z", "2026-11-22T10:02:00Z", "0"}
 	if !reflect.DeepEqual(violation, want) {

@@ -30,7 +30,10 @@ type Report struct {
 	// DeniedURLs are the URLs with a "deny" decision, enforced or not,
 	// the most denials first.
 	DeniedURLs Section[URLRow] `json:"denied_urls"`
-	Timelines  Timelines       `json:"timelines"`
+	// Spend is what pay per crawl cost: in total, per identity and per
+	// host.
+	Spend     Spend     `json:"spend"`
+	Timelines Timelines `json:"timelines"`
 }
 
 // Filters echo the command's selection; empty means no filter.

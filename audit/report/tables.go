@@ -46,6 +46,7 @@ func tables(r *Report) []table {
 	}
 	ts = append(ts, tokenTable(r.Tokens), violationTable(r.Violations), hostTable(r.Hosts),
 		ruleTable(r.Rules), urlTable(r.DeniedURLs))
+	ts = append(ts, spendTables(r.Spend)...)
 	ts = append(ts, inputTable(r.Inputs))
 	if t, ok := problemTable(r); ok {
 		ts = append(ts, t)

@@ -1,0 +1,54 @@
+package paytest
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/robotsproxy/robotsproxy/auditlog"
+	"github.com/robotsproxy/robotsproxy/egress"
+	"github.com/robotsproxy/robotsproxy/payments"
+)
+
+// Concurrent sends n priced GETs to url at once, spread over the
+// transports, each with an egress.Exchange for the product token token (as
+// the proxy forwards them), and counts the paid answers (200 with crawler-charged, a
+// record with charged) and the unpaid ones (402 with the not-paid header
+// over-budget). Any other answer fails the test.
+func Concurrent(t testing.TB, rts []http.RoundTripper, url, token string, n int) (paid, unpaid int) {
+	t.Helper()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func(rt http.RoundTripper) {
+			defer wg.Done()
+			<-start
+			req, _ := http.NewRequest(http.MethodGet, url, nil)
+			x := &egress.Exchange{Identity: egress.Identity{Token: token}}
+			resp, err := rt.RoundTrip(req.WithContext(egress.NewContext(context.Background(), x)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case resp.StatusCode == 200 && resp.Header.Get("crawler-charged") != "" && x.Record.Charged != "" && x.Record.Currency != "":
+				paid++
+			case resp.StatusCode == 402 && resp.Header.Get(payments.HeaderNotPaid) == auditlog.NotPaidOverBudget && x.Record.NotPaid == auditlog.NotPaidOverBudget:
+				unpaid++
+			default:
+				t.Errorf("unexpected answer %d %v, record %+v", resp.StatusCode, resp.Header, x.Record)
+			}
+		}(rts[i%len(rts)])
+	}
+	close(start)
+	wg.Wait()
+	return paid, unpaid
+}
