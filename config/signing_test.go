@@ -15,7 +15,9 @@ func TestLoadSigning(t *testing.T) {
 	id := func(sel string, extra ...string) string {
 		return "    - " + sel + "\n      keys: [/k/a, /k/b]\n      signature_agent: https://crawler.example\n" + strings.Join(extra, "")
 	}
-	sign := func(ids ...string) string { return pins + "signing:\n  enabled: true\n  identities:\n" + strings.Join(ids, "") }
+	sign := func(ids ...string) string {
+		return pins + "signing:\n  enabled: true\n  identities:\n" + strings.Join(ids, "")
+	}
 	tests := []struct {
 		name string
 		in   string
