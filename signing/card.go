@@ -60,8 +60,8 @@ func CheckAgentURL(s string) error {
 		return fmt.Errorf("want an https URL: %w", err)
 	case u.Scheme != "https" || u.Host == "":
 		return fmt.Errorf("want an https URL such as https://crawler.example.com, got %q", s)
-	case u.User != nil || u.Fragment != "" || strings.ContainsAny(s, "\"\\ "):
-		return fmt.Errorf("want an https URL without user information, fragment, quotes or spaces, got %q", s)
+	case u.User != nil || u.Fragment != "" || strings.ContainsAny(s, "\"\\ ") || checkPrintable(s) != nil:
+		return fmt.Errorf("want an https URL of printable ASCII without user information, fragment, quotes or spaces, got %q", s)
 	}
 	return nil
 }

@@ -59,23 +59,16 @@ func inAny(ds []*httpsfv.Dictionary, name string) bool {
 // covers the whole Signature-Agent field (not one member of it), adding a
 // member would break that signature: an error.
 func addAgent(h http.Header, label, url string) error {
-	member, err := httpsfv.Marshal(dictOf(label, url))
-	if err != nil {
-		return fmt.Errorf("signing: Signature-Agent %q: %w", url, err)
+	if err := checkPrintable(url); err != nil {
+		return fmt.Errorf("signing: Signature-Agent: %w", err)
 	}
 	if len(h.Values(headerAgent)) > 0 {
 		if err := wholeAgentCovered(h); err != nil {
 			return err
 		}
 	}
-	addMember(h, headerAgent, member)
+	addMember(h, headerAgent, label+"="+sfString(url))
 	return nil
-}
-
-func dictOf(label, url string) *httpsfv.Dictionary {
-	d := httpsfv.NewDictionary()
-	d.Add(label, httpsfv.NewItem(url))
-	return d
 }
 
 // wholeAgentCovered returns an error when a signature of the client's

@@ -10,12 +10,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dunglas/httpsfv"
-	"github.com/yaronf/httpsign"
 
 	"github.com/robotsproxy/robotsproxy/egress"
 )
@@ -120,19 +118,20 @@ type Signed struct {
 	Expires time.Time
 }
 
-// Sign signs req in place with agent's active key, as Web Bot Auth asks
-// (draft-ietf-webbotauth-httpsig-protocol-01 section 4, RFC 9421): it
-// sets the Signature-Agent member, Content-Digest (RFC 9530, sha-256)
-// when req has a body (read whole, at most s.MaxBodyBytes, and replaced
-// by a buffer), and adds Signature-Input and Signature members under a
-// label no signature of the client's uses. The covered components are
-// @authority, "signature-agent";key=LABEL, @method, @path, @query when
-// the URL has a query, content-digest when there is a body, and the
-// PriceHeaders present. req.Host is normalised to the @authority signed
-// (RFC 9421 2.2.3: lower case, no default port). rnd supplies the nonce
-// (nil: crypto/rand). Errors wrap ErrBodyTooLarge, or say which field of
-// the client's stops us from adding ours; req must not be sent then.
-func Sign(req *http.Request, agent *Agent, s *Settings, rnd io.Reader) (Signed, error) {
+// Sign signs req in place with agent's active key at time now, as Web
+// Bot Auth asks (draft-ietf-webbotauth-httpsig-protocol-01 section 4, RFC
+// 9421 sections 2 and 3.1): it sets the Signature-Agent member,
+// Content-Digest (RFC 9530, sha-256) when req has a body (read whole, at
+// most s.MaxBodyBytes, and replaced by a buffer), and adds Signature-Input
+// and Signature members under a label no signature of the client's uses.
+// The covered components are @authority, "signature-agent";key=LABEL,
+// @method, @path, @query when the URL has a query, content-digest when
+// there is a body, and the PriceHeaders present, in that order. req.Host
+// is normalised to the @authority signed (RFC 9421 2.2.3: lower case, no
+// default port). rnd supplies the nonce (nil: crypto/rand). Errors wrap
+// ErrBodyTooLarge, or say which field of the client's stops us from
+// adding ours; req must not be sent then.
+func Sign(req *http.Request, agent *Agent, s *Settings, now time.Time, rnd io.Reader) (Signed, error) {
 	k := agent.Active
 	if k == nil || !k.CanSign() {
 		return Signed{}, errors.New("signing: the identity has no active private key")
@@ -145,43 +144,34 @@ func Sign(req *http.Request, agent *Agent, s *Settings, rnd io.Reader) (Signed, 
 		return Signed{}, err
 	}
 	normalizeTarget(req)
-	fields := httpsign.NewFields()
-	fields.AddHeaders("@authority").AddDictHeader("signature-agent", label).AddHeaders("@method", "@path")
-	if req.URL.RawQuery != "" {
-		fields.AddHeaders("@query")
-	}
 	digested, err := digestBody(req, s.maxBody())
 	if err != nil {
 		return Signed{}, err
-	}
-	if digested {
-		fields.AddHeaders("content-digest")
-	}
-	for _, h := range PriceHeaders {
-		if len(req.Header.Values(h)) > 0 {
-			fields.AddHeaders(h)
-		}
 	}
 	nonce, err := newNonce(rnd)
 	if err != nil {
 		return Signed{}, err
 	}
-	expires := time.Now().Add(s.expires()).Unix()
-	cfg := httpsign.NewSignConfig().SignAlg(false).SetExpires(expires).SetNonce(nonce).SetTag(Tag).SetKeyID(k.ID)
-	signer, err := httpsign.NewEd25519Signer(k.Private, cfg, *fields)
-	if err != nil {
-		return Signed{}, fmt.Errorf("signing: %w", err)
+	var b signatureBase
+	b.add(`"@authority"`, req.Host)
+	b.add(`"signature-agent";key=`+sfString(label), sfString(agent.URL))
+	b.add(`"@method"`, req.Method)
+	b.add(`"@path"`, req.URL.EscapedPath())
+	if req.URL.RawQuery != "" {
+		b.add(`"@query"`, "?"+req.URL.RawQuery)
 	}
-	input, sig, err := httpsign.SignRequest(label, *signer, req)
-	if err != nil {
-		return Signed{}, fmt.Errorf("signing: %w", err)
+	if digested {
+		b.addField(req.Header, "content-digest")
 	}
-	created, err := createdOf(input)
-	if err != nil {
-		return Signed{}, err
+	for _, h := range PriceHeaders {
+		if len(req.Header.Values(h)) > 0 {
+			b.addField(req.Header, h)
+		}
 	}
-	addMember(req.Header, headerSignatureInput, input)
-	addMember(req.Header, headerSignature, sig)
+	created, expires := now.Unix(), now.Add(s.expires()).Unix()
+	input, base := b.finish(sigParams{created: created, expires: expires, nonce: nonce, tag: Tag, keyID: k.ID})
+	addMember(req.Header, headerSignatureInput, label+"="+input)
+	addMember(req.Header, headerSignature, label+"="+signBase(k.Private, base))
 	return Signed{KeyID: k.ID, Label: label, Created: time.Unix(created, 0), Expires: time.Unix(expires, 0)}, nil
 }
 
@@ -216,21 +206,6 @@ func newNonce(rnd io.Reader) (string, error) {
 		return "", fmt.Errorf("signing: nonce: %w", err)
 	}
 	return base64.StdEncoding.EncodeToString(b[:]), nil
-}
-
-// createdOf reads the created parameter back from the Signature-Input
-// member httpsign wrote ("LABEL=(...);created=N;...").
-func createdOf(input string) (int64, error) {
-	const p = ";created="
-	i := strings.Index(input, p)
-	if i < 0 {
-		return 0, fmt.Errorf("signing: no created parameter in %q", input)
-	}
-	rest := input[i+len(p):]
-	if j := strings.IndexByte(rest, ';'); j >= 0 {
-		rest = rest[:j]
-	}
-	return strconv.ParseInt(rest, 10, 64)
 }
 
 // addMember appends a dictionary member to the field h, keeping the

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/robotsproxy/robotsproxy/egress"
 )
@@ -28,6 +29,8 @@ type Transport struct {
 	Next http.RoundTripper
 	// Rand supplies nonces; nil means crypto/rand.
 	Rand io.Reader
+	// Now is the clock of the created parameter; nil means time.Now.
+	Now func() time.Time
 
 	settings atomic.Pointer[Settings]
 }
@@ -62,7 +65,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.Next.RoundTrip(req)
 	}
 	out := req.Clone(req.Context())
-	signed, err := Sign(out, agent, s, t.Rand)
+	now := time.Now
+	if t.Now != nil {
+		now = t.Now
+	}
+	signed, err := Sign(out, agent, s, now(), t.Rand)
 	if err != nil {
 		closeBody(req)
 		return nil, err

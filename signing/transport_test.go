@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/robotsproxy/robotsproxy/egress"
 )
@@ -95,5 +96,24 @@ func TestTransportStore(t *testing.T) {
 	}
 	if _, err := (&Transport{}).RoundTrip(newRequest(t, "GET", "http://example.com/", "", false)); err == nil {
 		t.Error("a Transport without Next: no error")
+	}
+}
+
+// TestTransportClock: created and expires come from Transport.Now, and
+// the Record has the created time exactly.
+func TestTransportClock(t *testing.T) {
+	a := newAgent(t)
+	next := &capture{}
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	tr := &Transport{Next: next, Now: func() time.Time { return at }}
+	tr.Store(&Settings{Expires: 90 * time.Second, Agents: egress.Table[*Agent]{Default: &a}})
+	x := &egress.Exchange{}
+	req := newRequest(t, "GET", "http://example.com/", "", false).WithContext(egress.NewContext(context.Background(), x))
+	if _, err := tr.RoundTrip(req); err != nil {
+		t.Fatal(err)
+	}
+	ps := verifySig(t, next.got, DefaultLabel, a.Active.Public)
+	if ps.params["created"] != at.Unix() || ps.params["expires"] != at.Unix()+90 || !x.Record.SignatureCreated.Equal(at) {
+		t.Errorf("params %v, record %v; want created %d, expires +90", ps.params, x.Record.SignatureCreated, at.Unix())
 	}
 }

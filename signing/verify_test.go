@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dunglas/httpsfv"
+	"github.com/yaronf/httpsign"
 )
 
 // parsedSig is one signature parsed back from a request's fields.
@@ -111,3 +112,20 @@ func componentValue(t *testing.T, req *http.Request, it httpsfv.Item) string {
 
 // created returns the created parameter as a time.
 func (ps parsedSig) created() time.Time { return time.Unix(ps.params["created"].(int64), 0) }
+
+// verifyLibrary verifies the signature label of req with an RFC 9421
+// implementation we did not write (github.com/yaronf/httpsign), requiring
+// the components the protocol draft asks for.
+func verifyLibrary(t *testing.T, req *http.Request, label string, k *Key) {
+	t.Helper()
+	fields := httpsign.Headers("@authority", "@method", "@path")
+	fields.AddDictHeader("signature-agent", label)
+	cfg := httpsign.NewVerifyConfig().SetKeyID(k.ID).SetAllowedTags([]string{Tag})
+	v, err := httpsign.NewEd25519Verifier(k.Public, cfg, fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := httpsign.VerifyRequest(label, *v, req); err != nil {
+		t.Errorf("httpsign does not verify %q: %v", label, err)
+	}
+}
