@@ -174,4 +174,3 @@ func lineFor(t *testing.T, h *harness, path string) map[string]any {
 	t.Fatalf("no audit line for %s", path)
 	return nil
 }
-

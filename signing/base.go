@@ -49,7 +49,7 @@ func (b *signatureBase) addField(h http.Header, name string) {
 // sigParams are a signature's parameters (RFC 9421 section 2.3), in the
 // order they are serialized.
 type sigParams struct {
-	created, expires int64
+	created, expires  int64
 	nonce, tag, keyID string
 }
 
