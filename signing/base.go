@@ -16,6 +16,13 @@ type signatureBase struct {
 	list strings.Builder // the inner list: ("id" "id";key="l" ...)
 }
 
+// grow makes room for a base whose values take about n octets, besides
+// the identifiers and parameters.
+func (b *signatureBase) grow(n int) {
+	b.base.Grow(n + 512)
+	b.list.Grow(256)
+}
+
 // add covers one component: id is its serialized identifier
 // (`"@method"`, `"signature-agent";key="label"`), value its value.
 func (b *signatureBase) add(id, value string) {

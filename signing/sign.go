@@ -153,6 +153,7 @@ func Sign(req *http.Request, agent *Agent, s *Settings, now time.Time, rnd io.Re
 		return Signed{}, err
 	}
 	var b signatureBase
+	b.grow(len(req.Host) + len(agent.URL) + len(req.URL.Path) + len(req.URL.RawQuery))
 	b.add(`"@authority"`, req.Host)
 	b.add(`"signature-agent";key=`+sfString(label), sfString(agent.URL))
 	b.add(`"@method"`, req.Method)
