@@ -110,12 +110,15 @@ func (s *Settings) Validate() error {
 	return nil
 }
 
-// Signed is what Sign did: the key and the created time.
+// Signed is what Sign did.
 type Signed struct {
-	KeyID   string
-	Label   string
-	Created time.Time
-	Expires time.Time
+	// KeyID is the signing key's keyid (its JWK thumbprint).
+	KeyID string
+	// Label is the label the signature was added under.
+	Label string
+	// Created and Expires are the signature's created and expires
+	// parameters (whole seconds).
+	Created, Expires time.Time
 }
 
 // Sign signs req in place with agent's active key at time now, as Web
