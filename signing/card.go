@@ -52,7 +52,7 @@ func (c Card) Validate() error {
 
 // CheckAgentURL checks a Signature-Agent URL: an absolute https URL with a
 // host and no user information or fragment
-// (draft-ietf-webbotauth-httpsig-protocol-01 section 4.1).
+// (draft-ietf-webbotauth-httpsig-protocol-01).
 func CheckAgentURL(s string) error {
 	u, err := url.Parse(s)
 	switch {

@@ -54,7 +54,7 @@ func inAny(ds []*httpsfv.Dictionary, name string) bool {
 }
 
 // addAgent adds the member label="url" to the Signature-Agent dictionary
-// (draft-ietf-webbotauth-httpsig-protocol-01 section 4.1, RFC 9651 3.2),
+// (draft-ietf-webbotauth-httpsig-protocol-01, RFC 9651 3.2),
 // leaving the client's members as they are. When a client's signature
 // covers the whole Signature-Agent field (not one member of it), adding a
 // member would break that signature: an error.

@@ -19,7 +19,7 @@ import (
 )
 
 // Tag is the signature's tag parameter for Web Bot Auth
-// (draft-ietf-webbotauth-httpsig-protocol-01 section 4.2).
+// (draft-ietf-webbotauth-httpsig-protocol-01).
 const Tag = "web-bot-auth"
 
 // Defaults and bounds of Settings.
@@ -96,8 +96,17 @@ type Settings struct {
 	All []*Agent
 }
 
-// Validate checks the settings' bounds and that every agent can sign.
+// Validate checks the settings' bounds, and that every agent of All has
+// an active key that can sign and an https Signature-Agent URL.
 func (s *Settings) Validate() error {
+	for i, a := range s.All {
+		if a.Active == nil || !a.Active.CanSign() {
+			return fmt.Errorf("agent %d: no active key with its private key", i)
+		}
+		if err := CheckAgentURL(a.URL); err != nil {
+			return fmt.Errorf("agent %d: Signature-Agent: %w", i, err)
+		}
+	}
 	if s.Label != "" && !isKey(s.Label) {
 		return fmt.Errorf("signature label %q is not a structured field key (RFC 9651 3.2: lower-case letters, digits, _ - . *)", s.Label)
 	}
@@ -122,8 +131,8 @@ type Signed struct {
 }
 
 // Sign signs req in place with agent's active key at time now, as Web
-// Bot Auth asks (draft-ietf-webbotauth-httpsig-protocol-01 section 4, RFC
-// 9421 sections 2 and 3.1): it sets the Signature-Agent member,
+// Bot Auth asks (draft-ietf-webbotauth-httpsig-protocol-01; RFC 9421
+// sections 2 and 3.1): it sets the Signature-Agent member,
 // Content-Digest (RFC 9530, sha-256) when req has a body (read whole, at
 // most s.MaxBodyBytes, and replaced by a buffer), and adds Signature-Input
 // and Signature members under a label no signature of the client's uses.

@@ -155,7 +155,14 @@ func TestSignExpires(t *testing.T) {
 			t.Errorf("Validate(%+v) = nil, want an error", s)
 		}
 	}
-	if err := (&Settings{Expires: MaxExpires, Label: "bot-1.a"}).Validate(); err != nil {
+	pubOnly := &Agent{Active: &Key{ID: agent.Active.ID, Public: agent.Active.Public}, URL: agentURL}
+	httpAgent := &Agent{Active: agent.Active, URL: "http://bot.example"}
+	for _, a := range []*Agent{pubOnly, httpAgent, {URL: agentURL}} {
+		if err := (&Settings{All: []*Agent{agent, a}}).Validate(); err == nil || !strings.Contains(err.Error(), "agent 1") {
+			t.Errorf("Validate with agent %+v: %v, want an error naming agent 1", a, err)
+		}
+	}
+	if err := (&Settings{Expires: MaxExpires, Label: "bot-1.a", All: []*Agent{agent}}).Validate(); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
 }
