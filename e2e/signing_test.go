@@ -222,3 +222,30 @@ func TestServeSigningOff(t *testing.T) {
 		}
 	}
 }
+
+// TestServeSigningBrokenKey: a key that cannot be read stops serve at
+// start with exit 2, naming the key.
+func TestServeSigningBrokenKey(t *testing.T) {
+	dir := t.TempDir()
+	open := filepath.Join(dir, "open")
+	if _, stderr, code := runBinary(t, "", "keys", "init", open); code != 0 {
+		t.Fatalf("keys init: %s", stderr)
+	}
+	if err := os.Chmod(filepath.Join(open, signing.PrivateKeyFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ key, want string }{
+		{filepath.Join(dir, "missing"), "holds neither"},
+		{open, "chmod 600"},
+	} {
+		cfg := filepath.Join(t.TempDir(), "config.yaml")
+		body := fmt.Sprintf("signing:\n  enabled: true\n  identities:\n    - default: true\n      keys: [%s]\n      signature_agent: https://crawler.example\n", tc.key)
+		if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code := runBinary(t, "", "serve", "-config", cfg, "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0")
+		if code != 2 || !strings.Contains(stderr, "signing.identities[0].keys[0]") || !strings.Contains(stderr, tc.want) {
+			t.Errorf("serve with key %s: exit %d, stderr %q; want 2 naming signing.identities[0].keys[0] and %q", tc.key, code, stderr, tc.want)
+		}
+	}
+}
