@@ -130,7 +130,12 @@ type Signed struct {
 	Created, Expires time.Time
 }
 
-// Sign signs req in place with agent's active key at time now, as Web
+// Sign is SignAt at the system clock's time.
+func Sign(req *http.Request, agent *Agent, s *Settings, rnd io.Reader) (Signed, error) {
+	return SignAt(req, agent, s, time.Now(), rnd)
+}
+
+// SignAt signs req in place with agent's active key at time now, as Web
 // Bot Auth asks (draft-ietf-webbotauth-httpsig-protocol-01; RFC 9421
 // sections 2 and 3.1): it sets the Signature-Agent member,
 // Content-Digest (RFC 9530, sha-256) when req has a body (read whole, at
@@ -143,7 +148,7 @@ type Signed struct {
 // default port). rnd supplies the nonce (nil: crypto/rand). Errors wrap
 // ErrBodyTooLarge, or say which field of the client's stops us from
 // adding ours; req must not be sent then.
-func Sign(req *http.Request, agent *Agent, s *Settings, now time.Time, rnd io.Reader) (Signed, error) {
+func SignAt(req *http.Request, agent *Agent, s *Settings, now time.Time, rnd io.Reader) (Signed, error) {
 	k := agent.Active
 	if k == nil || !k.CanSign() {
 		return Signed{}, errors.New("signing: the identity has no active private key")

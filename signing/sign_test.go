@@ -55,7 +55,7 @@ func TestSign(t *testing.T) {
 				req.Header[k] = v
 			}
 			before := time.Now().Unix()
-			signed, err := Sign(req, agent, &Settings{}, time.Now(), nil)
+			signed, err := Sign(req, agent, &Settings{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +145,7 @@ func TestSignExpires(t *testing.T) {
 	for _, d := range []time.Duration{time.Second, 5 * time.Minute, MaxExpires} {
 		req := newRequest(t, "GET", "http://example.com/", "", false)
 		before := time.Now().Unix()
-		if _, err := Sign(req, agent, &Settings{Expires: d}, time.Now(), nil); err != nil {
+		if _, err := Sign(req, agent, &Settings{Expires: d}, nil); err != nil {
 			t.Fatal(err)
 		}
 		checkParams(t, verifySig(t, req, DefaultLabel, agent.Active.Public), agent.Active.ID, before, d)
@@ -182,7 +182,7 @@ func TestSignBodyBound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := newRequest(t, "PUT", "http://example.com/up", strings.Repeat("b", tc.size), tc.chunked)
-			_, err := Sign(req, agent, &Settings{MaxBodyBytes: 64}, time.Now(), nil)
+			_, err := Sign(req, agent, &Settings{MaxBodyBytes: 64}, nil)
 			if tc.ok {
 				if err != nil {
 					t.Fatal(err)
@@ -212,11 +212,11 @@ func TestSignClientSigned(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := newRequest(t, "POST", "http://example.com/p?q=1", "data", false)
-			if _, err := Sign(req, client, &Settings{Label: tc.clientLabel}, time.Now(), nil); err != nil {
+			if _, err := Sign(req, client, &Settings{Label: tc.clientLabel}, nil); err != nil {
 				t.Fatal(err)
 			}
 			clientAgent := req.Header.Get("Signature-Agent")
-			signed, err := Sign(req, agent, &Settings{Label: tc.ourLabel}, time.Now(), nil)
+			signed, err := Sign(req, agent, &Settings{Label: tc.ourLabel}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -262,7 +262,7 @@ func TestSignRefusals(t *testing.T) {
 			for k, v := range tc.header {
 				req.Header[k] = v
 			}
-			if _, err := Sign(req, agent, &Settings{}, time.Now(), nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := Sign(req, agent, &Settings{}, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want an error containing %q", err, tc.want)
 			}
 		})
@@ -272,7 +272,7 @@ func TestSignRefusals(t *testing.T) {
 	sum := sha256.Sum256([]byte("x"))
 	mine := "sha-512=:AAAA:, sha-256=:" + base64.StdEncoding.EncodeToString(sum[:]) + ":"
 	req.Header.Set("Content-Digest", mine)
-	if _, err := Sign(req, agent, &Settings{}, time.Now(), nil); err != nil {
+	if _, err := Sign(req, agent, &Settings{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	verifySig(t, req, DefaultLabel, agent.Active.Public)
@@ -281,7 +281,7 @@ func TestSignRefusals(t *testing.T) {
 	}
 	// A public-only key cannot sign.
 	pubOnly := &Agent{Active: &Key{ID: agent.Active.ID, Public: agent.Active.Public}, URL: agentURL}
-	if _, err := Sign(newRequest(t, "GET", "http://example.com/", "", false), pubOnly, &Settings{}, time.Now(), nil); err == nil {
+	if _, err := Sign(newRequest(t, "GET", "http://example.com/", "", false), pubOnly, &Settings{}, nil); err == nil {
 		t.Error("a public-only key signed")
 	}
 }
@@ -291,7 +291,7 @@ func TestSignNonceUnique(t *testing.T) {
 	seen := map[string]bool{}
 	for range 20 {
 		req := newRequest(t, "GET", "http://example.com/", "", false)
-		if _, err := Sign(req, agent, &Settings{}, time.Now(), nil); err != nil {
+		if _, err := Sign(req, agent, &Settings{}, nil); err != nil {
 			t.Fatal(err)
 		}
 		n := verifySig(t, req, DefaultLabel, agent.Active.Public).params["nonce"].(string)
@@ -300,7 +300,7 @@ func TestSignNonceUnique(t *testing.T) {
 		}
 		seen[n] = true
 	}
-	if _, err := Sign(newRequest(t, "GET", "http://example.com/", "", false), agent, &Settings{}, time.Now(), bytes.NewReader(nil)); err == nil {
+	if _, err := Sign(newRequest(t, "GET", "http://example.com/", "", false), agent, &Settings{}, bytes.NewReader(nil)); err == nil {
 		t.Error("a failing nonce source: no error")
 	}
 }

@@ -69,7 +69,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.Now != nil {
 		now = t.Now
 	}
-	signed, err := Sign(out, agent, s, now(), t.Rand)
+	signed, err := SignAt(out, agent, s, now(), t.Rand)
 	if err != nil {
 		closeBody(req)
 		return nil, err
