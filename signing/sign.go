@@ -227,12 +227,16 @@ func newNonce(rnd io.Reader) (string, error) {
 }
 
 // addMember appends a dictionary member to the field h, keeping the
-// members already there (a client's own signature) unchanged.
+// members already there (a client's own signature) unchanged; empty field
+// lines are dropped.
 func addMember(h http.Header, name, member string) {
-	if old := h.Values(name); len(old) > 0 {
-		member = strings.Join(old, ", ") + ", " + member
+	var lines []string
+	for _, v := range h.Values(name) {
+		if v = strings.TrimSpace(v); v != "" {
+			lines = append(lines, v)
+		}
 	}
-	h[name] = []string{member}
+	h[name] = []string{strings.Join(append(lines, member), ", ")}
 }
 
 // normalizeTarget sets req.Host to the @authority that is signed and sent
