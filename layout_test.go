@@ -29,6 +29,7 @@ var layers = map[string]int{
 	"egress":              0, // the forwarded request's identity and record
 	"payments":            1, // pay per crawl: the paying egress step and its ledger
 	"payments/paytest":    2, // a pay per crawl origin for tests
+	"signing":             1, // Web Bot Auth signatures, an egress step (imports egress)
 	"access":              1,
 	"identity":            1,
 	"usage":               1,

@@ -71,6 +71,8 @@ type Config struct {
 	Shared Shared `yaml:"shared"`
 	// Payments pays for crawls (pay per crawl) within per-identity caps.
 	Payments Payments `yaml:"payments"`
+	// Signing signs forwarded requests (Web Bot Auth).
+	Signing Signing `yaml:"signing"`
 	// ShutdownTimeout is how long a graceful shutdown waits for requests
 	// in flight. Default 10s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
@@ -393,5 +395,6 @@ func Default() Config {
 		Usage:           Usage{Purposes: map[string][]string{}},
 		Shared:          defaultShared(),
 		Payments:        Payments{Identities: []PaymentIdentity{}},
+		Signing:         defaultSigning(),
 	}
 }

@@ -1,17 +1,20 @@
 package server
 
 import (
+	"fmt"
 	"net"
 	"net/url"
 	"slices"
 
 	"github.com/rs/zerolog"
+
+	"github.com/robotsproxy/robotsproxy/config"
 )
 
 // logStartup writes the one line that says, at start, what is in force:
 // the mode, the configuration file, the listeners' addresses, the audit
 // log, the archive, interception, the fleet store (scheme and host only:
-// never credentials) and the politeness and usage switches.
+// never credentials), signing, and the politeness and usage switches.
 func (s *Server) logStartup(names []string, lns []net.Listener) {
 	c := s.cfg
 	listeners := zerolog.Dict()
@@ -52,6 +55,7 @@ func (s *Server) logStartup(names []string, lns []net.Listener) {
 		Str("archive", archive).
 		Str("ca", ca).
 		Str("fleet_store", redactStore(c.Shared.RedisURL)).
+		Str("signing", signingSummary(c.Signing)).
 		Bool("allow_private", c.AllowPrivate).
 		Bool("allow_open_proxy", c.AllowOpenProxy).
 		Dict("politeness", zerolog.Dict().
@@ -76,4 +80,13 @@ func redactStore(raw string) string {
 		return "(unparsable)"
 	}
 	return u.Scheme + "://" + u.Host
+}
+
+// signingSummary says whether requests are signed: "off", or "on" and
+// how many identities have keys.
+func signingSummary(s config.Signing) string {
+	if !s.Enabled {
+		return "off"
+	}
+	return fmt.Sprintf("on (%d identities)", len(s.Identities))
 }
