@@ -130,6 +130,9 @@ func writeVerifySummary(w io.Writer, r *audit.VerifyResult, dir string, chainOnl
 	if r.Operational > 0 {
 		fmt.Fprintf(w, "operational  %d of the proxy's own log messages (\"level\" lines), not audit lines: skipped\n", r.Operational)
 	}
+	if r.Signed > 0 && !chainOnly {
+		fmt.Fprintf(w, "signatures   %d signed lines: %d by a key of the archived directory, %d not\n", r.Signed, r.SignedVerified, r.Signatures)
+	}
 	fmt.Fprintf(w, "bad lines    %d\n", r.BadLines)
 	if r.Lines > 0 {
 		start := "continues a chain whose earlier lines were not given"

@@ -41,6 +41,12 @@ type auditLine struct {
 	// the one robots.txt refused (reason usage-preference).
 	Purposes     []string
 	UsageRefused string
+	// SignatureKeyID and SignatureCreated are the line's signature_keyid
+	// and signature_created (seconds since the epoch; HasCreated when the
+	// line has it): the key the proxy signed the request with.
+	SignatureKeyID   string
+	SignatureCreated int64
+	HasCreated       bool
 
 	in interner // interns the values read (see parseLine)
 }
