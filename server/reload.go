@@ -12,6 +12,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/config"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/signing"
 )
 
 // RunOptions configure Run.
@@ -52,6 +53,7 @@ func (s *Server) reload() {
 	s.proxy.SetPolicy(next.policy)
 	s.proxy.SetUsageDeclarations(UsageDeclarations(next.diff.next)) // usage.purposes; identity.*.purposes go with the pinner
 	s.cfg, s.pinner = next.diff.next, next.pinner
+	s.reloadDirectory(next.directory)
 	s.ops.reloaded(true, len(next.diff.restart), time.Now())
 	s.log.Info().Strs("changed", nonNil(next.diff.applied)).Msg("configuration reloaded")
 	if len(next.diff.restart) > 0 {
@@ -65,6 +67,9 @@ type pendingReload struct {
 	diff   configDiff
 	pinner *identity.Pinner
 	policy *policy.Policy
+	// directory is the key directory of the signing identities, nil
+	// when signing is off.
+	directory *signing.Published
 }
 
 // prepareReload loads the configuration and builds its policy, without
@@ -95,6 +100,9 @@ func (s *Server) prepareReload() (pendingReload, error) {
 		}
 	}
 	if r.policy, err = buildPolicy(r.diff.next, s.cache, r.pinner); err != nil {
+		return pendingReload{}, err
+	}
+	if r.directory, err = publishDirectory(r.diff.next); err != nil {
 		return pendingReload{}, err
 	}
 	return r, nil

@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -46,6 +47,14 @@ type Server struct {
 	audit   io.Writer
 	closeFn func() error
 	log     zerolog.Logger
+	// archive is the robots.txt and key archive, nil when off.
+	archive *audit.Archive
+	// keys is the key directory (Web Bot Auth), nil when none is
+	// published; reload swaps its content.
+	keys *keyDirectory
+	// dirLn is the key directory's listener (signing.directory_listen)
+	// while Run serves, nil when none.
+	dirLn net.Listener
 	// conns is the client connection tracker of the running serve, for
 	// tests that must know what a connection has sent.
 	conns atomic.Pointer[tracker]
@@ -80,6 +89,10 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 	archive, err := openArchive(cfg, logger)
 	if err != nil {
 		return nil, fmt.Errorf("audit.archive_dir: %w", err)
+	}
+	published, err := publishDirectory(cfg) // nil when signing is off
+	if err != nil {
+		return nil, err
 	}
 	shared, err := sharedStore(cfg, reg, logger) // nil when off
 	if err != nil {
@@ -146,7 +159,8 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 	}
 	return &Server{cfg: cfg, proxy: p, metrics: metrics, cache: cache, pinner: pinner, shared: shared,
 		ops: newOpsMetrics(reg, cfg, time.Now()), ready: ready, admin: adminHandler(reg, ready),
-		audit: auditW, closeFn: closeFn, log: logger}, nil
+		audit: auditW, closeFn: closeFn, log: logger,
+		archive: archive, keys: newKeyDirectory(published, archive, "start", logger)}, nil
 }
 
 // interception loads the operator's CA and returns the leaf-certificate

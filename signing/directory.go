@@ -67,7 +67,7 @@ type Published struct {
 	digest  string // Content-Digest field value (RFC 9530)
 	signers []*Key // the keys with a private key, once each
 	keys    []*Key // every key, once each, in the order listed
-	cards   []card // in the order of the agents
+	cards   []renderedCard // in the order of the agents
 }
 
 // Publish builds the directory of agents: every key of every agent,

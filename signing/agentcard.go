@@ -42,8 +42,8 @@ type CardInfo struct {
 	Description string
 }
 
-// card is one identity's card, rendered.
-type card struct {
+// renderedCard is one identity's card, rendered.
+type renderedCard struct {
 	slug    string
 	body    []byte
 	digest  string
@@ -53,8 +53,8 @@ type card struct {
 var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 
 // buildCards renders the card of each agent.
-func buildCards(agents []Entry) ([]card, error) {
-	var cards []card
+func buildCards(agents []Entry) ([]renderedCard, error) {
+	var cards []renderedCard
 	seen := map[string]bool{}
 	for _, a := range agents {
 		if !slugRE.MatchString(a.Slug) {
@@ -68,7 +68,7 @@ func buildCards(agents []Entry) ([]card, error) {
 		if err != nil {
 			return nil, fmt.Errorf("signature agent card %s: %w", a.Slug, err)
 		}
-		c := card{slug: a.Slug, body: body, digest: contentDigest(body)}
+		c := renderedCard{slug: a.Slug, body: body, digest: contentDigest(body)}
 		for _, k := range a.Keys {
 			if k.CanSign() {
 				c.signers = append(c.signers, k)
@@ -114,13 +114,13 @@ func (p *Published) Cards() (slugs []string, bodies [][]byte) {
 }
 
 // card returns the card of slug; "" is the first card.
-func (p *Published) card(slug string) (card, bool) {
+func (p *Published) card(slug string) (renderedCard, bool) {
 	for _, c := range p.cards {
 		if slug == "" || c.slug == slug {
 			return c, true
 		}
 	}
-	return card{}, false
+	return renderedCard{}, false
 }
 
 // CardHeaders returns the header fields of the card of slug ("" for the
