@@ -28,20 +28,6 @@ const (
 // Content-Usage through usage preferences).
 var RFC9309Compliance = []string{"User-Agent", "Allow", "Disallow", "Crawl-delay", "Content-Usage"}
 
-// CardInfo is what the operator says about an identity in its card.
-type CardInfo struct {
-	// Name is the card's name: a friendly name for the agent.
-	Name string
-	// Purpose is the card's purpose: the intended use of what is
-	// fetched, e.g. "search", "train-ai" (the usage vocabulary).
-	Purpose string
-	// Contact is the card's contact: an email address or a URL.
-	Contact string
-	// Description is the card's about: inline text or a URL of a page
-	// describing the agent.
-	Description string
-}
-
 // renderedCard is one identity's card, rendered.
 type renderedCard struct {
 	slug    string
@@ -80,7 +66,7 @@ func buildCards(agents []Entry) ([]renderedCard, error) {
 }
 
 // CardJSON returns the Signature Agent Card of a, as a JSON object: name,
-// contact, about (CardInfo.Description), purpose, rfc9309-product-token
+// contact, about (Card.Description), purpose, rfc9309-product-token
 // (left out for "*" and ""), rfc9309-compliance (RFC9309Compliance),
 // signature-agent (a member the draft does not define: verifiers ignore
 // it, people read it) and keys, the JWKS of a's keys. Empty strings are

@@ -52,7 +52,7 @@ type Entry struct {
 	// header: where verifiers fetch the directory.
 	SignatureAgent string
 	// Card is what the operator says about the identity.
-	Card CardInfo
+	Card Card
 	// Keys are the identity's keys, the active one and those rotated out
 	// or in; those without a private key are listed but cannot sign the
 	// directory response.

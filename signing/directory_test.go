@@ -201,7 +201,7 @@ func sortStrings(s []string) []string {
 func TestDirectoryRequests(t *testing.T) {
 	k := newKey(t, true, time.Time{}, time.Time{})
 	p, err := signing.Publish([]signing.Entry{{Slug: "examplebot", ProductToken: "ExampleBot", SignatureAgent: "https://bot.example",
-		Card: signing.CardInfo{Name: "Example Bot", Purpose: "search", Contact: "bots@example.com", Description: "https://example.com/bot"},
+		Card: signing.Card{Name: "Example Bot", Purpose: "search", Contact: "bots@example.com", Description: "https://example.com/bot"},
 		Keys: []*signing.Key{k}}})
 	if err != nil {
 		t.Fatal(err)
