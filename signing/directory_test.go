@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -306,5 +307,53 @@ func TestNormalizeAuthority(t *testing.T) {
 	}
 	if _, err := signing.NormalizeAuthority("", "https"); err == nil {
 		t.Error("an empty host: no error")
+	}
+}
+
+// TestWriteStatic: the static files hold the directory and the cards, and
+// their .headers files signatures that verify for the authority given.
+func TestWriteStatic(t *testing.T) {
+	k := newKey(t, true, time.Time{}, time.Time{})
+	p, err := signing.Publish([]signing.Entry{{Slug: "examplebot", ProductToken: "ExampleBot", Keys: []*signing.Key{k}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	written, err := p.WriteStatic(dir, "Bot.Example:443", time.Now(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(written) != 6 {
+		t.Errorf("wrote %v: want the directory and two card paths, each with its headers", written)
+	}
+	for _, path := range []string{signing.DirectoryPath, signing.CardPath, signing.CardsPrefix + "examplebot.json"} {
+		file := dir + path
+		body, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(file + signing.HeadersSuffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := http.Header{}
+		for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			name, value, _ := strings.Cut(line, ": ")
+			h.Add(name, value)
+		}
+		var pubs map[string]ed25519.PublicKey
+		if path == signing.DirectoryPath {
+			if h.Get("Content-Type") != signing.DirectoryContentType {
+				t.Errorf("%s: Content-Type %q", path, h.Get("Content-Type"))
+			}
+			pubs, _ = directoryJWKs(t, body)
+		} else {
+			var card struct{ Keys json.RawMessage }
+			json.Unmarshal(body, &card)
+			pubs, _ = directoryJWKs(t, card.Keys)
+		}
+		if got := checkSignatures(t, h, body, "bot.example", pubs); len(got) != 1 {
+			t.Errorf("%s: %d signatures verify for bot.example, want 1", path, len(got))
+		}
 	}
 }
