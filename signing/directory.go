@@ -64,9 +64,9 @@ type Entry struct {
 // and the cards. It does not change once built.
 type Published struct {
 	body    []byte
-	digest  string // Content-Digest field value (RFC 9530)
-	signers []*Key // the keys with a private key, once each
-	keys    []*Key // every key, once each, in the order listed
+	digest  string         // Content-Digest field value (RFC 9530)
+	signers []*Key         // the keys with a private key, once each
+	keys    []*Key         // every key, once each, in the order listed
 	cards   []renderedCard // in the order of the agents
 }
 
