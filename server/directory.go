@@ -23,15 +23,14 @@ type keyDirectory struct {
 	srv *signing.DirectoryServer // what the listener serves; swapped on reload
 }
 
-// publishDirectory builds the directory of cfg's signing identities,
-// reading their key directories; nil when signing is off and no
-// directory listener is set.
-func publishDirectory(cfg config.Config) (*signing.Published, error) {
-	s := cfg.Signing
-	if !s.Enabled && s.DirectoryListen == "" {
+// publishDirectory builds the directory of the signing identities of
+// cfg from their keys as st read them (the signer's): nil when signing is
+// off (st nil).
+func publishDirectory(cfg config.Config, st *signing.Settings) (*signing.Published, error) {
+	if st == nil {
 		return nil, nil
 	}
-	entries, err := DirectoryEntries(s)
+	entries, err := DirectoryEntries(cfg.Signing, st)
 	if err != nil {
 		return nil, err
 	}
@@ -42,27 +41,19 @@ func publishDirectory(cfg config.Config) (*signing.Published, error) {
 	return p, nil
 }
 
-// DirectoryEntries reads the keys of every signing identity (each key
-// directory once) into the entries of the key directory and the cards:
-// the default identity first (its card is served at signing.CardPath),
-// then the others in the configuration's order. Errors name the
-// identity's key.
-func DirectoryEntries(s config.Signing) ([]signing.Entry, error) {
-	loaded := map[string]*signing.Key{}
+// DirectoryEntries returns the entries of the key directory and the
+// cards of the signing identities s, whose keys st read (SigningSettings:
+// st.All[i] is s.Identities[i]): the default identity first (its card is
+// served at signing.CardPath), then the others in the configuration's
+// order.
+func DirectoryEntries(s config.Signing, st *signing.Settings) ([]signing.Entry, error) {
+	if len(st.All) != len(s.Identities) {
+		return nil, fmt.Errorf("signing.identities: %d identities, but keys read for %d", len(s.Identities), len(st.All))
+	}
 	var entries []signing.Entry
 	for i, id := range s.Identities {
-		e := signing.Entry{Slug: CardSlug(id), ProductToken: id.ProductToken, SignatureAgent: id.SignatureAgent, Card: id.Card}
-		for j, dir := range id.Keys {
-			k, ok := loaded[dir]
-			if !ok {
-				var err error
-				if k, err = signing.LoadKeyDir(dir); err != nil {
-					return nil, fmt.Errorf("signing.identities[%d].keys[%d]: %w", i, j, err)
-				}
-				loaded[dir] = k
-			}
-			e.Keys = append(e.Keys, k)
-		}
+		a := st.All[i]
+		e := signing.Entry{Slug: CardSlug(id), ProductToken: a.ProductToken, SignatureAgent: a.URL, Card: a.Card, Keys: a.Keys}
 		if id.Default {
 			entries = append([]signing.Entry{e}, entries...)
 		} else {
@@ -145,7 +136,11 @@ func archiveKeys(ar *audit.Archive, p *signing.Published, event string, logger z
 // directory to serve.
 func (s *Server) listenDirectory() error {
 	addr := s.cfg.Signing.DirectoryListen
-	if addr == "" || s.keys == nil {
+	if addr == "" {
+		return nil
+	}
+	if s.keys == nil {
+		s.log.Warn().Str("directory_listen", addr).Msg("signing.directory_listen is set but signing is off (signing.enabled): no key directory is served")
 		return nil
 	}
 	ln, err := listen("directory", "signing.directory_listen", "", addr)

@@ -51,6 +51,9 @@ func (s *Server) reload() {
 		return
 	}
 	s.proxy.SetPolicy(next.policy)
+	if next.signing != nil {
+		s.signer.Store(next.signing) // requests in flight keep the keys they loaded
+	}
 	s.proxy.SetUsageDeclarations(UsageDeclarations(next.diff.next)) // usage.purposes; identity.*.purposes go with the pinner
 	s.cfg, s.pinner = next.diff.next, next.pinner
 	s.reloadDirectory(next.directory)
@@ -67,8 +70,11 @@ type pendingReload struct {
 	diff   configDiff
 	pinner *identity.Pinner
 	policy *policy.Policy
-	// directory is the key directory of the signing identities, nil
+	// signing are the signing settings with the keys read again, nil
 	// when signing is off.
+	signing *signing.Settings
+	// directory is the key directory of those keys, nil when signing is
+	// off.
 	directory *signing.Published
 }
 
@@ -102,7 +108,12 @@ func (s *Server) prepareReload() (pendingReload, error) {
 	if r.policy, err = buildPolicy(r.diff.next, s.cache, r.pinner); err != nil {
 		return pendingReload{}, err
 	}
-	if r.directory, err = publishDirectory(r.diff.next); err != nil {
+	if s.signer != nil { // the key files are read again, changed or not
+		if r.signing, err = SigningSettings(r.diff.next); err != nil {
+			return pendingReload{}, err
+		}
+	}
+	if r.directory, err = publishDirectory(r.diff.next, r.signing); err != nil {
 		return pendingReload{}, err
 	}
 	return r, nil
