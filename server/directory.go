@@ -92,41 +92,44 @@ func CardSlug(id config.SigningIdentity) string {
 	return s[:min(len(s), 64)]
 }
 
-// newKeyDirectory starts the key directory of p (nil: none): archives it
-// as at event ("start", or "reload" when a reload turned signing on) and
-// returns what the listener serves.
-func newKeyDirectory(p *signing.Published, ar *audit.Archive, event string, logger zerolog.Logger) *keyDirectory {
+// newKeyDirectory starts the key directory of p (nil: none), whose keys
+// were read at read: archives it as at event ("start", or "reload" when
+// a reload turned signing on) and returns what the listener serves.
+func newKeyDirectory(p *signing.Published, ar *audit.Archive, event string, read time.Time, logger zerolog.Logger) *keyDirectory {
 	if p == nil {
 		return nil
 	}
 	d := &keyDirectory{srv: signing.NewDirectoryServer(p, signing.DirectoryOptions{Log: logger})}
-	archiveKeys(ar, p, event, logger)
+	archiveKeys(ar, p, event, read, logger)
 	return d
 }
 
-// reloaded swaps in the directory a reload built (nil: none) and
-// archives it; the listener, started or not at start, stays as it is.
-func (s *Server) reloadDirectory(p *signing.Published) {
+// reloadDirectory swaps in the directory a reload built (nil: none)
+// from keys read at read, and archives it as seen from then (before the
+// signer could sign with them); the listener, started or not at start,
+// stays as it is.
+func (s *Server) reloadDirectory(p *signing.Published, read time.Time) {
 	switch {
 	case p == nil:
 	case s.keys == nil:
-		s.keys = newKeyDirectory(p, s.archive, "reload", s.log)
+		s.keys = newKeyDirectory(p, s.archive, "reload", read, s.log)
 	default:
 		s.keys.srv.Set(p)
-		archiveKeys(s.archive, p, "reload", s.log)
+		archiveKeys(s.archive, p, "reload", read, s.log)
 	}
 }
 
 // handler returns what the directory listener serves.
 func (d *keyDirectory) handler() http.Handler { return d.srv }
 
-// archiveKeys records the directory in the archive, when there is one.
+// archiveKeys records the directory in the archive, when there is one, as
+// seen from read.
 // A failure is logged: the keys' lines are then unverifiable, not wrong.
-func archiveKeys(ar *audit.Archive, p *signing.Published, event string, logger zerolog.Logger) {
+func archiveKeys(ar *audit.Archive, p *signing.Published, event string, read time.Time, logger zerolog.Logger) {
 	if ar == nil {
 		return
 	}
-	if err := ar.RecordKeys(p.Body(), time.Now(), event); err != nil {
+	if err := ar.RecordKeys(p.Body(), read, event); err != nil {
 		logger.Error().Err(err).Str("event", event).Msg("key archive: the key directory is not archived: signed lines will not verify")
 	}
 }

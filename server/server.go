@@ -131,6 +131,7 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		MaxIdleConnsPerHost:   cfg.Upstream.MaxIdleConnsPerHost,
 		IdleTimeout:           cfg.Upstream.IdleTimeout,
 	})
+	keysRead := time.Now() // before egressChain reads the keys: the archive's seen_at
 	egressSteps, signer, err := egressChain(cfg, transport)
 	if err != nil {
 		return nil, err
@@ -170,7 +171,7 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 	return &Server{cfg: cfg, proxy: p, metrics: metrics, cache: cache, pinner: pinner, shared: shared, signer: signer,
 		ops: newOpsMetrics(reg, cfg, time.Now()), ready: ready, admin: adminHandler(reg, ready),
 		audit: auditW, closeFn: closeFn, log: logger,
-		archive: archive, keys: newKeyDirectory(published, archive, "start", logger)}, nil
+		archive: archive, keys: newKeyDirectory(published, archive, "start", keysRead, logger)}, nil
 }
 
 // interception loads the operator's CA and returns the leaf-certificate
