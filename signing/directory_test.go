@@ -22,7 +22,7 @@ import (
 
 // newKey returns a key that can sign (public only when !private), valid
 // from nbf to exp (zero: unbounded).
-func newKey(t *testing.T, private bool, nbf, exp time.Time) *signing.Key {
+func newKey(t testing.TB, private bool, nbf, exp time.Time) *signing.Key {
 	t.Helper()
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
