@@ -111,10 +111,26 @@ func (k *keyring) load() error {
 	for _, s := range snaps {
 		keys, _ := parseDirectory(s.Directory)
 		for _, key := range keys {
-			k.keys[key.Kid] = append(k.keys[key.Kid], keyWindow{from: s.SeenAt, nbf: key.Nbf, exp: key.Exp})
+			k.add(key.Kid, keyWindow{from: s.SeenAt, nbf: key.Nbf, exp: key.Exp})
 		}
 	}
 	return nil
+}
+
+// add records a window of kid: one per validity (nbf, exp), the earliest
+// publication kept, so that a key published at every one of many reloads
+// costs one window.
+func (k *keyring) add(kid string, w keyWindow) {
+	ws := k.keys[kid]
+	for i := range ws {
+		if ws[i].nbf == w.nbf && ws[i].exp == w.exp {
+			if w.from.Before(ws[i].from) {
+				ws[i].from = w.from
+			}
+			return
+		}
+	}
+	k.keys[kid] = append(ws, w)
 }
 
 // countJoined counts the errors joined into err.
