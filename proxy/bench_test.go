@@ -115,7 +115,7 @@ func newBenchProxy(b *testing.B, kind string, origin *httptest.Server, intercept
 			})
 		}
 		h = gp
-	case "robotsproxy", "robotsproxy-nochain", "robotsproxy-discard":
+	case "robotsproxy", "robotsproxy-nochain", "robotsproxy-discard", "robotsproxy-signing":
 		h = newBenchRobotsproxy(b, kind, bp, tr, origin, mitmConfig)
 	default:
 		b.Fatalf("unknown proxy %q", kind)
@@ -128,7 +128,8 @@ func newBenchProxy(b *testing.B, kind string, origin *httptest.Server, intercept
 
 // newBenchRobotsproxy assembles robotsproxy; kind robotsproxy-nochain
 // writes the audit log without the hash chain, robotsproxy-discard
-// encodes audit lines and discards them (to show what the log costs).
+// encodes audit lines and discards them (to show what the log costs),
+// robotsproxy-signing is robotsproxy signing every request (Web Bot Auth).
 func newBenchRobotsproxy(b *testing.B, kind string, bp *benchProxy, tr *http.Transport, origin *httptest.Server,
 	intercept func(string, *goproxy.ProxyCtx) (*tls.Config, error)) http.Handler {
 	fetcher := access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}, TLS: tr.TLSClientConfig})
@@ -149,15 +150,19 @@ func newBenchRobotsproxy(b *testing.B, kind string, bp *benchProxy, tr *http.Tra
 		if err != nil {
 			b.Fatal(err)
 		}
-		bp.audit = audit.NewWriter(f, audit.Options{Chain: kind == "robotsproxy", Prev: prev})
+		bp.audit = audit.NewWriter(f, audit.Options{Chain: kind == "robotsproxy" || kind == "robotsproxy-signing", Prev: prev})
 		b.Cleanup(func() { bp.audit.Close() })
 		log = bp.audit
 	}
 	// Warm the robots.txt cache: the benchmark measures the hot path.
 	scheme, auth, _ := policy.Authority(u.Scheme, u.Host)
 	cache.Get(context.Background(), scheme, auth)
-	return proxy.New(proxy.Options{Policy: pol, Transport: tr, Audit: proxy.NewAuditLogger(log),
-		Metrics: metrics, Intercept: intercept})
+	opts := proxy.Options{Policy: pol, Transport: tr, Audit: proxy.NewAuditLogger(log),
+		Metrics: metrics, Intercept: intercept}
+	if kind == "robotsproxy-signing" {
+		opts.Egress = benchSigner(b, tr)
+	}
+	return proxy.New(opts)
 }
 
 // runThroughput sends b.N GET requests for target through bp from 32

@@ -34,9 +34,11 @@ func (m memRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // BenchmarkServeHTTP measures the proxy's handler alone: no sockets, the
 // origin answered from memory, one goroutine. "robotsproxy" is the audit
 // writer as configured by default (chained, refusing while writes fail);
-// "robotsproxy-checkpoints" adds a checkpoint log at its defaults.
+// "robotsproxy-checkpoints" adds a checkpoint log at its defaults;
+// "robotsproxy-signing" signs every request (Web Bot Auth, package
+// signing): compare it with "robotsproxy" for the CPU signing costs.
 func BenchmarkServeHTTP(b *testing.B) {
-	for _, kind := range []string{"bare", "robotsproxy", "robotsproxy-checkpoints", "robotsproxy-discard", "robotsproxy-nochain"} {
+	for _, kind := range []string{"bare", "robotsproxy", "robotsproxy-checkpoints", "robotsproxy-discard", "robotsproxy-nochain", "robotsproxy-signing"} {
 		b.Run("proxy="+kind, func(b *testing.B) {
 			o := benchOrigin(b, false)
 			tr := proxy.NewTransport(&netguard.Guard{AllowPrivate: true}, proxy.TransportOptions{})
@@ -72,7 +74,11 @@ func BenchmarkServeHTTP(b *testing.B) {
 				u, _ := url.Parse(o.URL)
 				scheme, auth, _ := policy.Authority(u.Scheme, u.Host)
 				cache.Get(context.Background(), scheme, auth)
-				h = proxy.New(proxy.Options{Policy: pol, Transport: tr, Audit: proxy.NewAuditLogger(log), Metrics: metrics})
+				opts := proxy.Options{Policy: pol, Transport: tr, Audit: proxy.NewAuditLogger(log), Metrics: metrics}
+				if kind == "robotsproxy-signing" {
+					opts.Egress = benchSigner(b, tr)
+				}
+				h = proxy.New(opts)
 			}
 			target := o.URL + "/size/100"
 			b.ReportAllocs()
