@@ -21,8 +21,11 @@ import (
 // stderr.
 func runAuditVerify(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("audit verify", "audit verify [flags] LOG...", `Verify the hash chain of the audit logs (oldest first), and re-decide every
-decision line from the robots.txt archive. Without an archive (-archive or
-audit.archive_dir) only the chain is checked, as with -chain-only. Lines of
+decision line from the robots.txt archive, and check every signature_keyid
+against the key directories archived at each start and reload (the key must
+have been published, and its nbf/exp must cover signature_created). Without
+an archive (-archive or audit.archive_dir) only the chain is checked, as with
+-chain-only. Lines of
 the proxy's own log (JSON lines starting with "level") are counted as
 operational and skipped. Exit 0 when everything verifies, 1 when anything
 does not.`, stderr)
@@ -129,6 +132,9 @@ func writeVerifySummary(w io.Writer, r *audit.VerifyResult, dir string, chainOnl
 	}
 	if r.Operational > 0 {
 		fmt.Fprintf(w, "operational  %d of the proxy's own log messages (\"level\" lines), not audit lines: skipped\n", r.Operational)
+	}
+	if r.Signed > 0 && !chainOnly {
+		fmt.Fprintf(w, "signatures   %d signed lines: %d by a key of the archived directory, %d not\n", r.Signed, r.SignedVerified, r.Signatures)
 	}
 	fmt.Fprintf(w, "bad lines    %d\n", r.BadLines)
 	if r.Lines > 0 {

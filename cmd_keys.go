@@ -9,14 +9,18 @@ import (
 	"github.com/robotsproxy/robotsproxy/signing"
 )
 
-// runKeys implements "robotsproxy keys init DIR".
+// runKeys implements "robotsproxy keys init DIR" and "robotsproxy keys
+// directory ..." (runKeysDirectory).
 func runKeys(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && isHelp(args[0]) {
-		fmt.Fprint(stdout, "usage: robotsproxy keys init DIR\n\ncommands:\n  init  write an Ed25519 signing key pair (\"robotsproxy keys init -h\")\n")
+		fmt.Fprint(stdout, "usage: robotsproxy keys init DIR\n       robotsproxy keys directory [-config FILE] -o DIR [-authority HOST] [-valid DURATION]\n\ncommands:\n  init       write an Ed25519 signing key pair (\"robotsproxy keys init -h\")\n  directory  write the key directory and the agent cards as static files (\"robotsproxy keys directory -h\")\n")
 		return nil
 	}
+	if len(args) > 0 && args[0] == "directory" {
+		return runKeysDirectory(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "init" {
-		return usageErr("keys: want \"keys init DIR\"\n%s", usage)
+		return usageErr("keys: want \"keys init DIR\" or \"keys directory -o DIR\"\n%s", usage)
 	}
 	fs := newFlagSet("keys init", "keys init DIR", `Write a new Ed25519 key pair for Web Bot Auth signatures into DIR (created
 with mode 0700 when missing): `+signing.PrivateKeyFile+` (PKCS#8, mode 0600) and `+signing.PublicKeyFile+`.

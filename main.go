@@ -5,6 +5,7 @@
 //	robotsproxy check [-json] [-rfc] [-usage PURPOSE] [-license FILE] ROBOTS_FILE USER_AGENT URL...
 //	robotsproxy ca init -cert FILE -key FILE [-name NAME]
 //	robotsproxy keys init DIR
+//	robotsproxy keys directory [-config FILE] -o DIR [-authority HOST] [-valid DURATION]
 //	robotsproxy hash-password [-cost N] < password
 //	robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
 //	robotsproxy audit verify [-archive DIR] [-config FILE] [-chain-only] [-genesis] [-allow-unverifiable] LOG...
@@ -49,6 +50,8 @@ const usage = `usage:
                                                             (-usage PURPOSE: also the usage preference for train-ai, search, ai-input...)
   robotsproxy ca init -cert FILE -key FILE [-name NAME]     (a new interception CA; the key is written 0600)
   robotsproxy keys init DIR                                 (an Ed25519 signing key pair, the private key 0600; prints its keyid)
+  robotsproxy keys directory [-config FILE] -o DIR [-authority HOST] [-valid DURATION]
+                                                            (the key directory and agent cards as static files, with their headers)
   robotsproxy hash-password [-cost N] < password            (a bcrypt hash for identity.users)
   robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
                                                             (LOG: audit log file, rotated or .gz; - is stdin)

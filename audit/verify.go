@@ -46,6 +46,12 @@ const (
 	// of order, ends before the last checkpoint (lines deleted from the
 	// end), or does not end at the head given (-head).
 	KindAnchor Kind = "anchor"
+	// KindSignature: the line's signature_keyid (Web Bot Auth) is not a
+	// key the proxy had published (archived in the key directory
+	// snapshots, see RecordKeys) at its signature_created, or that key's
+	// nbf/exp do not cover signature_created, or the line has one of the
+	// two fields without the other.
+	KindSignature Kind = "signature"
 )
 
 // Problem is one line that does not verify.
@@ -108,8 +114,12 @@ type VerifyResult struct {
 	// lines, where stdout and stderr go to one file: they are not audit
 	// lines, are not chained and are not problems.
 	Operational int
+	// Signed are the lines that carry a signature_keyid (checked against
+	// the archived key directory unless ChainOnly), SignedVerified those
+	// whose key was in the directory at signature_created.
+	Signed, SignedVerified int
 	// Problems by kind.
-	Differ, Altered, BadLines, Unverifiable, ChainBreaks, Anchors int
+	Differ, Altered, BadLines, Unverifiable, ChainBreaks, Anchors, Signatures int
 	// Checkpoints is the number of checkpoints the chain was required to
 	// pass through, and passed through in order.
 	Checkpoints, CheckpointsPassed int
@@ -125,10 +135,11 @@ type VerifyResult struct {
 }
 
 // OK reports whether everything verified: an unbroken chain, no bad line,
-// every decision line re-decided the same from an intact archive, and,
+// every decision line re-decided the same from an intact archive, every
+// signature_keyid a key of the archived directory at its time, and,
 // unless allowUnverifiable, no unverifiable decision line.
 func (r *VerifyResult) OK(allowUnverifiable bool) bool {
-	return r.ChainBreaks == 0 && r.Anchors == 0 && r.Differ == 0 && r.Altered == 0 && r.BadLines == 0 &&
+	return r.ChainBreaks == 0 && r.Anchors == 0 && r.Differ == 0 && r.Altered == 0 && r.BadLines == 0 && r.Signatures == 0 &&
 		(allowUnverifiable || r.Unverifiable == 0)
 }
 
@@ -164,6 +175,7 @@ type verifier struct {
 	prevF   string            // file of the last line read
 	prevN   int               // its line number
 	dec     *decider
+	keys    keyring   // the archived key directory, for signature_keyid
 	l       auditLine // the line being checked, reused
 	in      interner
 	first   time.Time                 // the first line's time, for checkpoints
@@ -178,7 +190,7 @@ func newVerifier(o VerifyOptions) *verifier {
 	if o.ExemptHosts != nil {
 		dec.exempt = policy.Exemptions(o.ExemptHosts)
 	}
-	v := &verifier{opts: o, h: sha256.New(), dec: dec, in: newInterner()}
+	v := &verifier{opts: o, h: sha256.New(), dec: dec, in: newInterner(), keys: keyring{dir: o.Archive}}
 	if len(o.Checkpoints) > 0 {
 		v.passed = make(map[[sha256.Size]byte]int, len(o.Checkpoints))
 		for _, c := range o.Checkpoints {
@@ -288,6 +300,9 @@ func (v *verifier) line(file string, n int, line []byte, long, cut bool) error {
 		v.problem(file, n, KindBadLine, err.Error())
 		return nil
 	}
+	if err := v.signature(file, n, l); err != nil {
+		return err
+	}
 	if !l.isDecision() || v.opts.ChainOnly {
 		v.res.ChainOnly++
 		return nil
@@ -354,6 +369,8 @@ func (v *verifier) problem(file string, n int, k Kind, msg string) {
 		v.res.Unverifiable++
 	case KindAnchor:
 		v.res.Anchors++
+	case KindSignature:
+		v.res.Signatures++
 	}
 	v.opts.Report(p)
 }

@@ -44,6 +44,12 @@ type auditLine struct {
 	// LicenseURL, LicenseSHA256, LicenseDecision and LicenseRefused are
 	// the RSL license fields (reasons license and license-required).
 	LicenseURL, LicenseSHA256, LicenseDecision, LicenseRefused string
+	// SignatureKeyID and SignatureCreated are the line's signature_keyid
+	// and signature_created (seconds since the epoch; HasCreated when the
+	// line has it): the key the proxy signed the request with.
+	SignatureKeyID   string
+	SignatureCreated int64
+	HasCreated       bool
 
 	in interner // interns the values read (see parseLine)
 }

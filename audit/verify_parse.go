@@ -103,6 +103,16 @@ func (l *auditLine) value(sc *auditlog.Scanner) error {
 		return l.strings(&l.Candidates, sc)
 	case auditlog.FieldPurposes:
 		return l.strings(&l.Purposes, sc)
+	case auditlog.FieldSignatureKeyID:
+		s = &l.SignatureKeyID
+	case auditlog.FieldSignatureCreated:
+		if sc.Null() {
+			l.SignatureCreated, l.HasCreated = 0, false
+			return nil
+		}
+		v, err := sc.Int()
+		l.SignatureCreated, l.HasCreated = v, err == nil
+		return err
 	case auditlog.FieldRuleLine:
 		n, null, err := intValue(sc)
 		if null || err != nil {

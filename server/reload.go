@@ -56,6 +56,7 @@ func (s *Server) reload() {
 	}
 	s.proxy.SetUsageDeclarations(UsageDeclarations(next.diff.next)) // usage.purposes; identity.*.purposes go with the pinner
 	s.cfg, s.pinner = next.diff.next, next.pinner
+	s.reloadDirectory(next.directory, next.keysRead)
 	s.ops.reloaded(true, len(next.diff.restart), time.Now())
 	s.log.Info().Strs("changed", nonNil(next.diff.applied)).Msg("configuration reloaded")
 	if len(next.diff.restart) > 0 {
@@ -72,6 +73,12 @@ type pendingReload struct {
 	// signing are the signing settings with the keys read again, nil
 	// when signing is off.
 	signing *signing.Settings
+	// directory is the key directory of those keys, nil when signing is
+	// off.
+	directory *signing.Published
+	// keysRead is when the keys were read: before any request is signed
+	// with them, the time the archive records them from.
+	keysRead time.Time
 }
 
 // prepareReload loads the configuration and builds its policy, without
@@ -104,10 +111,14 @@ func (s *Server) prepareReload() (pendingReload, error) {
 	if r.policy, err = buildPolicy(r.diff.next, s.cache, r.pinner); err != nil {
 		return pendingReload{}, err
 	}
+	r.keysRead = time.Now()
 	if s.signer != nil { // the key files are read again, changed or not
 		if r.signing, err = SigningSettings(r.diff.next); err != nil {
 			return pendingReload{}, err
 		}
+	}
+	if r.directory, err = publishDirectory(r.diff.next, r.signing); err != nil {
+		return pendingReload{}, err
 	}
 	return r, nil
 }

@@ -37,6 +37,13 @@ func (s *Server) Run(ctx context.Context, o RunOptions) error {
 			return err
 		}
 	}
+	if err := s.listenDirectory(); err != nil {
+		proxyLn.Close()
+		if adminLn != nil {
+			adminLn.Close()
+		}
+		return err
+	}
 	return s.serve(ctx, proxyLn, adminLn)
 }
 
@@ -49,6 +56,9 @@ func listen(name, key, flag, addr string) (net.Listener, error) {
 		return ln, nil
 	}
 	what := fmt.Sprintf("%s listener on %s (%s, flag %s)", name, addr, key, flag)
+	if flag == "" {
+		what, flag = fmt.Sprintf("%s listener on %s (%s)", name, addr, key), key
+	}
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
 		return nil, fmt.Errorf("%s: the address is already in use by another process: stop it, or choose another port with %s or %s: %w", what, flag, key, err)
@@ -80,17 +90,22 @@ func (s *Server) serve(ctx context.Context, proxyLn, adminLn net.Listener) error
 	s.conns.Store(t)
 	servers := []*http.Server{s.proxyServer(base, t)}
 	lns := []net.Listener{t.listen(proxyLn)}
+	names := []string{"proxy"}
 	if adminLn != nil {
 		servers = append(servers, &http.Server{Handler: s.admin, ReadHeaderTimeout: 10 * time.Second,
 			BaseContext: func(net.Listener) context.Context { return base }})
-		lns = append(lns, adminLn)
+		lns, names = append(lns, adminLn), append(names, "admin")
+	}
+	if s.dirLn != nil {
+		servers = append(servers, s.directoryServer(base))
+		lns, names = append(lns, s.dirLn), append(names, "directory")
 	}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
-		s.log.Info().Str("listener", [...]string{"proxy", "admin"}[i]).Str("addr", lns[i].Addr().String()).Msg("listening")
+		s.log.Info().Str("listener", names[i]).Str("addr", lns[i].Addr().String()).Msg("listening")
 		go func() { errc <- srv.Serve(lns[i]) }()
 	}
-	s.logStartup([]string{"proxy", "admin"}, lns)
+	s.logStartup(names, lns)
 	s.ready.set(phaseServing)
 	serveErr := s.wait(ctx, errc)
 	s.ready.set(phaseStopping)

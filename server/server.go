@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,14 @@ type Server struct {
 	audit   io.Writer
 	closeFn func() error
 	log     zerolog.Logger
+	// archive is the robots.txt and key archive, nil when off.
+	archive *audit.Archive
+	// keys is the key directory (Web Bot Auth), nil when none is
+	// published; reload swaps its content.
+	keys *keyDirectory
+	// dirLn is the key directory's listener (signing.directory_listen)
+	// while Run serves, nil when none.
+	dirLn net.Listener
 	// conns is the client connection tracker of the running serve, for
 	// tests that must know what a connection has sent.
 	conns atomic.Pointer[tracker]
@@ -122,9 +131,16 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		MaxIdleConnsPerHost:   cfg.Upstream.MaxIdleConnsPerHost,
 		IdleTimeout:           cfg.Upstream.IdleTimeout,
 	})
+	keysRead := time.Now() // before egressChain reads the keys: the archive's seen_at
 	egressSteps, signer, err := egressChain(cfg, shared, transport, logger)
 	if err != nil {
 		return nil, err
+	}
+	var published *signing.Published // the key directory, nil when signing is off
+	if signer != nil {
+		if published, err = publishDirectory(cfg, signer.Settings()); err != nil {
+			return nil, err
+		}
 	}
 	p := proxy.New(proxy.Options{
 		Intercept:     intercept,
@@ -155,7 +171,8 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 	}
 	return &Server{cfg: cfg, proxy: p, metrics: metrics, cache: cache, pinner: pinner, shared: shared, signer: signer,
 		ops: newOpsMetrics(reg, cfg, time.Now()), ready: ready, admin: adminHandler(reg, ready),
-		audit: auditW, closeFn: closeFn, log: logger}, nil
+		audit: auditW, closeFn: closeFn, log: logger,
+		archive: archive, keys: newKeyDirectory(published, archive, "start", keysRead, logger)}, nil
 }
 
 // interception loads the operator's CA and returns the leaf-certificate

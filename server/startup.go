@@ -21,7 +21,7 @@ func (s *Server) logStartup(names []string, lns []net.Listener) {
 	for i, ln := range lns {
 		listeners.Str(names[i], ln.Addr().String())
 	}
-	if len(lns) < 2 {
+	if !slices.Contains(names, "admin") {
 		listeners.Str("admin", "off")
 	}
 	file := s.run.ConfigFile

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"time"
+
+	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/server"
+	"github.com/robotsproxy/robotsproxy/signing"
+)
+
+// runKeysDirectory implements "robotsproxy keys directory [-config FILE]
+// -o DIR [-authority HOST] [-valid DURATION]": the key directory and the
+// Signature Agent Cards of signing.identities as static files, each with
+// a .headers file of the header fields to send with it.
+func runKeysDirectory(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("keys directory", "keys directory [-config FILE] -o DIR [-authority HOST] [-valid DURATION]", `Write the key directory (`+signing.DirectoryPath+`) and the Signature
+Agent Cards of the configuration's signing.identities as static files under
+DIR, for hosting at https://HOST. Beside each file, FILE`+signing.HeadersSuffix+` holds the header
+fields to send with it (Content-Type, Cache-Control, Content-Digest,
+Signature-Input, Signature): the signatures cover HOST and expire after
+-valid, so write the files again before then.`, stderr)
+	cfgPath := fs.String("config", defaultConfig, "configuration `FILE` naming signing.identities")
+	out := fs.String("o", "", "write the files under `DIR` (DIR/.well-known/...)")
+	authority := fs.String("authority", "", "the `HOST` (and :PORT when not 443) that will serve the files (default: the host of the identities' signature_agent URLs, when they share one)")
+	valid := fs.Duration("valid", signing.DefaultStaticValidity, "how long the files' signatures are valid (`DURATION`)")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if *out == "" || fs.NArg() > 0 || *valid <= 0 {
+		return usageErr("keys directory: want -o DIR, and a positive -valid\n%s", usage)
+	}
+	cfg, err := config.LoadFile(*cfgPath)
+	if err != nil {
+		return &exitError{2, fmt.Errorf("keys directory: %w", err)}
+	}
+	p, host, err := staticDirectory(cfg, *authority)
+	if err != nil {
+		return &exitError{2, fmt.Errorf("keys directory: %w", err)}
+	}
+	now := time.Now()
+	written, err := p.WriteStatic(*out, host, now, *valid)
+	if err != nil {
+		return &exitError{2, fmt.Errorf("keys directory: %w", err)}
+	}
+	for _, w := range written {
+		fmt.Fprintf(stdout, "wrote %s\n", w)
+	}
+	fmt.Fprintf(stdout, "%d keys; serve %s at https://%s%s with the header fields of its %s file; the signatures expire %s\n",
+		len(p.Keys()), *out, host, signing.DirectoryPath, signing.HeadersSuffix, now.Add(*valid).UTC().Format(time.RFC3339))
+	return nil
+}
+
+// staticDirectory reads the keys of cfg's signing identities into a
+// directory, and returns it with the authority to sign for: authority,
+// or the host the identities' signature_agent URLs share.
+func staticDirectory(cfg config.Config, authority string) (*signing.Published, string, error) {
+	if len(cfg.Signing.Identities) == 0 {
+		return nil, "", errors.New("signing.identities: none: nothing to publish")
+	}
+	st, err := server.SigningSettings(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	entries, err := server.DirectoryEntries(cfg.Signing, st)
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := signing.Publish(entries)
+	if err != nil {
+		return nil, "", err
+	}
+	if authority != "" {
+		return p, authority, nil
+	}
+	for _, id := range cfg.Signing.Identities {
+		u, err := url.Parse(id.SignatureAgent)
+		if err != nil {
+			return nil, "", fmt.Errorf("signature_agent %q: %w", id.SignatureAgent, err)
+		}
+		switch {
+		case authority == "":
+			authority = u.Host
+		case authority != u.Host:
+			return nil, "", fmt.Errorf("the identities' signature_agent URLs name %s and %s: give -authority HOST", authority, u.Host)
+		}
+	}
+	return p, authority, nil
+}
