@@ -1,0 +1,315 @@
+package signing
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dunglas/httpsfv"
+	"github.com/yaronf/httpsign"
+
+	"github.com/robotsproxy/robotsproxy/egress"
+)
+
+// Tag is the signature's tag parameter for Web Bot Auth
+// (draft-ietf-webbotauth-httpsig-protocol-01 section 4.2).
+const Tag = "web-bot-auth"
+
+// Defaults and bounds of Settings.
+const (
+	// DefaultLabel is the signature label (the member name in
+	// Signature-Input, Signature and Signature-Agent) when none is set.
+	DefaultLabel = "robotsproxy"
+	// DefaultExpires is how long a signature is valid after its created
+	// time when Settings.Expires is zero.
+	DefaultExpires = 60 * time.Second
+	// MaxExpires bounds Settings.Expires: the protocol draft asks for
+	// short-lived signatures, at most a day.
+	MaxExpires = 24 * time.Hour
+	// DefaultMaxBodyBytes bounds a request body buffered for its
+	// Content-Digest when Settings.MaxBodyBytes is zero: 4 MiB.
+	DefaultMaxBodyBytes = 4 << 20
+)
+
+// The fields a signature involves.
+const (
+	headerSignature      = "Signature"
+	headerSignatureInput = "Signature-Input"
+	headerAgent          = "Signature-Agent"
+	headerContentDigest  = "Content-Digest"
+)
+
+// PriceHeaders are the pay-per-crawl request fields a signature covers
+// when the request carries them (the crawler's price acceptance must be
+// signed).
+var PriceHeaders = []string{"crawler-exact-price", "crawler-max-price"}
+
+// ErrBodyTooLarge is wrapped by the error Sign returns when a request body
+// is over Settings.MaxBodyBytes: its Content-Digest cannot be computed
+// without buffering it, so the request is not sent.
+var ErrBodyTooLarge = errors.New("request body too large to sign")
+
+// Agent is what one identity signs with: its keys, one of them active,
+// and the URL of its key directory, sent as its Signature-Agent member.
+type Agent struct {
+	// Keys are all the identity's keys, published in the directory
+	// (including retired, public-only ones).
+	Keys []*Key
+	// Active is the key that signs; it is one of Keys and holds its
+	// private key.
+	Active *Key
+	// URL is the https URL of the identity's key directory, the value of
+	// its Signature-Agent member (an RFC 9651 sf-string).
+	URL string
+}
+
+// Settings is the signing configuration in force: swapped whole by
+// Transport.Store on reload.
+type Settings struct {
+	// Label names our signature; when a client's own signature already
+	// uses it, the first free one of Label1, Label2, ... is used.
+	// "" means DefaultLabel. It must be an RFC 9651 key (lower-case).
+	Label string
+	// Expires is how long after created the signature expires; zero
+	// means DefaultExpires, at most MaxExpires.
+	Expires time.Duration
+	// MaxBodyBytes bounds a request body buffered to compute its
+	// Content-Digest (RFC 9530); zero means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Agents maps identities to what they sign with. An identity it does
+	// not map is forwarded unsigned.
+	Agents egress.Table[*Agent]
+}
+
+// Validate checks the settings' bounds and that every agent can sign.
+func (s *Settings) Validate() error {
+	if s.Label != "" && !isKey(s.Label) {
+		return fmt.Errorf("signature label %q is not a structured field key (RFC 9651 3.2: lower-case letters, digits, _ - . *)", s.Label)
+	}
+	if s.Expires < 0 || s.Expires > MaxExpires {
+		return fmt.Errorf("signature expires %v: want at most %v", s.Expires, MaxExpires)
+	}
+	if s.MaxBodyBytes < 0 {
+		return fmt.Errorf("max body bytes %d: want 0 (the default) or more", s.MaxBodyBytes)
+	}
+	return nil
+}
+
+// Signed is what Sign did: the key and the created time.
+type Signed struct {
+	KeyID   string
+	Label   string
+	Created time.Time
+	Expires time.Time
+}
+
+// Sign signs req in place with agent's active key, as Web Bot Auth asks
+// (draft-ietf-webbotauth-httpsig-protocol-01 section 4, RFC 9421): it
+// sets the Signature-Agent member, Content-Digest (RFC 9530, sha-256)
+// when req has a body (read whole, at most s.MaxBodyBytes, and replaced
+// by a buffer), and adds Signature-Input and Signature members under a
+// label no signature of the client's uses. The covered components are
+// @authority, "signature-agent";key=LABEL, @method, @path, @query when
+// the URL has a query, content-digest when there is a body, and the
+// PriceHeaders present. req.Host is normalised to the @authority signed
+// (RFC 9421 2.2.3: lower case, no default port). rnd supplies the nonce
+// (nil: crypto/rand). Errors wrap ErrBodyTooLarge, or say which field of
+// the client's stops us from adding ours; req must not be sent then.
+func Sign(req *http.Request, agent *Agent, s *Settings, rnd io.Reader) (Signed, error) {
+	k := agent.Active
+	if k == nil || !k.CanSign() {
+		return Signed{}, errors.New("signing: the identity has no active private key")
+	}
+	label, err := freeLabel(req.Header, s.label())
+	if err != nil {
+		return Signed{}, err
+	}
+	if err := addAgent(req.Header, label, agent.URL); err != nil {
+		return Signed{}, err
+	}
+	normalizeTarget(req)
+	fields := httpsign.NewFields()
+	fields.AddHeaders("@authority").AddDictHeader("signature-agent", label).AddHeaders("@method", "@path")
+	if req.URL.RawQuery != "" {
+		fields.AddHeaders("@query")
+	}
+	digested, err := digestBody(req, s.maxBody())
+	if err != nil {
+		return Signed{}, err
+	}
+	if digested {
+		fields.AddHeaders("content-digest")
+	}
+	for _, h := range PriceHeaders {
+		if len(req.Header.Values(h)) > 0 {
+			fields.AddHeaders(h)
+		}
+	}
+	nonce, err := newNonce(rnd)
+	if err != nil {
+		return Signed{}, err
+	}
+	expires := time.Now().Add(s.expires()).Unix()
+	cfg := httpsign.NewSignConfig().SignAlg(false).SetExpires(expires).SetNonce(nonce).SetTag(Tag).SetKeyID(k.ID)
+	signer, err := httpsign.NewEd25519Signer(k.Private, cfg, *fields)
+	if err != nil {
+		return Signed{}, fmt.Errorf("signing: %w", err)
+	}
+	input, sig, err := httpsign.SignRequest(label, *signer, req)
+	if err != nil {
+		return Signed{}, fmt.Errorf("signing: %w", err)
+	}
+	created, err := createdOf(input)
+	if err != nil {
+		return Signed{}, err
+	}
+	addMember(req.Header, headerSignatureInput, input)
+	addMember(req.Header, headerSignature, sig)
+	return Signed{KeyID: k.ID, Label: label, Created: time.Unix(created, 0), Expires: time.Unix(expires, 0)}, nil
+}
+
+func (s *Settings) label() string {
+	if s.Label == "" {
+		return DefaultLabel
+	}
+	return s.Label
+}
+
+func (s *Settings) expires() time.Duration {
+	if s.Expires == 0 {
+		return DefaultExpires
+	}
+	return s.Expires
+}
+
+func (s *Settings) maxBody() int64 {
+	if s.MaxBodyBytes == 0 {
+		return DefaultMaxBodyBytes
+	}
+	return s.MaxBodyBytes
+}
+
+// newNonce returns 32 random octets in base64 (RFC 4648 section 4).
+func newNonce(rnd io.Reader) (string, error) {
+	if rnd == nil {
+		rnd = rand.Reader
+	}
+	var b [32]byte
+	if _, err := io.ReadFull(rnd, b[:]); err != nil {
+		return "", fmt.Errorf("signing: nonce: %w", err)
+	}
+	return base64.StdEncoding.EncodeToString(b[:]), nil
+}
+
+// createdOf reads the created parameter back from the Signature-Input
+// member httpsign wrote ("LABEL=(...);created=N;...").
+func createdOf(input string) (int64, error) {
+	const p = ";created="
+	i := strings.Index(input, p)
+	if i < 0 {
+		return 0, fmt.Errorf("signing: no created parameter in %q", input)
+	}
+	rest := input[i+len(p):]
+	if j := strings.IndexByte(rest, ';'); j >= 0 {
+		rest = rest[:j]
+	}
+	return strconv.ParseInt(rest, 10, 64)
+}
+
+// addMember appends a dictionary member to the field h, keeping the
+// members already there (a client's own signature) unchanged.
+func addMember(h http.Header, name, member string) {
+	if old := h.Values(name); len(old) > 0 {
+		member = strings.Join(old, ", ") + ", " + member
+	}
+	h[name] = []string{member}
+}
+
+// normalizeTarget sets req.Host to the @authority that is signed and sent
+// (RFC 9421 2.2.3: the host lower-cased, a default port removed) and an
+// empty path to "/" (RFC 9421 2.2.6).
+func normalizeTarget(req *http.Request) {
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	host = strings.ToLower(host)
+	if h, port, err := net.SplitHostPort(host); err == nil {
+		if (port == "80" && req.URL.Scheme == "http") || (port == "443" && req.URL.Scheme == "https") {
+			host = h
+			if strings.Contains(h, ":") {
+				host = "[" + h + "]"
+			}
+		}
+	}
+	req.Host = host
+	if req.URL.Path == "" && req.URL.Opaque == "" {
+		req.URL.Path = "/"
+	}
+}
+
+// digestBody reads req's body, at most max octets, puts it back as a
+// buffer and sets Content-Digest to its SHA-256 (RFC 9530 section 2).
+// It reports whether there was a body. A client's own Content-Digest is
+// kept, when it has a sha-256 member that matches; one that does not is
+// an error.
+func digestBody(req *http.Request, max int64) (bool, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return false, nil
+	}
+	if req.ContentLength > max {
+		req.Body.Close()
+		return false, fmt.Errorf("signing: %w: Content-Length %d is over %d octets (signing.max_body_bytes)", ErrBodyTooLarge, req.ContentLength, max)
+	}
+	var buf bytes.Buffer
+	n, err := buf.ReadFrom(io.LimitReader(req.Body, max+1))
+	req.Body.Close()
+	if err != nil {
+		return false, fmt.Errorf("signing: read the request body: %w", err)
+	}
+	if n > max {
+		return false, fmt.Errorf("signing: %w: over %d octets (signing.max_body_bytes)", ErrBodyTooLarge, max)
+	}
+	body := buf.Bytes()
+	req.ContentLength = n
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	req.Body, _ = req.GetBody()
+	if n == 0 {
+		req.Body, req.GetBody = http.NoBody, nil
+		return false, nil
+	}
+	sum := sha256.Sum256(body)
+	ours := ":" + base64.StdEncoding.EncodeToString(sum[:]) + ":"
+	if old := req.Header.Values(headerContentDigest); len(old) > 0 {
+		return true, checkDigest(old, sum[:])
+	}
+	req.Header.Set(headerContentDigest, "sha-256="+ours)
+	return true, nil
+}
+
+// checkDigest checks a client's Content-Digest against the body's SHA-256.
+func checkDigest(field []string, sum []byte) error {
+	d, err := httpsfv.UnmarshalDictionary(field)
+	if err != nil {
+		return fmt.Errorf("signing: the request's Content-Digest is not a dictionary (RFC 9530): %w", err)
+	}
+	m, ok := d.Get("sha-256")
+	if !ok {
+		return errors.New("signing: the request's Content-Digest has no sha-256 member to sign")
+	}
+	if it, ok := m.(httpsfv.Item); ok {
+		if b, ok := it.Value.([]byte); ok && bytes.Equal(b, sum) {
+			return nil
+		}
+	}
+	return errors.New("signing: the request's Content-Digest sha-256 does not match its body")
+}
