@@ -27,7 +27,7 @@ var layers = map[string]int{
 	"internal/keyfile":    0,
 	"internal/memo":       0,
 	"egress":              0, // the forwarded request's identity and record
-	"signing":             1, // Web Bot Auth signatures, an egress step
+	"signing":             1, // Web Bot Auth signatures, an egress step (imports egress)
 	"access":              1,
 	"identity":            1,
 	"usage":               1,

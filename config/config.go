@@ -69,6 +69,8 @@ type Config struct {
 	Usage Usage `yaml:"usage"`
 	// Shared is the state a fleet of replicas shares in Redis or Valkey.
 	Shared Shared `yaml:"shared"`
+	// Signing signs forwarded requests (Web Bot Auth).
+	Signing Signing `yaml:"signing"`
 	// ShutdownTimeout is how long a graceful shutdown waits for requests
 	// in flight. Default 10s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
@@ -390,5 +392,6 @@ func Default() Config {
 		Politeness:      defaultPoliteness(),
 		Usage:           Usage{Purposes: map[string][]string{}},
 		Shared:          defaultShared(),
+		Signing:         defaultSigning(),
 	}
 }

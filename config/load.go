@@ -373,6 +373,9 @@ func (c *Config) Validate() error {
 	if err := c.validateAudit(); err != nil {
 		return err
 	}
+	if err := c.validateSigning(); err != nil {
+		return err
+	}
 	return c.validateExposure()
 }
 

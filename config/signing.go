@@ -1,0 +1,180 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/robotsproxy/robotsproxy/egress"
+	"github.com/robotsproxy/robotsproxy/identity"
+	"github.com/robotsproxy/robotsproxy/signing"
+)
+
+// Signing configures Web Bot Auth signatures (package signing): every
+// forwarded request, plain or inside an intercepted tunnel, is signed
+// with the active key of its identity. Off by default.
+type Signing struct {
+	// Enabled turns signing on. Default false.
+	Enabled bool `yaml:"enabled"`
+	// Label names our signature in Signature-Input, Signature and
+	// Signature-Agent; when a client's own signature uses it, Label1,
+	// Label2, ... is used. An RFC 9651 key. Default "robotsproxy".
+	Label string `yaml:"label"`
+	// Expires is how long a signature is valid after its created time.
+	// Default 60s; at most 24h.
+	Expires time.Duration `yaml:"expires"`
+	// MaxBodyBytes bounds a request body buffered to compute its
+	// Content-Digest; a larger one is not sent (502). Default 4194304
+	// (4 MiB).
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// DirectoryListen is the HOST:PORT of the key directory
+	// (/.well-known/http-message-signatures-directory); "" serves none.
+	// Default "".
+	DirectoryListen string `yaml:"directory_listen"`
+	// Identities map identities to keys. Default none.
+	Identities []SigningIdentity `yaml:"identities"`
+}
+
+// SigningIdentity is one identity's keys. It names exactly one of
+// ProductToken, User, ClientRange and Default.
+type SigningIdentity struct {
+	// ProductToken selects requests decided for this product token.
+	ProductToken string `yaml:"product_token"`
+	// User selects the requests of this identity.users name.
+	User string `yaml:"user"`
+	// ClientRange selects requests pinned by this identity.client_ranges
+	// CIDR.
+	ClientRange string `yaml:"client_range"`
+	// Default selects every request no other entry selects.
+	Default bool `yaml:"default"`
+	// Keys are key directories ("robotsproxy keys init DIR"); all are
+	// published in the key directory.
+	Keys []string `yaml:"keys"`
+	// Active is the one of Keys that signs. Default the first.
+	Active string `yaml:"active"`
+	// SignatureAgent is the https URL of the key directory, sent as the
+	// Signature-Agent member. Required.
+	SignatureAgent string `yaml:"signature_agent"`
+	// Card fills the identity's Signature Agent Card.
+	Card signing.Card `yaml:"card"`
+}
+
+func defaultSigning() Signing {
+	return Signing{Label: signing.DefaultLabel, Expires: signing.DefaultExpires, MaxBodyBytes: signing.DefaultMaxBodyBytes,
+		Identities: []SigningIdentity{}}
+}
+
+// ActiveKey returns the identity's active key directory: Active, or the
+// first of Keys.
+func (s *SigningIdentity) ActiveKey() string {
+	if s.Active != "" || len(s.Keys) == 0 {
+		return s.Active
+	}
+	return s.Keys[0]
+}
+
+// validateSigning checks the signing.* keys. Errors name the key. The key
+// files themselves are read by the server (at start and reload).
+func (c *Config) validateSigning() error {
+	s := c.Signing
+	st := signing.Settings{Label: s.Label, Expires: s.Expires, MaxBodyBytes: s.MaxBodyBytes}
+	if err := st.Validate(); err != nil {
+		return fmt.Errorf("signing: %w", err)
+	}
+	switch {
+	case s.Label == "":
+		return errors.New("signing.label: must not be empty (default \"robotsproxy\")")
+	case s.Expires <= 0:
+		return fmt.Errorf("signing.expires: %w", positive(s.Expires))
+	case s.MaxBodyBytes < 1:
+		return fmt.Errorf("signing.max_body_bytes: must be at least 1, got %d", s.MaxBodyBytes)
+	}
+	if err := hostPort(s.DirectoryListen, true); err != nil {
+		return fmt.Errorf("signing.directory_listen: %w", err)
+	}
+	if s.Enabled && len(s.Identities) == 0 {
+		return errors.New("signing.identities: signing is enabled but no identity has keys")
+	}
+	seen := map[string]int{}
+	for i := range s.Identities {
+		key := fmt.Sprintf("signing.identities[%d]", i)
+		sel, err := c.signingSelector(&s.Identities[i])
+		if err != nil {
+			return fmt.Errorf("%s.%w", key, err)
+		}
+		if j, dup := seen[sel]; dup {
+			return fmt.Errorf("%s: selects the same requests as signing.identities[%d] (%s)", key, j, sel)
+		}
+		seen[sel] = i
+		if err := validateSigningKeys(&s.Identities[i]); err != nil {
+			return fmt.Errorf("%s.%w", key, err)
+		}
+	}
+	return nil
+}
+
+// signingSelector checks that id names exactly one selector, and returns
+// it as a string unique per selected set of requests.
+func (c *Config) signingSelector(id *SigningIdentity) (string, error) {
+	n := 0
+	for _, set := range []bool{id.ProductToken != "", id.User != "", id.ClientRange != "", id.Default} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return "", errors.New("product_token: name exactly one of product_token, user, client_range and default: true")
+	}
+	switch {
+	case id.ProductToken != "":
+		if !identity.IsProductToken(id.ProductToken) {
+			return "", fmt.Errorf("product_token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", id.ProductToken)
+		}
+		return "product_token " + egress.TokenKey(id.ProductToken), nil
+	case id.User != "":
+		for _, u := range c.Identity.Users {
+			if u.Name == id.User {
+				return "user " + id.User, nil
+			}
+		}
+		return "", fmt.Errorf("user: %q is not one of identity.users", id.User)
+	case id.ClientRange != "":
+		p, err := netip.ParsePrefix(id.ClientRange)
+		if err != nil {
+			return "", fmt.Errorf("client_range: want a CIDR range such as 10.0.0.0/8, got %q", id.ClientRange)
+		}
+		for _, r := range c.Identity.ClientRanges {
+			if q, err := netip.ParsePrefix(r.CIDR); err == nil && q.Masked() == p.Masked() {
+				return "client_range " + p.Masked().String(), nil
+			}
+		}
+		return "", fmt.Errorf("client_range: %q is not one of identity.client_ranges", id.ClientRange)
+	}
+	return "default", nil
+}
+
+// validateSigningKeys checks an identity's keys, active key, Signature
+// Agent URL and card.
+func validateSigningKeys(id *SigningIdentity) error {
+	if len(id.Keys) == 0 {
+		return errors.New("keys: list at least one key directory (robotsproxy keys init DIR)")
+	}
+	dirs := map[string]bool{}
+	for j, k := range id.Keys {
+		if k == "" || dirs[k] {
+			return fmt.Errorf("keys[%d]: empty or repeated key directory %q", j, k)
+		}
+		dirs[k] = true
+	}
+	if !dirs[id.ActiveKey()] {
+		return fmt.Errorf("active: %q is not one of keys", id.Active)
+	}
+	if err := signing.CheckAgentURL(id.SignatureAgent); err != nil {
+		return fmt.Errorf("signature_agent: %w", err)
+	}
+	if err := id.Card.Validate(); err != nil {
+		return fmt.Errorf("card.%w", err)
+	}
+	return nil
+}
