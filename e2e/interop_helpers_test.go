@@ -31,7 +31,7 @@ import (
 // (Cloudflare's web-bot-auth) and origin-http-message-signatures.mjs
 // (http-message-signatures, an independent RFC 9421 implementation).
 // Each answers 200 with a JSON verdict when the request's signature
-// verifies, else 401 with the verifier's error; docs/signing.md says
+// verifies, else 401 with the verifier's error; docs/interop.md says
 // what each checks.
 
 // verifierScripts are the origin scripts, one per verifier library.

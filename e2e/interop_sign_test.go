@@ -95,10 +95,10 @@ func TestInteropSign(t *testing.T) {
 				v := send(req)
 				checkAccepted(t, r.method+" "+r.path, v, r, key.ID)
 				rejects(t, r.method+" "+r.path+" replayed", sendDirect(t, nil, r.method, good.base()+r.path, v.signedHeaders(), r.body), "nonce replayed")
-				rejects(t, r.method+" "+r.path+" with another key", send(sign(r.method, wrong.base()+r.path, r.body, settings)), "")
+				rejects(t, r.method+" "+r.path+" with another key", send(sign(r.method, wrong.base()+r.path, r.body, settings)), "invalid signature")
 			}
 			v := send(sign("GET", good.base()+"/page", "", settings))
-			rejects(t, "a signature for /page sent for /other", sendDirect(t, nil, "GET", good.base()+"/other", v.signedHeaders(), ""), "")
+			rejects(t, "a signature for /page sent for /other", sendDirect(t, nil, "GET", good.base()+"/other", v.signedHeaders(), ""), "invalid signature")
 			if v.Seen["signature-agent"] != `interop="https://bot.example/keys"` {
 				t.Errorf("Signature-Agent: got %q, want interop=\"https://bot.example/keys\"", v.Seen["signature-agent"])
 			}

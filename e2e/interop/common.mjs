@@ -92,8 +92,8 @@ export function serve(opts, name, verify) {
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify({ verifier: name, ...obj }) + "\n");
     };
-    // The proxy fetches robots.txt itself, unsigned: serve it either way.
-    if (req.method === "GET" && req.url === "/robots.txt" && req.headers["signature-input"] === undefined) {
+    // The proxy fetches robots.txt itself (unsigned): allow all, unchecked.
+    if (req.method === "GET" && req.url === "/robots.txt") {
       res.writeHead(200, { "content-type": "text/plain" });
       res.end(ROBOTS);
       return;

@@ -8,7 +8,7 @@
 //
 // web-bot-auth signs with the older Signature-Agent form (an sf-string,
 // covered as "signature-agent"), since 0.1.3 mishandles ;key= (see
-// docs/signing.md); http-message-signatures signs with the RFC 9421
+// docs/interop.md); http-message-signatures signs with the RFC 9421
 // Dictionary member form ("signature-agent";key="agent1").
 import { createPrivateKey } from "node:crypto";
 import { readFileSync } from "node:fs";
