@@ -18,6 +18,7 @@ commands:
   audit verify   verify an audit log's hash chain and re-decide its decisions
   audit show     print an archived robots.txt body and its fetch records
   ca init        create a CA for intercepting HTTPS
+  keys init      write an Ed25519 key pair for signing requests (Web Bot Auth)
   hash-password  print a bcrypt hash for identity.users
   healthcheck    probe a running serve's admin endpoint (for container health checks)
   version        print the version, the commit and the Go version

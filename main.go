@@ -4,6 +4,7 @@
 //	robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-audit-log FILE] [-archive-dir DIR] [-ca-cert FILE -ca-key FILE] [-check-config]
 //	robotsproxy check [-json] [-rfc] [-usage PURPOSE] ROBOTS_FILE USER_AGENT URL...
 //	robotsproxy ca init -cert FILE -key FILE [-name NAME]
+//	robotsproxy keys init DIR
 //	robotsproxy hash-password [-cost N] < password
 //	robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
 //	robotsproxy audit verify [-archive DIR] [-config FILE] [-chain-only] [-genesis] [-allow-unverifiable] LOG...
@@ -47,6 +48,7 @@ const usage = `usage:
   robotsproxy check [-json] [-rfc] ROBOTS_FILE USER_AGENT URL... (URL "-" reads URLs from stdin)
                                                             (-usage PURPOSE: also the usage preference for train-ai, search, ai-input...)
   robotsproxy ca init -cert FILE -key FILE [-name NAME]     (a new interception CA; the key is written 0600)
+  robotsproxy keys init DIR                                 (an Ed25519 signing key pair, the private key 0600; prints its keyid)
   robotsproxy hash-password [-cost N] < password            (a bcrypt hash for identity.users)
   robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
                                                             (LOG: audit log file, rotated or .gz; - is stdin)
@@ -110,7 +112,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return nil
 	case "-version", "--version":
 		cmd, args = "version", args[1:]
-	case "serve", "check", "ca", "hash-password", "audit", "version", "healthcheck":
+	case "serve", "check", "ca", "keys", "hash-password", "audit", "version", "healthcheck":
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -118,6 +120,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runCheck(args, stdin, stdout, stderr)
 	case "ca":
 		return runCA(args, stdout, stderr)
+	case "keys":
+		return runKeys(args, stdout, stderr)
 	case "hash-password":
 		return runHashPassword(args, stdin, stdout, stderr)
 	case "audit":

@@ -12,6 +12,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/config"
 	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/signing"
 )
 
 // RunOptions configure Run.
@@ -50,6 +51,9 @@ func (s *Server) reload() {
 		return
 	}
 	s.proxy.SetPolicy(next.policy)
+	if next.signing != nil {
+		s.signer.Store(next.signing) // requests in flight keep the keys they loaded
+	}
 	s.proxy.SetUsageDeclarations(UsageDeclarations(next.diff.next)) // usage.purposes; identity.*.purposes go with the pinner
 	s.cfg, s.pinner = next.diff.next, next.pinner
 	s.ops.reloaded(true, len(next.diff.restart), time.Now())
@@ -65,6 +69,9 @@ type pendingReload struct {
 	diff   configDiff
 	pinner *identity.Pinner
 	policy *policy.Policy
+	// signing are the signing settings with the keys read again, nil
+	// when signing is off.
+	signing *signing.Settings
 }
 
 // prepareReload loads the configuration and builds its policy, without
@@ -96,6 +103,11 @@ func (s *Server) prepareReload() (pendingReload, error) {
 	}
 	if r.policy, err = buildPolicy(r.diff.next, s.cache, r.pinner); err != nil {
 		return pendingReload{}, err
+	}
+	if s.signer != nil { // the key files are read again, changed or not
+		if r.signing, err = SigningSettings(r.diff.next); err != nil {
+			return pendingReload{}, err
+		}
 	}
 	return r, nil
 }

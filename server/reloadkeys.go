@@ -18,6 +18,10 @@ import (
 var reloadableKeys = []string{
 	"mode", "allow_open_proxy", "exempt_hosts", "allow_hosts", "deny_hosts",
 	"connect", "identity", "shutdown_timeout",
+	// The signing step's settings swap atomically (signing.Transport.Store);
+	// signing.enabled builds the egress chain and directory_listen a
+	// listener, at start.
+	"signing.label", "signing.expires", "signing.max_body_bytes", "signing.identities",
 }
 
 // reloadable reports whether key ("identity.users", "cache.max_ttl") is

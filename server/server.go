@@ -26,6 +26,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/proxy"
 	"github.com/robotsproxy/robotsproxy/robots"
+	"github.com/robotsproxy/robotsproxy/signing"
 	"github.com/rs/zerolog"
 )
 
@@ -36,9 +37,10 @@ type Server struct {
 	cfg     config.Config
 	proxy   *proxy.Proxy
 	metrics *proxy.Metrics
-	cache   *access.Cache    // robots.txt results, kept across reloads
-	pinner  *identity.Pinner // kept across reloads that leave the pins alone
-	shared  *fleet.Store     // the fleet's shared store, nil when off; kept across reloads
+	cache   *access.Cache      // robots.txt results, kept across reloads
+	pinner  *identity.Pinner   // kept across reloads that leave the pins alone
+	shared  *fleet.Store       // the fleet's shared store, nil when off; kept across reloads
+	signer  *signing.Transport // the signing egress step, nil when signing is off; its keys swap on reload
 	ops     *opsMetrics
 	ready   *readiness
 	run     RunOptions
@@ -113,16 +115,22 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		return nil, err
 	}
 	registerAuditMetrics(reg, auditW)
+	transport := proxy.NewTransport(guard, proxy.TransportOptions{
+		ConnectTimeout:        cfg.Upstream.ConnectTimeout,
+		ResponseHeaderTimeout: cfg.Upstream.ResponseHeaderTimeout,
+		MaxIdleConns:          cfg.Upstream.MaxIdleConns,
+		MaxIdleConnsPerHost:   cfg.Upstream.MaxIdleConnsPerHost,
+		IdleTimeout:           cfg.Upstream.IdleTimeout,
+	})
+	egressSteps, signer, err := egressChain(cfg, transport)
+	if err != nil {
+		return nil, err
+	}
 	p := proxy.New(proxy.Options{
-		Intercept: intercept,
-		Policy:    pol,
-		Transport: proxy.NewTransport(guard, proxy.TransportOptions{
-			ConnectTimeout:        cfg.Upstream.ConnectTimeout,
-			ResponseHeaderTimeout: cfg.Upstream.ResponseHeaderTimeout,
-			MaxIdleConns:          cfg.Upstream.MaxIdleConns,
-			MaxIdleConnsPerHost:   cfg.Upstream.MaxIdleConnsPerHost,
-			IdleTimeout:           cfg.Upstream.IdleTimeout,
-		}),
+		Intercept:     intercept,
+		Policy:        pol,
+		Transport:     transport,
+		Egress:        egressSteps,
 		Audit:         auditW,
 		AuditContinue: cfg.Audit.OnWriteError == "continue",
 		Metrics:       metrics,
@@ -144,7 +152,7 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		ready.addCheck("shared", shared.Ready)
 		closeFn = closeBoth(closeFn, shared.Close)
 	}
-	return &Server{cfg: cfg, proxy: p, metrics: metrics, cache: cache, pinner: pinner, shared: shared,
+	return &Server{cfg: cfg, proxy: p, metrics: metrics, cache: cache, pinner: pinner, shared: shared, signer: signer,
 		ops: newOpsMetrics(reg, cfg, time.Now()), ready: ready, admin: adminHandler(reg, ready),
 		audit: auditW, closeFn: closeFn, log: logger}, nil
 }

@@ -70,6 +70,11 @@ type Agent struct {
 	// URL is the https URL of the identity's key directory, the value of
 	// its Signature-Agent member (an RFC 9651 sf-string).
 	URL string
+	// ProductToken is the product token the identity's Signature Agent
+	// Card names, "" when the identity has none (a default).
+	ProductToken string
+	// Card is the rest of the identity's Signature Agent Card.
+	Card Card
 }
 
 // Settings is the signing configuration in force: swapped whole by
@@ -88,6 +93,9 @@ type Settings struct {
 	// Agents maps identities to what they sign with. An identity it does
 	// not map is forwarded unsigned.
 	Agents egress.Table[*Agent]
+	// All lists every Agent of Agents once, in configuration order (for
+	// the key directory).
+	All []*Agent
 }
 
 // Validate checks the settings' bounds and that every agent can sign.

@@ -1,0 +1,101 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/netip"
+
+	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/egress"
+	"github.com/robotsproxy/robotsproxy/signing"
+)
+
+// SigningSettings reads the keys of signing.identities (call after
+// Validate) and returns the signing settings they make: one Agent per
+// entry, selected by user, client range, product token or as the
+// default. A key that cannot be read, or an active key without its
+// private key, is an error naming the key.
+func SigningSettings(c config.Config) (*signing.Settings, error) {
+	s := &signing.Settings{Label: c.Signing.Label, Expires: c.Signing.Expires, MaxBodyBytes: c.Signing.MaxBodyBytes,
+		Agents: egress.Table[*signing.Agent]{Users: map[string]*signing.Agent{}, Ranges: map[netip.Prefix]*signing.Agent{},
+			Tokens: map[string]*signing.Agent{}}}
+	for i := range c.Signing.Identities {
+		id := &c.Signing.Identities[i]
+		a, err := signingAgent(id)
+		if err != nil {
+			return nil, fmt.Errorf("signing.identities[%d].%w", i, err)
+		}
+		a.ProductToken = cardToken(c, id)
+		s.All = append(s.All, a)
+		switch {
+		case id.User != "":
+			s.Agents.Users[id.User] = a
+		case id.ClientRange != "":
+			p, _ := netip.ParsePrefix(id.ClientRange)
+			s.Agents.Ranges[p.Masked()] = a
+		case id.ProductToken != "":
+			s.Agents.Tokens[egress.TokenKey(id.ProductToken)] = a
+		default:
+			s.Agents.Default = &s.All[len(s.All)-1]
+		}
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("signing: %w", err)
+	}
+	return s, nil
+}
+
+// signingAgent reads one identity's key directories.
+func signingAgent(id *config.SigningIdentity) (*signing.Agent, error) {
+	a := &signing.Agent{URL: id.SignatureAgent, Card: id.Card}
+	active := id.ActiveKey()
+	for j, dir := range id.Keys {
+		k, err := signing.LoadKeyDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("keys[%d]: %w", j, err)
+		}
+		a.Keys = append(a.Keys, k)
+		if dir == active {
+			if !k.CanSign() {
+				return nil, fmt.Errorf("active: %s holds no %s: the active key must be able to sign", dir, signing.PrivateKeyFile)
+			}
+			a.Active = k
+		}
+	}
+	return a, nil
+}
+
+// cardToken is the product token an identity's card names: its own, or
+// the one its user or client range is pinned to.
+func cardToken(c config.Config, id *config.SigningIdentity) string {
+	if id.ProductToken != "" {
+		return id.ProductToken
+	}
+	for _, u := range c.Identity.Users {
+		if id.User != "" && u.Name == id.User {
+			return u.Token
+		}
+	}
+	p, err := netip.ParsePrefix(id.ClientRange)
+	for _, r := range c.Identity.ClientRanges {
+		if q, qerr := netip.ParsePrefix(r.CIDR); err == nil && qerr == nil && q.Masked() == p.Masked() {
+			return r.Token
+		}
+	}
+	return ""
+}
+
+// egressChain returns the egress steps around transport for cfg (nil
+// when none is on, so that the proxy forwards exactly as without them)
+// and the signing step, nil when signing is off.
+func egressChain(cfg config.Config, transport http.RoundTripper) (http.RoundTripper, *signing.Transport, error) {
+	if !cfg.Signing.Enabled {
+		return nil, nil, nil
+	}
+	settings, err := SigningSettings(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	signer := signing.NewTransport(transport, settings)
+	return signer, signer, nil
+}
