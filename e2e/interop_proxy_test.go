@@ -96,6 +96,8 @@ func TestInteropProxy(t *testing.T) {
 	tlsClient := httpsClient(p.proxyURL("", ""), ca.pool, nil)
 	direct := directTLSClient(t, cert)
 
+	accepted := map[string]verdict{} // method and URL -> what the verifier saw
+	sent := 0
 	for _, script := range verifierScripts {
 		o := all[script]
 		t.Run(script, func(t *testing.T) {
@@ -107,7 +109,9 @@ func TestInteropProxy(t *testing.T) {
 				for _, r := range interopRequests("interop") {
 					what := fmt.Sprintf("%s %s %s", c.name, r.method, r.path)
 					v := signedVia(t, c.proxy, r.method, c.origin.base()+r.path, r.body)
+					sent++
 					checkAccepted(t, what, v, r, key.ID)
+					accepted[r.method+" "+c.origin.base()+r.path] = v
 					if !v.OK {
 						continue
 					}
@@ -124,7 +128,9 @@ func TestInteropProxy(t *testing.T) {
 			rejects(t, "an origin that knows another key", signedVia(t, plainClient, "GET", o.wrongKeyid.base()+"/page", ""), "keyid")
 			rejects(t, "an origin that verifies with another key", signedVia(t, plainClient, "GET", o.wrongKey.base()+"/page", ""), "invalid signature")
 
+			sent += 3
 			v := signedVia(t, plainClient, "GET", o.plain.base()+"/late", "")
+			sent++
 			if !v.OK {
 				t.Fatalf("GET /late: got %v, want accepted", v)
 			}
@@ -132,6 +138,30 @@ func TestInteropProxy(t *testing.T) {
 			waitPast(h)
 			rejects(t, "the signature sent again once expired", sendDirect(t, nil, "GET", o.plain.base()+"/late", h, ""), "expired")
 		})
+	}
+	checkSignedAudit(t, p, sent, accepted, key.ID)
+}
+
+// checkSignedAudit checks that the audit line of every request a verifier
+// accepted records the keyid and created time the verifier checked.
+func checkSignedAudit(t *testing.T, p *proxyProcess, sent int, accepted map[string]verdict, keyID string) {
+	t.Helper()
+	found := 0
+	for _, l := range p.auditLines(t, sent) {
+		u, _ := l["url"].(string)
+		m, _ := l["method"].(string)
+		v, ok := accepted[m+" "+u]
+		if !ok {
+			continue
+		}
+		found++
+		if l["signature_keyid"] != keyID || l["signature_created"] != v.Created {
+			t.Errorf("audit line of %s %s: signature_keyid %v, signature_created %v; the verifier checked %s, %v",
+				m, u, l["signature_keyid"], l["signature_created"], keyID, v.Created)
+		}
+	}
+	if found != len(accepted) {
+		t.Errorf("audit: %d lines for the %d accepted requests", found, len(accepted))
 	}
 }
 
