@@ -36,6 +36,7 @@ if (o.signer === "web-bot-auth") {
   headers = { "Signature-Agent": sa, ...h };
 } else if (o.signer === "http-message-signatures") {
   const sa = `agent1="${agent}"`;
+  // web-bot-auth's signer only names the key (its JWK thumbprint) here.
   const signer = await signerFromJWK(priv.export({ format: "jwk" }));
   const nonce = generateNonce();
   const signed = await hms.httpbis.signMessage({
