@@ -54,6 +54,11 @@ type Origin struct {
 	// RequireSignature answers a request without Signature and
 	// Signature-Input with 400 InvalidSignature.
 	RequireSignature bool
+	// Check, when set, is called with every request for a priced page
+	// (before the price headers are read); an error answers 400
+	// InvalidSignature, as a site that verifies signatures would (set it
+	// to verify Web Bot Auth signatures).
+	Check func(*http.Request) error
 
 	mu      sync.Mutex
 	price   string
@@ -137,6 +142,10 @@ func (o *Origin) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if o.RequireSignature && (r.Header.Get("Signature") == "" || r.Header.Get("Signature-Input") == "") {
+		fail(w, http.StatusBadRequest, ErrInvalidSignature)
+		return
+	}
+	if o.Check != nil && o.Check(r) != nil {
 		fail(w, http.StatusBadRequest, ErrInvalidSignature)
 		return
 	}
