@@ -6,6 +6,8 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -59,7 +61,8 @@ func signedVia(t *testing.T, client *http.Client, method, u, body string) verdic
 // every signature the proxy adds, and both reject the same signature
 // replayed (its nonce seen), the path changed after signing (a hop
 // between proxy and origin rewrites it), another key (looked up by keyid,
-// or used whatever the keyid), and the signature once expired.
+// or used whatever the keyid), and the signature once expired: each over
+// plain HTTP and inside the intercepted tunnel.
 func TestInteropProxy(t *testing.T) {
 	dir := interopDir(t)
 	keyDir, otherDir := filepath.Join(t.TempDir(), "key"), filepath.Join(t.TempDir(), "other")
@@ -73,28 +76,37 @@ func TestInteropProxy(t *testing.T) {
 	pub, otherPub := filepath.Join(keyDir, signing.PublicKeyFile), filepath.Join(otherDir, signing.PublicKeyFile)
 	cert, certKey := originCert(t, t.TempDir())
 
-	type origins struct{ plain, tls, wrongKeyid, wrongKey *nodeOrigin }
+	type origins struct {
+		plain, tls, wrongKeyid, wrongKey, tlsWrongKeyid, tlsWrongKey *nodeOrigin
+		tlsHop                                                       string
+	}
 	all := map[string]origins{}
 	var tlsPorts []int
+	direct := directTLSClient(t, cert)
 	for _, script := range verifierScripts {
+		tlsArgs := []string{"--tls-cert", cert, "--tls-key", certKey}
 		o := origins{
-			plain:      startNodeOrigin(t, dir, script, "--key", pub),
-			tls:        startNodeOrigin(t, dir, script, "--key", pub, "--tls-cert", cert, "--tls-key", certKey),
-			wrongKeyid: startNodeOrigin(t, dir, script, "--key", otherPub),
-			wrongKey:   startNodeOrigin(t, dir, script, "--key", otherPub, "--ignore-keyid"),
+			plain:         startNodeOrigin(t, dir, script, "--key", pub),
+			tls:           startNodeOrigin(t, dir, script, append([]string{"--key", pub}, tlsArgs...)...),
+			wrongKeyid:    startNodeOrigin(t, dir, script, "--key", otherPub),
+			wrongKey:      startNodeOrigin(t, dir, script, "--key", otherPub, "--ignore-keyid"),
+			tlsWrongKeyid: startNodeOrigin(t, dir, script, append([]string{"--key", otherPub}, tlsArgs...)...),
+			tlsWrongKey:   startNodeOrigin(t, dir, script, append([]string{"--key", otherPub, "--ignore-keyid"}, tlsArgs...)...),
 		}
+		o.tlsHop = tlsPathRewriter(t, o.tls, "/page", "/other", cert, certKey, direct)
 		all[script] = o
-		u, _ := url.Parse(o.tls.base())
-		var port int
-		fmt.Sscan(u.Port(), &port)
-		tlsPorts = append(tlsPorts, port)
+		for _, u := range []string{o.tls.base(), o.tlsWrongKeyid.base(), o.tlsWrongKey.base(), "https://" + o.tlsHop} {
+			pu, _ := url.Parse(u)
+			var port int
+			fmt.Sscan(pu.Port(), &port)
+			tlsPorts = append(tlsPorts, port)
+		}
 	}
 
 	ca := initCA(t)
 	p := startProxyEnv(t, interopProxyConfig(keyDir, tlsPorts...), trustEnv(t, cert), "-ca-cert", ca.certFile, "-ca-key", ca.keyFile)
 	plainClient := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(p.proxyURL("", ""))}, Timeout: time.Minute}
 	tlsClient := httpsClient(p.proxyURL("", ""), ca.pool, nil)
-	direct := directTLSClient(t, cert)
 
 	accepted := map[string]verdict{} // method and URL -> what the verifier saw
 	sent := 0
@@ -124,19 +136,28 @@ func TestInteropProxy(t *testing.T) {
 			}
 
 			hop := pathRewriter(t, o.plain, "/page", "/other")
-			rejects(t, "a path rewritten after signing", signedVia(t, plainClient, "GET", "http://"+hop+"/page", ""), "invalid signature")
-			rejects(t, "an origin that knows another key", signedVia(t, plainClient, "GET", o.wrongKeyid.base()+"/page", ""), "keyid")
-			rejects(t, "an origin that verifies with another key", signedVia(t, plainClient, "GET", o.wrongKey.base()+"/page", ""), "invalid signature")
-
-			sent += 3
-			v := signedVia(t, plainClient, "GET", o.plain.base()+"/late", "")
-			sent++
-			if !v.OK {
-				t.Fatalf("GET /late: got %v, want accepted", v)
+			for _, l := range []struct {
+				name                      string
+				proxy, direct             *http.Client
+				hop                       string
+				origin, wrongKeyid, wrong *nodeOrigin
+			}{
+				{"http", plainClient, nil, "http://" + hop, o.plain, o.wrongKeyid, o.wrongKey},
+				{"https-intercepted", tlsClient, direct, "https://" + o.tlsHop, o.tls, o.tlsWrongKeyid, o.tlsWrongKey},
+			} {
+				rejects(t, l.name+": a path rewritten after signing", signedVia(t, l.proxy, "GET", l.hop+"/page", ""), "invalid signature")
+				rejects(t, l.name+": an origin that knows another key", signedVia(t, l.proxy, "GET", l.wrongKeyid.base()+"/page", ""), "keyid")
+				rejects(t, l.name+": an origin that verifies with another key", signedVia(t, l.proxy, "GET", l.wrong.base()+"/page", ""), "invalid signature")
+				sent += 3
+				v := signedVia(t, l.proxy, "GET", l.origin.base()+"/late", "")
+				sent++
+				if !v.OK {
+					t.Fatalf("%s: GET /late: got %v, want accepted", l.name, v)
+				}
+				h := v.signedHeaders()
+				waitPast(h)
+				rejects(t, l.name+": the signature sent again once expired", sendDirect(t, l.direct, "GET", l.origin.base()+"/late", h, ""), "expired")
 			}
-			h := v.signedHeaders()
-			waitPast(h)
-			rejects(t, "the signature sent again once expired", sendDirect(t, nil, "GET", o.plain.base()+"/late", h, ""), "expired")
 		})
 	}
 	checkSignedAudit(t, p, sent, accepted, key.ID)
@@ -163,6 +184,29 @@ func checkSignedAudit(t *testing.T, p *proxyProcess, sent int, accepted map[stri
 	if found != len(accepted) {
 		t.Errorf("audit: %d lines for the %d accepted requests", found, len(accepted))
 	}
+}
+
+// tlsPathRewriter starts an https hop (serving certFile) in front of the
+// https origin that rewrites the path from to to after the proxy signed
+// it, and returns its host:port. It reaches the origin with client.
+func tlsPathRewriter(t *testing.T, origin *nodeOrigin, from, to, certFile, keyFile string, client *http.Client) string {
+	t.Helper()
+	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := &httputil.ReverseProxy{Transport: client.Transport, Rewrite: func(r *httputil.ProxyRequest) {
+		r.Out.URL.Scheme, r.Out.URL.Host = "https", origin.host
+		if r.Out.URL.Path == from {
+			r.Out.URL.Path = to
+		}
+		r.Out.Host = r.In.Host
+	}}
+	hop := httptest.NewUnstartedServer(rp)
+	hop.TLS = &tls.Config{Certificates: []tls.Certificate{pair}}
+	hop.StartTLS()
+	t.Cleanup(hop.Close)
+	return hop.Listener.Addr().String()
 }
 
 // directTLSClient trusts only the interop origins' certificate in certFile.
