@@ -125,21 +125,34 @@ func (d *decider) checkUsage(l *auditLine) (Kind, string, error) {
 		return KindDecision, fmt.Sprintf("reason %s needs decision deny, access_result successful and usage_refused; the line has %s, %q, %q",
 			l.Reason, l.Decision, l.Access, l.UsageRefused), nil
 	}
-	c := *l
-	dec, from, k, msg, err := d.redecide(&c, "")
+	dec, from, k, msg, err := d.redecideBefore(l, "the usage preference")
 	if k != "" || err != nil {
 		return k, msg, err
-	}
-	want := outcomeOf(dec)
-	c.Reason, c.Decision = want.reason, "allow"
-	if !dec.Allowed || !c.same(want) {
-		return KindDecision, fmt.Sprintf("logged %s (before the usage preference), but %s gives %s", c.logged(), from, want), nil
 	}
 	e := usage.Evaluate(l.Purposes, dec.UsagePrefs)
 	if e.Refused != l.UsageRefused {
 		return KindDecision, fmt.Sprintf("usage_refused %q, but for the purposes %q %s refuses %q", l.UsageRefused, l.Purposes, from, e.Refused), nil
 	}
 	return "", "", nil
+}
+
+// redecideBefore re-decides line l as robots.txt alone decides it, before
+// a refinement (what: "the usage preference", "the license") denied it:
+// robots.txt must allow the request with the logged group and rule. It
+// returns that decision and what decided it, or the problem (KindDecision
+// when robots.txt decides otherwise).
+func (d *decider) redecideBefore(l *auditLine, what string) (dec policy.Decision, from string, k Kind, msg string, err error) {
+	c := *l
+	dec, from, k, msg, err = d.redecide(&c, "")
+	if k != "" || err != nil {
+		return dec, from, k, msg, err
+	}
+	want := outcomeOf(dec)
+	c.Reason, c.Decision = want.reason, "allow"
+	if !dec.Allowed || !c.same(want) {
+		return dec, from, KindDecision, fmt.Sprintf("logged %s (before %s), but %s gives %s", c.logged(), what, from, want), nil
+	}
+	return dec, from, "", "", nil
 }
 
 // redecide returns the decision the proxy makes for line l as robots.txt

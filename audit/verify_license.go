@@ -28,15 +28,9 @@ func (d *decider) checkLicense(l *auditLine) (Kind, string, error) {
 	if k, msg := l.licenseForm(); k != "" {
 		return k, msg, nil
 	}
-	c := *l
-	dec, from, k, msg, err := d.redecide(&c, "")
+	dec, from, k, msg, err := d.redecideBefore(l, "the license")
 	if k != "" || err != nil {
 		return k, msg, err
-	}
-	want := outcomeOf(dec)
-	c.Reason, c.Decision = want.reason, "allow"
-	if !dec.Allowed || !c.same(want) {
-		return KindDecision, fmt.Sprintf("logged %s (before the license), but %s gives %s", c.logged(), from, want), nil
 	}
 	refs := dec.Robots.Licenses()
 	if len(refs) == 0 || refs[0].URL != l.LicenseURL {
