@@ -49,7 +49,7 @@ const usage = `usage:
   robotsproxy check [-json] [-rfc] ROBOTS_FILE USER_AGENT URL... (URL "-" reads URLs from stdin)
                                                             (-usage PURPOSE: also the usage preference for train-ai, search, ai-input...)
   robotsproxy ca init -cert FILE -key FILE [-name NAME]     (a new interception CA; the key is written 0600)
-  robotsproxy keys init DIR                                 (an Ed25519 signing key pair, the private key 0600; prints its keyid)
+  robotsproxy keys init [-valid D] DIR                      (an Ed25519 signing key pair, the private key 0600, valid a year; prints its keyid)
   robotsproxy keys directory [-config FILE] -o DIR [-authority HOST] [-valid DURATION]
                                                             (the key directory and agent cards as static files, with their headers)
   robotsproxy hash-password [-cost N] < password            (a bcrypt hash for identity.users)

@@ -520,7 +520,7 @@ func TestRunHelpNewCommands(t *testing.T) {
 	if err := run(context.Background(), []string{"help"}, nil, &stdout, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"robotsproxy ca init -cert FILE -key FILE [-name NAME]", "robotsproxy keys init DIR", "robotsproxy hash-password [-cost N]", "-ca-cert FILE -ca-key FILE"} {
+	for _, want := range []string{"robotsproxy ca init -cert FILE -key FILE [-name NAME]", "robotsproxy keys init [-valid D] DIR", "robotsproxy hash-password [-cost N]", "-ca-cert FILE -ca-key FILE"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("run(help): got %q, want it to contain %q", stdout.String(), want)
 		}
@@ -592,7 +592,7 @@ func TestRunSubcommandHelp(t *testing.T) {
 		{[]string{"ca", "-h"}, "ca init"},
 		{[]string{"ca", "init", "-h"}, "-cert FILE"},
 		{[]string{"keys", "-h"}, "keys init"},
-		{[]string{"keys", "init", "-h"}, "usage: robotsproxy keys init DIR"},
+		{[]string{"keys", "init", "-h"}, "usage: robotsproxy keys init [-valid DURATION] DIR"},
 		{[]string{"hash-password", "-h"}, "-cost N"},
 		{[]string{"version", "-h"}, "usage: robotsproxy version"},
 	}

@@ -37,6 +37,17 @@ func TestKeysInit(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(dir, signing.PrivateKeyFile)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("private key file: %v %v, want mode 0600", fi.Mode(), err)
 	}
+	// Valid for a year from now by default; -valid 0 bounds nothing.
+	if d := time.Until(k.NotAfter); k.NotBefore.After(time.Now()) || d < 364*24*time.Hour || d > 366*24*time.Hour {
+		t.Errorf("keys init: validity %v..%v, want now..a year from now", k.NotBefore, k.NotAfter)
+	}
+	unbounded := filepath.Join(t.TempDir(), "unbounded")
+	if _, stderr, code := runBinary(t, "", "keys", "init", "-valid", "0", unbounded); code != 0 {
+		t.Fatalf("keys init -valid 0: exit %d: %s", code, stderr)
+	}
+	if u, err := signing.LoadKeyDir(unbounded); err != nil || !u.NotBefore.IsZero() || !u.NotAfter.IsZero() {
+		t.Errorf("keys init -valid 0: %v, validity %v..%v, want none", err, u.NotBefore, u.NotAfter)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -46,6 +57,7 @@ func TestKeysInit(t *testing.T) {
 		{[]string{"keys", "init", "a", "b"}, "want one DIR"},
 		{[]string{"keys"}, "keys init DIR"},
 		{[]string{"keys", "rotate"}, "keys init DIR"},
+		{[]string{"keys", "init", "-valid", "-1h", dir + "x"}, "want 0 or a positive duration"},
 	} {
 		if _, stderr, code := runBinary(t, "", tc.args...); code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -42,7 +43,7 @@ func SigningSettings(c config.Config) (*signing.Settings, error) {
 			s.Agents.Default = &s.All[len(s.All)-1]
 		}
 	}
-	if err := s.Validate(); err != nil {
+	if err := s.Validate(time.Now()); err != nil {
 		return nil, fmt.Errorf("signing: %w", err)
 	}
 	return s, nil

@@ -139,7 +139,8 @@ func writeNew(path string, data []byte, perm fs.FileMode) error {
 // LoadKeyDir reads the key in dir. With PrivateKeyFile present (it must
 // not be readable by group or others) the key can sign, and a
 // PublicKeyFile beside it must match; with only PublicKeyFile the key is
-// public only (Private nil). Errors name the file and what is wrong with
+// public only (Private nil). ValidityFile, when present, sets NotBefore
+// and NotAfter. Errors name the file and what is wrong with
 // it, never the key.
 func LoadKeyDir(dir string) (*Key, error) {
 	privPath, pubPath := filepath.Join(dir, PrivateKeyFile), filepath.Join(dir, PublicKeyFile)
@@ -171,7 +172,11 @@ func LoadKeyDir(dir string) (*Key, error) {
 		}
 		pub = derived
 	}
-	return &Key{ID: Thumbprint(pub), Public: pub, Private: priv}, nil
+	k := &Key{ID: Thumbprint(pub), Public: pub, Private: priv}
+	if err := readValidity(dir, k); err != nil {
+		return nil, err
+	}
+	return k, nil
 }
 
 // readPrivate reads an Ed25519 private key in a PKCS#8 PEM file.

@@ -97,11 +97,15 @@ type Settings struct {
 }
 
 // Validate checks the settings' bounds, and that every agent of All has
-// an active key that can sign and an https Signature-Agent URL.
-func (s *Settings) Validate() error {
+// an active key that can sign at now (its private key, and now within its
+// validity) and an https Signature-Agent URL.
+func (s *Settings) Validate(now time.Time) error {
 	for i, a := range s.All {
 		if a.Active == nil || !a.Active.CanSign() {
 			return fmt.Errorf("agent %d: no active key with its private key", i)
+		}
+		if err := a.Active.validityError(now); err != nil {
+			return fmt.Errorf("agent %d: %w", i, err)
 		}
 		if err := CheckAgentURL(a.URL); err != nil {
 			return fmt.Errorf("agent %d: Signature-Agent: %w", i, err)
@@ -152,6 +156,9 @@ func SignAt(req *http.Request, agent *Agent, s *Settings, now time.Time, rnd io.
 	k := agent.Active
 	if k == nil || !k.CanSign() {
 		return Signed{}, errors.New("signing: the identity has no active private key")
+	}
+	if err := k.validityError(now); err != nil {
+		return Signed{}, err // fails closed: sites would refuse the signature
 	}
 	label, err := freeLabel(req.Header, s.label())
 	if err != nil {

@@ -151,18 +151,18 @@ func TestSignExpires(t *testing.T) {
 		checkParams(t, verifySig(t, req, DefaultLabel, agent.Active.Public), agent.Active.ID, before, d)
 	}
 	for _, s := range []Settings{{Expires: MaxExpires + time.Second}, {Expires: -time.Second}, {Label: "Bad Label"}, {MaxBodyBytes: -1}} {
-		if err := s.Validate(); err == nil {
+		if err := s.Validate(time.Now()); err == nil {
 			t.Errorf("Validate(%+v) = nil, want an error", s)
 		}
 	}
 	pubOnly := &Agent{Active: &Key{ID: agent.Active.ID, Public: agent.Active.Public}, URL: agentURL}
 	httpAgent := &Agent{Active: agent.Active, URL: "http://bot.example"}
 	for _, a := range []*Agent{pubOnly, httpAgent, {URL: agentURL}} {
-		if err := (&Settings{All: []*Agent{agent, a}}).Validate(); err == nil || !strings.Contains(err.Error(), "agent 1") {
+		if err := (&Settings{All: []*Agent{agent, a}}).Validate(time.Now()); err == nil || !strings.Contains(err.Error(), "agent 1") {
 			t.Errorf("Validate with agent %+v: %v, want an error naming agent 1", a, err)
 		}
 	}
-	if err := (&Settings{Expires: MaxExpires, Label: "bot-1.a", All: []*Agent{agent}}).Validate(); err != nil {
+	if err := (&Settings{Expires: MaxExpires, Label: "bot-1.a", All: []*Agent{agent}}).Validate(time.Now()); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
 }
