@@ -18,12 +18,17 @@ var licenseReasons = map[policy.Reason][]usage.LicenseDecision{
 
 // checkLicense checks a line with reason license or license-required:
 // robots.txt's own decision, re-decided, allows the request (a license
-// denies only what robots.txt allows) and its first License line names
-// license_url; the archived license document (license_sha256), parsed
-// and decided for the line's purposes, host and path, gives
-// license_decision and license_refused. A license that was not read at
-// all (unreadable without license_sha256: unreachable, or larger than the
-// limit) has nothing to re-decide: the line is unverifiable.
+// denies only what robots.txt allows) and, for license_source robots.txt
+// (or none, on older lines), its first License line names license_url;
+// the archived license document (license_sha256), parsed and decided for
+// the line's purposes, host and path, gives license_decision and
+// license_refused. For license_source link the license was named by a
+// Link header field of an earlier response for the resource, which the
+// archive does not keep: that it was named cannot be checked, and the
+// decision is verified from the archived license alone. A license that
+// was not read at all (unreadable without license_sha256: unreachable, or
+// larger than the limit) has nothing to re-decide: the line is
+// unverifiable.
 func (d *decider) checkLicense(l *auditLine) (Kind, string, error) {
 	if k, msg := l.licenseForm(); k != "" {
 		return k, msg, nil
@@ -32,9 +37,16 @@ func (d *decider) checkLicense(l *auditLine) (Kind, string, error) {
 	if k != "" || err != nil {
 		return k, msg, err
 	}
-	refs := dec.Robots.Licenses()
-	if len(refs) == 0 || refs[0].URL != l.LicenseURL {
-		return KindDecision, fmt.Sprintf("license_url %q, but %s names no such License line first", l.LicenseURL, from), nil
+	switch usage.LicenseSource(l.LicenseSource) {
+	case "", usage.LicenseFromRobots:
+		refs := dec.Robots.Licenses()
+		if len(refs) == 0 || refs[0].URL != l.LicenseURL {
+			return KindDecision, fmt.Sprintf("license_url %q, but %s names no such License line first", l.LicenseURL, from), nil
+		}
+	case usage.LicenseFromLink:
+		// Named by an earlier response's Link header field: not archived.
+	default:
+		return KindDecision, fmt.Sprintf("license_source %q is neither %s nor %s", l.LicenseSource, usage.LicenseFromRobots, usage.LicenseFromLink), nil
 	}
 	if l.LicenseSHA256 == "" {
 		return KindUnverifiable, "license_decision unreadable without license_sha256: the license was not read (unreachable, or larger than the limit)", nil

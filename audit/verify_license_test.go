@@ -24,9 +24,12 @@ import (
 // the archived robots.txt and RSL license: the lines the proxy logs
 // verify; a purpose the license permits, another decision, a license
 // robots.txt does not name, or a path robots.txt disallows do not; a
-// license never read is unverifiable.
+// license never read is unverifiable. A license named by a Link header
+// field (license_source link) is re-decided from the archived license
+// alone: robots.txt need not name it.
 func TestVerifyLicense(t *testing.T) {
 	const licURL = "http://example.com/license.xml"
+	const linkURL = "http://example.com/linked-license.xml" // named by a Link header field, not robots.txt
 	const body = "User-agent: *\nDisallow: /private\nLicense: " + licURL + "\n"
 	const rsl = `<rsl><content url="/"><license><prohibits type="usage">ai-train</prohibits></license></content>` +
 		`<content url="/paid/" server="https://rsl.example/api"/></rsl>`
@@ -34,15 +37,23 @@ func TestVerifyLicense(t *testing.T) {
 	tests := []struct {
 		name, path, reason, purposes, licURL, doc, decision, refused string
 		want                                                         audit.Kind
+		source                                                       string // license_source, "" for none
 	}{
-		{"prohibited purpose", "/x", "license", `["search","train-ai"]`, licURL, rsl, "prohibited", "train-ai", ""},
-		{"license server", "/paid/a", "license-required", `["search"]`, licURL, rsl, "license-required", "", ""},
-		{"malformed license", "/x", "license", `["search"]`, licURL, malformed, "unreadable", "", ""},
-		{"permitted purpose", "/x", "license", `["search"]`, licURL, rsl, "prohibited", "search", audit.KindDecision},
-		{"wrong decision for the reason", "/x", "license-required", `["train-ai"]`, licURL, rsl, "prohibited", "train-ai", audit.KindDecision},
-		{"another license", "/x", "license", `["train-ai"]`, "http://example.com/other.xml", rsl, "prohibited", "train-ai", audit.KindDecision},
-		{"disallowed path", "/private", "license", `["train-ai"]`, licURL, rsl, "prohibited", "train-ai", audit.KindDecision},
-		{"never read", "/x", "license", `["train-ai"]`, licURL, "", "unreadable", "", audit.KindUnverifiable},
+		{"prohibited purpose", "/x", "license", `["search","train-ai"]`, licURL, rsl, "prohibited", "train-ai", "", ""},
+		{"license server", "/paid/a", "license-required", `["search"]`, licURL, rsl, "license-required", "", "", ""},
+		{"malformed license", "/x", "license", `["search"]`, licURL, malformed, "unreadable", "", "", ""},
+		{"permitted purpose", "/x", "license", `["search"]`, licURL, rsl, "prohibited", "search", audit.KindDecision, ""},
+		{"wrong decision for the reason", "/x", "license-required", `["train-ai"]`, licURL, rsl, "prohibited", "train-ai", audit.KindDecision, ""},
+		{"another license", "/x", "license", `["train-ai"]`, "http://example.com/other.xml", rsl, "prohibited", "train-ai", audit.KindDecision, ""},
+		{"disallowed path", "/private", "license", `["train-ai"]`, licURL, rsl, "prohibited", "train-ai", audit.KindDecision, ""},
+		{"never read", "/x", "license", `["train-ai"]`, licURL, "", "unreadable", "", audit.KindUnverifiable, ""},
+		{"source robots.txt", "/x", "license", `["search","train-ai"]`, licURL, rsl, "prohibited", "train-ai", "", "robots.txt"},
+		{"link: prohibited purpose", "/x", "license", `["train-ai"]`, linkURL, rsl, "prohibited", "train-ai", "", "link"},
+		{"link: license server", "/paid/a", "license-required", `["search"]`, linkURL, rsl, "license-required", "", "", "link"},
+		{"link: permitted purpose", "/x", "license", `["search"]`, linkURL, rsl, "prohibited", "search", audit.KindDecision, "link"},
+		{"link: disallowed path", "/private", "license", `["train-ai"]`, linkURL, rsl, "prohibited", "train-ai", audit.KindDecision, "link"},
+		{"link: never read", "/x", "license", `["train-ai"]`, linkURL, "", "unreadable", "", audit.KindUnverifiable, "link"},
+		{"unknown source", "/x", "license", `["train-ai"]`, licURL, rsl, "prohibited", "train-ai", audit.KindDecision, "html"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,9 +74,12 @@ func TestVerifyLicense(t *testing.T) {
 			if tt.refused != "" {
 				licFields += `,"license_refused":"` + tt.refused + `"`
 			}
+			if tt.source != "" {
+				licFields += `,"license_source":"` + tt.source + `"`
+			}
 			if tt.doc != "" {
 				sum := sha256.Sum256([]byte(tt.doc))
-				la := access.Access{Result: access.Successful, URL: licURL, FinalURL: licURL, Status: 200, FetchedAt: at.Add(time.Second),
+				la := access.Access{Result: access.Successful, URL: tt.licURL, FinalURL: tt.licURL, Status: 200, FetchedAt: at.Add(time.Second),
 					MaxAge: -1, Raw: []byte(tt.doc), SHA256: sum}
 				if err := ar.Record(la); err != nil {
 					t.Fatal(err)

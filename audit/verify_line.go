@@ -44,6 +44,9 @@ type auditLine struct {
 	// LicenseURL, LicenseSHA256, LicenseDecision and LicenseRefused are
 	// the RSL license fields (reasons license and license-required).
 	LicenseURL, LicenseSHA256, LicenseDecision, LicenseRefused string
+	// LicenseSource is where the license was named: "robots.txt", "link",
+	// or "" on lines written before the field (robots.txt).
+	LicenseSource string
 	// SignatureKeyID and SignatureCreated are the line's signature_keyid
 	// and signature_created (seconds since the epoch; HasCreated when the
 	// line has it): the key the proxy signed the request with.

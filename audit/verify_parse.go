@@ -87,6 +87,8 @@ func (l *auditLine) value(sc *auditlog.Scanner) error {
 		s = &l.LicenseDecision
 	case auditlog.FieldLicenseRefused:
 		s = &l.LicenseRefused
+	case auditlog.FieldLicenseSource:
+		s = &l.LicenseSource
 	case auditlog.FieldURL + auditlog.TruncatedSuffix:
 		flag = &l.URLTruncated
 	case auditlog.FieldCandidates + auditlog.TruncatedSuffix:

@@ -227,10 +227,13 @@ const (
 	TunnelIntercepted = "intercepted"
 )
 
-// Fields of the RSL license that robots.txt names (package license),
-// present when one was read for the request's declared purposes.
+// Fields of the RSL license that robots.txt names, or that an earlier
+// response for the same resource named in a Link header field (package
+// license), present when one was read for the request's declared
+// purposes.
 const (
-	// FieldLicenseURL is the license URL (robots.txt's License line).
+	// FieldLicenseURL is the license URL read: robots.txt's License line's
+	// (FieldLicenseSource robots.txt) or a Link header field's (link).
 	FieldLicenseURL = "license_url"
 	// FieldLicenseSHA256 is the SHA-256 of the license document in force,
 	// in hex: the key of its copy in the archive; absent when none was
@@ -252,6 +255,13 @@ const (
 	// or was unavailable.
 	FieldLicenseError = "license_error"
 	// FieldLicenseLink is the license a response named in a Link header
-	// field (rel="license", type="application/rsl+xml"): recorded only.
+	// field (rel="license", type="application/rsl+xml"): recorded on the
+	// line of that response, which it cannot deny; later requests for the
+	// same resource with declared purposes read it (FieldLicenseSource
+	// link).
 	FieldLicenseLink = "license_link"
+	// FieldLicenseSource is where the license of FieldLicenseURL was
+	// named: "robots.txt" (a License line) or "link" (a Link header field
+	// of an earlier response for the same resource; usage.LicenseSource).
+	FieldLicenseSource = "license_source"
 )

@@ -54,6 +54,7 @@ type SourceOptions struct {
 // reads no license.
 type Source struct {
 	cache *access.Cache
+	links *links
 }
 
 // NewSource returns a Source.
@@ -66,7 +67,8 @@ func NewSource(o SourceOptions) *Source {
 		}
 		return a
 	}
-	return &Source{cache: access.NewDocumentCache(fetch, o.Cache)}
+	ttl := o.Cache.TTLRules.WithDefaults().MaxTTL
+	return &Source{cache: access.NewDocumentCache(fetch, o.Cache), links: newLinks(ttl, o.Cache.Now)}
 }
 
 // Get returns the license fetch in force for url (see access.Cache.GetURL).
@@ -88,5 +90,43 @@ func (s *Source) Check(ctx context.Context, r *robots.Robots, host, path string,
 		return nil
 	}
 	a, _ := s.Get(ctx, refs[0].URL)
-	return Decide(&a, refs[0], host, path, purposes)
+	l := Decide(&a, refs[0], host, path, purposes)
+	l.Source = usage.LicenseFromRobots
+	return l
+}
+
+// RememberLink remembers url, the license a response for resource named
+// in a Link header field (see LinkURL), so that CheckLink reads it for
+// later requests for resource; url "" forgets what was remembered (the
+// resource names no license any more). resource is the exact resource:
+// the canonical authority and the path (with query) as decided. An entry
+// lives as long as a license may be cached (the cache's MaxTTL, at most
+// 24 hours) and at most MaxLinks entries and MaxLinkBytes octets are
+// kept, the least recently used forgotten first. A nil s remembers
+// nothing.
+func (s *Source) RememberLink(resource, url string) {
+	if s == nil {
+		return
+	}
+	s.links.put(resource, url)
+}
+
+// CheckLink returns what the license a response for resource named in a
+// Link header field (see RememberLink) says about a request for path at
+// host by a crawler declared for purposes, read like a robots.txt License
+// line's license (the same cache, limits and decisions, an unreadable
+// license included): nil when s is nil, no purpose is declared, or no
+// license is remembered for resource.
+func (s *Source) CheckLink(ctx context.Context, resource, host, path string, purposes []string) *usage.License {
+	if s == nil || len(purposes) == 0 {
+		return nil
+	}
+	url := s.links.get(resource)
+	if url == "" {
+		return nil
+	}
+	a, _ := s.Get(ctx, url)
+	l := Decide(&a, robots.License{URL: url}, host, path, purposes)
+	l.Source = usage.LicenseFromLink
+	return l
 }

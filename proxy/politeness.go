@@ -66,7 +66,7 @@ func (p *Proxy) observeOrigin(resp *http.Response, ctx *goproxy.ProxyCtx) {
 		_ = p.opts.Politeness.Observe(context.WithoutCancel(ctx.Req.Context()), t, resp.StatusCode,
 			resp.Header.Get("Retry-After"), resp.Header.Get("Date")) // a LocalScheduler does not fail
 	}
-	observeUsage(st, resp)
+	p.observeUsage(ctx.Req, st, resp)
 }
 
 // politeFields adds the politeness fields of a request to its audit line.

@@ -58,10 +58,12 @@ func (p *Proxy) checkUsage(req *http.Request, st *state) {
 
 // observeUsage adds the preferences of the response's Content-Usage
 // header field (draft-ietf-aipref-attach-05 section 2) to the decision's,
-// for the audit line. The field comes with the response, after the
+// for the audit line, and observes its Link header field
+// (observeLicenseLink). The field comes with the response, after the
 // request was decided and sent: it cannot deny the request it answers.
-func observeUsage(st *state, resp *http.Response) {
-	observeLicenseLink(st, resp)
+// req is the client's request.
+func (p *Proxy) observeUsage(req *http.Request, st *state, resp *http.Response) {
+	p.observeLicenseLink(req, st, resp)
 	h := usage.FromHeader(resp.Header.Values("Content-Usage"))
 	if len(h) == 0 {
 		return

@@ -33,15 +33,32 @@ const (
 	LicenseUnreadable LicenseDecision = "unreadable"
 )
 
+// LicenseSource is where the license a request was checked against was
+// named: the audit line's license_source.
+type LicenseSource string
+
+// License sources.
+const (
+	// LicenseFromRobots: robots.txt's License line named the license.
+	LicenseFromRobots LicenseSource = "robots.txt"
+	// LicenseFromLink: an earlier response for the same resource named it
+	// in a Link header field (rel="license", type="application/rsl+xml").
+	LicenseFromLink LicenseSource = "link"
+)
+
 // License is what the RSL license a robots.txt names says about one
 // request: the audit line's license fields. It is carried by the
 // Evaluation, behind the decision's pointer, so that a request whose
 // robots.txt names no license costs nothing more.
 type License struct {
-	// URL is the license URL (robots.txt's License line), Line its
-	// 1-based line number.
+	// URL is the license URL (robots.txt's License line, or the Link
+	// header field of an earlier response), Line the License line's
+	// 1-based number.
 	URL  string
 	Line int
+	// Source is where the license was named; Line is 0 for
+	// LicenseFromLink.
+	Source LicenseSource
 	// SHA256 is the SHA-256 of the license document read (the key of its
 	// copy in the audit archive), zero when none was read.
 	SHA256 [32]byte

@@ -154,13 +154,16 @@ type Evaluation struct {
 	Refused string
 	// Deciding is the statement that refused it.
 	Deciding Statement
-	// License is what the RSL license robots.txt names says about the
-	// request (see package license), nil when robots.txt names none or no
-	// purpose is declared.
+	// License is what the RSL license robots.txt names, or an earlier
+	// response for the same resource named in a Link header field, says
+	// about the request (see package license; License.Source says which),
+	// nil when none is named or no purpose is declared.
 	License *License
 	// LicenseLink is the license a response named in a Link header field
-	// (rel="license", type="application/rsl+xml"): recorded only, as it
-	// comes with the response, after the request was decided.
+	// (rel="license", type="application/rsl+xml"): it comes with the
+	// response, after the request was decided, so it cannot decide this
+	// request; later requests for the resource read it (License.Source
+	// LicenseFromLink).
 	LicenseLink string
 }
 
