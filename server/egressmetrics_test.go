@@ -42,10 +42,10 @@ func TestEgressMetrics(t *testing.T) {
 	ts.audit.waitLines(t, 4)
 	for sample, want := range map[string]float64{
 		`robotsproxy_signed_requests_total{keyid="` + key.ID + `"}`: 3,
-		`robotsproxy_signing_errors_total{cause="body-too-large"}`: 1,
-		`robotsproxy_payments_total{result="paid"}`:                2,
-		`robotsproxy_payments_total{result="over-budget"}`:         1,
-		`robotsproxy_spent_total{currency="USD"}`:                  0.02,
+		`robotsproxy_signing_errors_total{cause="body-too-large"}`:  1,
+		`robotsproxy_payments_total{result="paid"}`:                 2,
+		`robotsproxy_payments_total{result="over-budget"}`:          1,
+		`robotsproxy_spent_total{currency="USD"}`:                   0.02,
 	} {
 		if got := ts.metric(t, sample); got != want {
 			t.Errorf("%s = %v, want %v", sample, got, want)
