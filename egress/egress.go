@@ -51,6 +51,11 @@ type Record struct {
 	// NotPaid says why a 402 was passed to the client unpaid, "" when it
 	// was paid or there was none.
 	NotPaid string
+	// SigningError says why the request could not be signed (and was not
+	// sent): one of the signing package's Cause values, "" when it was
+	// signed or was not to be. It is counted in the proxy's metrics; the
+	// audit line carries the error itself.
+	SigningError string
 }
 
 // Exchange is one forwarded request's identity (read by the steps) and

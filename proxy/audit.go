@@ -158,6 +158,9 @@ func (p *Proxy) audit(sink *lineSink, r *http.Request, st *state, status int, by
 		}
 	}
 	p.opts.Metrics.countRequest(decision, reason, enforced)
+	if st.egress != nil { // only with egress steps
+		p.opts.Metrics.countEgress(st.egress)
+	}
 
 	f := fieldWriter{max: p.opts.MaxFieldBytes}
 	target := st.target

@@ -20,7 +20,8 @@ type Metrics struct {
 	fetchLatency *prometheus.HistogramVec
 	throttled    prometheus.Counter
 	client       clientMetrics
-	bound        boundCounters // children of requests, per label set
+	egress       *egressMetrics // signing and paying
+	bound        boundCounters  // children of requests, per label set
 }
 
 // requestLabels is a label set of robotsproxy_requests_total.
@@ -95,6 +96,7 @@ func NewMetrics(reg prometheus.Registerer, cachedAuthorities func() int) *Metric
 	}, func() float64 { return float64(cachedAuthorities()) })
 	reg.MustRegister(m.requests, m.fetches, m.fetchLatency, m.throttled, cached)
 	m.client = newClientMetrics(reg)
+	m.egress = newEgressMetrics(reg)
 	return m
 }
 

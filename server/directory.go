@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/audit"
@@ -154,8 +155,13 @@ func (s *Server) listenDirectory() error {
 	return nil
 }
 
-// directoryServer is the HTTP server of the key directory listener.
+// directoryServer is the HTTP server of the key directory listener; its
+// requests are counted in robotsproxy_key_directory_requests_total.
 func (s *Server) directoryServer(base context.Context) *http.Server {
-	return &http.Server{Handler: s.keys.handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10,
+	h := s.keys.handler()
+	if s.ops != nil {
+		h = promhttp.InstrumentHandlerCounter(s.ops.directory, h)
+	}
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10,
 		BaseContext: func(net.Listener) context.Context { return base }}
 }

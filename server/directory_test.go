@@ -141,6 +141,17 @@ func TestDirectoryListener(t *testing.T) {
 	if len(snaps) != 2 || snaps[0].Event != "start" || snaps[1].Event != "reload" || !strings.Contains(string(snaps[1].Directory), k2.ID) {
 		t.Errorf("archived snapshots: %+v", snaps)
 	}
+	if res, err := http.Get(base + "/nothing-here"); err == nil {
+		res.Body.Close()
+	}
+	for sample, want := range map[string]float64{
+		`robotsproxy_key_directory_requests_total{code="200"}`: 3, // directory twice, card once
+		`robotsproxy_key_directory_requests_total{code="404"}`: 1,
+	} {
+		if got := rs.metric(t, sample); got != want {
+			t.Errorf("%s = %v, want %v", sample, got, want)
+		}
+	}
 }
 
 // TestDirectoryOff: without signing, no directory is built or archived,

@@ -111,9 +111,7 @@ func startServer(t *testing.T, mod func(*config.Config)) *testServer {
 // admin handler's /metrics, 0 when absent.
 func (ts *testServer) metric(t *testing.T, sample string) float64 {
 	t.Helper()
-	rec := httptest.NewRecorder()
-	ts.s.admin.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	for _, line := range strings.Split(rec.Body.String(), "\n") {
+	for _, line := range strings.Split(ts.metricsText(t), "\n") {
 		name, value, ok := strings.Cut(line, " ")
 		if ok && name == sample {
 			v, _ := strconv.ParseFloat(value, 64)
@@ -121,6 +119,14 @@ func (ts *testServer) metric(t *testing.T, sample string) float64 {
 		}
 	}
 	return 0
+}
+
+// metricsText returns the admin handler's /metrics.
+func (ts *testServer) metricsText(t *testing.T) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	ts.s.admin.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	return rec.Body.String()
 }
 
 // exchange writes req on a new connection and reads until the server

@@ -8,13 +8,14 @@ import (
 	"github.com/robotsproxy/robotsproxy/config"
 )
 
-// opsMetrics are the server's own metrics: configuration reloads and the
-// robots.txt cache's capacity.
+// opsMetrics are the server's own metrics: configuration reloads, the
+// robots.txt cache's capacity and the key directory listener's requests.
 type opsMetrics struct {
 	reloads     *prometheus.CounterVec
 	lastOK      prometheus.Gauge
 	lastOKTime  prometheus.Gauge
 	restartKeys prometheus.Gauge
+	directory   *prometheus.CounterVec // by code; no series without a directory listener
 }
 
 // newOpsMetrics registers the metrics on reg; the configuration loaded at
@@ -38,6 +39,10 @@ func newOpsMetrics(reg prometheus.Registerer, cfg config.Config, now time.Time) 
 			Help: "Restart-only configuration keys whose value in the file, at the last reload applied, differs from the running one.",
 		}),
 	}
+	m.directory = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsproxy_key_directory_requests_total",
+		Help: "Requests to the key directory listener (signing.directory_listen), by HTTP status code.",
+	}, []string{"code"})
 	capacity := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "robotsproxy_cache_max_authorities",
 		Help: "Capacity of the robots.txt cache in authorities (cache.max_entries); compare robotsproxy_cached_authorities.",
@@ -47,7 +52,7 @@ func newOpsMetrics(reg prometheus.Registerer, cfg config.Config, now time.Time) 
 	m.lastOK.Set(1)
 	m.lastOKTime.Set(float64(now.UnixNano()) / 1e9)
 	capacity.Set(float64(cfg.Cache.MaxEntries))
-	reg.MustRegister(m.reloads, m.lastOK, m.lastOKTime, m.restartKeys, capacity)
+	reg.MustRegister(m.reloads, m.lastOK, m.lastOKTime, m.restartKeys, m.directory, capacity)
 	return m
 }
 

@@ -158,14 +158,14 @@ func SignAt(req *http.Request, agent *Agent, s *Settings, now time.Time, rnd io.
 		return Signed{}, errors.New("signing: the identity has no active private key")
 	}
 	if err := k.validityError(now); err != nil {
-		return Signed{}, err // fails closed: sites would refuse the signature
+		return Signed{}, withCause(CauseKeyNotValid, err) // fails closed: sites would refuse the signature
 	}
 	label, err := freeLabel(req.Header, s.label())
 	if err != nil {
-		return Signed{}, err
+		return Signed{}, withCause(CauseClientField, err)
 	}
 	if err := addAgent(req.Header, label, agent.URL); err != nil {
-		return Signed{}, err
+		return Signed{}, withCause(CauseClientField, err)
 	}
 	normalizeTarget(req)
 	digested, err := digestBody(req, s.maxBody())
@@ -302,7 +302,7 @@ func digestBody(req *http.Request, max int64) (bool, error) {
 	sum := sha256.Sum256(body)
 	ours := ":" + base64.StdEncoding.EncodeToString(sum[:]) + ":"
 	if old := req.Header.Values(headerContentDigest); len(old) > 0 {
-		return true, checkDigest(old, sum[:])
+		return true, withCause(CauseClientField, checkDigest(old, sum[:]))
 	}
 	req.Header.Set(headerContentDigest, "sha-256="+ours)
 	return true, nil

@@ -262,8 +262,12 @@ func TestSignRefusals(t *testing.T) {
 			for k, v := range tc.header {
 				req.Header[k] = v
 			}
-			if _, err := Sign(req, agent, &Settings{}, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			_, err := Sign(req, agent, &Settings{}, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+			if c := ErrorCause(err); c != CauseClientField {
+				t.Errorf("cause %q, want %q", c, CauseClientField)
 			}
 		})
 	}

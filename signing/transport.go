@@ -19,7 +19,8 @@ import (
 // identity has no Agent, or sent while no Settings are stored, passes
 // unsigned. A request that cannot be signed (a body over MaxBodyBytes, a
 // client's field we cannot add to) is not sent: RoundTrip returns the
-// error, which the proxy answers with 502.
+// error, which the proxy answers with 502, and records its cause
+// (ErrorCause) in the Record's SigningError.
 //
 // The Settings sit behind an atomic pointer: Store swaps them (a reload)
 // while requests are in flight; each request signs with the Settings it
@@ -71,6 +72,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	signed, err := SignAt(out, agent, s, now(), t.Rand)
 	if err != nil {
+		x.Record.SigningError = ErrorCause(err)
 		closeBody(req)
 		return nil, err
 	}
