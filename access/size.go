@@ -13,10 +13,11 @@ import (
 // entries really keep.
 const (
 	// entryOverhead is what one cached authority takes besides its
-	// strings, errors and rules: the entry (288 octets on 64-bit
-	// platforms), the eviction node (48), and its slots in go-cache's map
-	// and in the cache's own index (about 110, maps being 60-90% full).
-	entryOverhead = 448
+	// strings, errors and rules: the entry (272 octets on 64-bit
+	// platforms, in the 288-octet size class), the eviction node (48),
+	// and its slots in go-cache's map and in the cache's own index (about
+	// 110 to 130, maps being 60-90% full).
+	entryOverhead = 464
 	// robotsOverhead is a robots.Robots value, besides its arena.
 	robotsOverhead = 64
 	// errOverhead is an error value's allocation beyond its text.
