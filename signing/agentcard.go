@@ -120,6 +120,6 @@ func (p *Published) CardHeaders(slug, authority string, now time.Time, validity 
 	if !ok {
 		return nil, nil, false, nil
 	}
-	h, err = signedHeaders(c.body, c.digest, CardContentType, c.signers, authority, now, validity)
+	h, err = signedHeaders(c.digest, CardContentType, c.signers, authority, now, validity)
 	return c.body, h, true, err
 }

@@ -2,6 +2,7 @@ package signing
 
 import (
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -72,6 +73,9 @@ func (b *signatureBase) finish(p sigParams) (input, base string) {
 	b.list.WriteString(";expires=")
 	b.list.WriteString(strconv.FormatInt(p.expires, 10))
 	for _, kv := range [...][2]string{{";nonce=", p.nonce}, {";tag=", p.tag}, {";keyid=", p.keyID}} {
+		if kv[1] == "" {
+			continue // a parameter not set (the directory's have no nonce)
+		}
 		b.list.WriteString(kv[0])
 		b.list.WriteString(sfString(kv[1]))
 	}
@@ -79,6 +83,18 @@ func (b *signatureBase) finish(p sigParams) (input, base string) {
 	b.base.WriteString(`"@signature-params": `)
 	b.base.WriteString(input)
 	return input, b.base.String()
+}
+
+// contentDigest returns the Content-Digest field value of body (RFC 9530
+// section 2, sha-256).
+func contentDigest(body []byte) string {
+	sum := sha256.Sum256(body)
+	return digestOf(sum[:])
+}
+
+// digestOf returns the Content-Digest field value of a SHA-256 sum.
+func digestOf(sum []byte) string {
+	return "sha-256=:" + base64.StdEncoding.EncodeToString(sum) + ":"
 }
 
 // signBase signs a signature base with Ed25519 and returns the Signature

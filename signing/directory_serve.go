@@ -12,8 +12,8 @@ import (
 
 // DirectoryOptions configure a DirectoryServer.
 type DirectoryOptions struct {
-	// Now is the clock of the signatures' expires; nil is time.Now. (Their
-	// created is httpsign's, the wall clock.)
+	// Now is the clock of the signatures' created and expires; nil is
+	// time.Now.
 	Now func() time.Time
 	// Validity is how long each response's signatures are valid; 0 is
 	// DefaultDirectoryValidity.

@@ -10,12 +10,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/yaronf/httpsign"
 
 	"github.com/robotsproxy/robotsproxy/signing"
 )
@@ -180,6 +183,18 @@ func TestDirectoryServed(t *testing.T) {
 	}
 	if other := checkSignatures(t, res.Header, body, "elsewhere.example", pubs); len(other) != 0 {
 		t.Errorf("signatures verify for another authority: %v", other)
+	}
+	// An RFC 9421 implementation we did not write agrees (sig1 is the
+	// first key that can sign: the active one).
+	fields := httpsign.NewFields().AddHeaderExt("@authority", false, false, true, false).AddHeader("content-digest")
+	v, err := httpsign.NewEd25519Verifier(active.Public, httpsign.NewVerifyConfig().SetKeyID(active.ID).
+		SetAllowedTags([]string{signing.DirectoryTag}), *fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &http.Request{Method: "GET", Host: authority, URL: &url.URL{Path: signing.DirectoryPath}, Header: http.Header{}}
+	if err := httpsign.VerifyResponse("sig1", *v, res, req); err != nil {
+		t.Errorf("httpsign does not verify the directory's sig1: %v", err)
 	}
 	if cc := res.Header.Get("Cache-Control"); !strings.HasPrefix(cc, "max-age=") {
 		t.Errorf("Cache-Control %q", cc)

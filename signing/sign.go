@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -247,21 +246,14 @@ func addMember(h http.Header, name, member string) {
 }
 
 // normalizeTarget sets req.Host to the @authority that is signed and sent
-// (RFC 9421 2.2.3: the host lower-cased, a default port removed) and an
-// empty path to "/" (RFC 9421 2.2.6).
+// (NormalizeAuthority) and an empty path to "/" (RFC 9421 2.2.6).
 func normalizeTarget(req *http.Request) {
 	host := req.Host
 	if host == "" {
 		host = req.URL.Host
 	}
-	host = strings.ToLower(host)
-	if h, port, err := net.SplitHostPort(host); err == nil {
-		if (port == "80" && req.URL.Scheme == "http") || (port == "443" && req.URL.Scheme == "https") {
-			host = h
-			if strings.Contains(h, ":") {
-				host = "[" + h + "]"
-			}
-		}
+	if a, err := NormalizeAuthority(host, req.URL.Scheme); err == nil {
+		host = a
 	}
 	req.Host = host
 	if req.URL.Path == "" && req.URL.Opaque == "" {
@@ -300,11 +292,10 @@ func digestBody(req *http.Request, max int64) (bool, error) {
 		return false, nil
 	}
 	sum := sha256.Sum256(body)
-	ours := ":" + base64.StdEncoding.EncodeToString(sum[:]) + ":"
 	if old := req.Header.Values(headerContentDigest); len(old) > 0 {
 		return true, withCause(CauseClientField, checkDigest(old, sum[:]))
 	}
-	req.Header.Set(headerContentDigest, "sha-256="+ours)
+	req.Header.Set(headerContentDigest, digestOf(sum[:]))
 	return true, nil
 }
 
