@@ -1,11 +1,9 @@
 package proxy
 
 import (
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -108,10 +106,10 @@ func licenseFields(f fieldWriter, e *zerolog.Event, ev *usage.Evaluation) *zerol
 		e = e.Str(auditlog.FieldLicenseSource, string(l.Source))
 	}
 	if l.SHA256 != [32]byte{} {
-		e = e.Str(auditlog.FieldLicenseSHA256, hex.EncodeToString(l.SHA256[:]))
+		e = e.Hex(auditlog.FieldLicenseSHA256, l.SHA256[:])
 	}
 	if !l.FetchedAt.IsZero() {
-		e = e.Str(auditlog.FieldLicenseFetchedAt, l.FetchedAt.UTC().Format(time.RFC3339Nano))
+		e = appendTime(e, auditlog.FieldLicenseFetchedAt, l.FetchedAt)
 	}
 	e = e.Str(auditlog.FieldLicenseDecision, string(l.Decision))
 	if l.Element != "" {
