@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -8,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/signing"
 )
 
 // The archive keeps the signing keys' public halves too (Web Bot Auth):
@@ -89,22 +92,13 @@ func parseDirectory(b []byte) ([]archivedKey, error) {
 		if k.Kty != "OKP" || k.Crv != "Ed25519" || k.X == "" {
 			return nil, fmt.Errorf("key %d: not an OKP Ed25519 public key (kty %q, crv %q)", i, k.Kty, k.Crv)
 		}
-		if want := okpThumbprint(k.Crv, k.X); k.Kid != want {
+		pub, err := base64.RawURLEncoding.DecodeString(k.X)
+		if err != nil || len(pub) != ed25519.PublicKeySize {
+			return nil, fmt.Errorf("key %d: x is not an Ed25519 public key in base64url", i)
+		}
+		if want := signing.Thumbprint(pub); k.Kid != want {
 			return nil, fmt.Errorf("key %d: kid %q is not the key's RFC 7638 thumbprint %s", i, k.Kid, want)
 		}
 	}
 	return d.Keys, nil
-}
-
-// okpThumbprint is the RFC 7638 JWK SHA-256 thumbprint of an OKP key: the
-// SHA-256 of its required members in lexicographic order, without
-// whitespace (RFC 8037 A.3), in unpadded base64url.
-func okpThumbprint(crv, x string) string {
-	canon, _ := json.Marshal(struct {
-		Crv string `json:"crv"`
-		Kty string `json:"kty"`
-		X   string `json:"x"`
-	}{crv, "OKP", x})
-	sum := sha256.Sum256(canon)
-	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
