@@ -1,12 +1,8 @@
 package config
 
 import (
-	"errors"
 	"fmt"
-	"net/netip"
 
-	"github.com/robotsproxy/robotsproxy/egress"
-	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/payments"
 )
 
@@ -47,20 +43,8 @@ type PaymentIdentity struct {
 }
 
 // Name is the budget's name in the spend ledger and its keys
-// ("token:examplebot", "user:alice", "range:10.0.0.0/8", "default").
-// Call after Validate.
-func (p PaymentIdentity) Name() string {
-	switch {
-	case p.User != "":
-		return "user:" + p.User
-	case p.ClientRange != "":
-		pr, _ := netip.ParsePrefix(p.ClientRange)
-		return "range:" + pr.Masked().String()
-	case p.ProductToken != "":
-		return "token:" + egress.TokenKey(p.ProductToken)
-	}
-	return "default"
-}
+// (Selector.Name). Call after Validate.
+func (p PaymentIdentity) Name() string { return p.Selector().Name() }
 
 // Limit returns the entry's payments.Limit. Call after Validate.
 func (p PaymentIdentity) Limit() payments.Limit {
@@ -74,8 +58,8 @@ func (c *Config) validatePayments() error {
 	seen := map[string]bool{}
 	for i, p := range c.Payments.Identities {
 		key := fmt.Sprintf("payments.identities[%d]", i)
-		if err := c.paymentSelector(key, p); err != nil {
-			return err
+		if err := c.checkSelector(p.Selector()); err != nil {
+			return fmt.Errorf("%s.%w", key, err)
 		}
 		if seen[p.Name()] {
 			return fmt.Errorf("%s: a second budget for %s", key, p.Name())
@@ -97,51 +81,4 @@ func (c *Config) validatePayments() error {
 		}
 	}
 	return nil
-}
-
-// paymentSelector checks that p names exactly one identity, and one that
-// can occur.
-func (c *Config) paymentSelector(key string, p PaymentIdentity) error {
-	n := 0
-	for _, set := range []bool{p.ProductToken != "", p.User != "", p.ClientRange != "", p.Default} {
-		if set {
-			n++
-		}
-	}
-	if n != 1 {
-		return errors.New(key + ": name exactly one of product_token, user, client_range or default: true")
-	}
-	switch {
-	case p.ProductToken != "" && !identity.IsProductToken(p.ProductToken):
-		return fmt.Errorf("%s.product_token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", key, p.ProductToken)
-	case p.User != "" && !c.hasUser(p.User):
-		return fmt.Errorf("%s.user: %q is not in identity.users", key, p.User)
-	case p.ClientRange != "" && !c.hasRange(p.ClientRange):
-		return fmt.Errorf("%s.client_range: %q is not the cidr of an identity.client_ranges entry", key, p.ClientRange)
-	}
-	return nil
-}
-
-func (c *Config) hasUser(name string) bool {
-	for _, u := range c.Identity.Users {
-		if u.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// hasRange reports whether cidr is, masked, the range of an
-// identity.client_ranges entry.
-func (c *Config) hasRange(cidr string) bool {
-	p, err := netip.ParsePrefix(cidr)
-	if err != nil {
-		return false
-	}
-	for _, r := range c.Identity.ClientRanges {
-		if q, err := netip.ParsePrefix(r.CIDR); err == nil && q.Masked() == p.Masked() {
-			return true
-		}
-	}
-	return false
 }

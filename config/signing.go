@@ -3,11 +3,8 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/egress"
-	"github.com/robotsproxy/robotsproxy/identity"
 	"github.com/robotsproxy/robotsproxy/signing"
 )
 
@@ -99,10 +96,10 @@ func (c *Config) validateSigning() error {
 	seen := map[string]int{}
 	for i := range s.Identities {
 		key := fmt.Sprintf("signing.identities[%d]", i)
-		sel, err := c.signingSelector(&s.Identities[i])
-		if err != nil {
+		if err := c.checkSelector(s.Identities[i].Selector()); err != nil {
 			return fmt.Errorf("%s.%w", key, err)
 		}
+		sel := s.Identities[i].Selector().Name()
 		if j, dup := seen[sel]; dup {
 			return fmt.Errorf("%s: selects the same requests as signing.identities[%d] (%s)", key, j, sel)
 		}
@@ -112,46 +109,6 @@ func (c *Config) validateSigning() error {
 		}
 	}
 	return nil
-}
-
-// signingSelector checks that id names exactly one selector, and returns
-// it as a string unique per selected set of requests.
-func (c *Config) signingSelector(id *SigningIdentity) (string, error) {
-	n := 0
-	for _, set := range []bool{id.ProductToken != "", id.User != "", id.ClientRange != "", id.Default} {
-		if set {
-			n++
-		}
-	}
-	if n != 1 {
-		return "", errors.New("product_token: name exactly one of product_token, user, client_range and default: true")
-	}
-	switch {
-	case id.ProductToken != "":
-		if !identity.IsProductToken(id.ProductToken) {
-			return "", fmt.Errorf("product_token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", id.ProductToken)
-		}
-		return "product_token " + egress.TokenKey(id.ProductToken), nil
-	case id.User != "":
-		for _, u := range c.Identity.Users {
-			if u.Name == id.User {
-				return "user " + id.User, nil
-			}
-		}
-		return "", fmt.Errorf("user: %q is not one of identity.users", id.User)
-	case id.ClientRange != "":
-		p, err := netip.ParsePrefix(id.ClientRange)
-		if err != nil {
-			return "", fmt.Errorf("client_range: want a CIDR range such as 10.0.0.0/8, got %q", id.ClientRange)
-		}
-		for _, r := range c.Identity.ClientRanges {
-			if q, err := netip.ParsePrefix(r.CIDR); err == nil && q.Masked() == p.Masked() {
-				return "client_range " + p.Masked().String(), nil
-			}
-		}
-		return "", fmt.Errorf("client_range: %q is not one of identity.client_ranges", id.ClientRange)
-	}
-	return "default", nil
 }
 
 // validateSigningKeys checks an identity's keys, active key, Signature

@@ -116,19 +116,7 @@ func PaymentLimits(c config.Config) *egress.Table[payments.Limit] {
 	t := &egress.Table[payments.Limit]{Users: map[string]payments.Limit{}, Ranges: map[netip.Prefix]payments.Limit{},
 		Tokens: map[string]payments.Limit{}}
 	for _, p := range c.Payments.Identities {
-		l := p.Limit()
-		switch {
-		case p.User != "":
-			t.Users[p.User] = l
-		case p.ClientRange != "":
-			if pr, err := netip.ParsePrefix(p.ClientRange); err == nil {
-				t.Ranges[pr.Masked()] = l
-			}
-		case p.ProductToken != "":
-			t.Tokens[egress.TokenKey(p.ProductToken)] = l
-		case p.Default:
-			t.Default = &l
-		}
+		config.AddTo(t, p.Selector(), p.Limit())
 	}
 	return t
 }

@@ -29,19 +29,9 @@ func SigningSettings(c config.Config) (*signing.Settings, error) {
 		if err != nil {
 			return nil, fmt.Errorf("signing.identities[%d].%w", i, err)
 		}
-		a.ProductToken = cardToken(c, id)
+		a.ProductToken = c.TokenOf(id.Selector())
 		s.All = append(s.All, a)
-		switch {
-		case id.User != "":
-			s.Agents.Users[id.User] = a
-		case id.ClientRange != "":
-			p, _ := netip.ParsePrefix(id.ClientRange)
-			s.Agents.Ranges[p.Masked()] = a
-		case id.ProductToken != "":
-			s.Agents.Tokens[egress.TokenKey(id.ProductToken)] = a
-		default:
-			s.Agents.Default = &s.All[len(s.All)-1]
-		}
+		config.AddTo(&s.Agents, id.Selector(), a)
 	}
 	if err := s.Validate(time.Now()); err != nil {
 		return nil, fmt.Errorf("signing: %w", err)
@@ -67,26 +57,6 @@ func signingAgent(id *config.SigningIdentity) (*signing.Agent, error) {
 		}
 	}
 	return a, nil
-}
-
-// cardToken is the product token an identity's card names: its own, or
-// the one its user or client range is pinned to.
-func cardToken(c config.Config, id *config.SigningIdentity) string {
-	if id.ProductToken != "" {
-		return id.ProductToken
-	}
-	for _, u := range c.Identity.Users {
-		if id.User != "" && u.Name == id.User {
-			return u.Token
-		}
-	}
-	p, err := netip.ParsePrefix(id.ClientRange)
-	for _, r := range c.Identity.ClientRanges {
-		if q, qerr := netip.ParsePrefix(r.CIDR); err == nil && qerr == nil && q.Masked() == p.Masked() {
-			return r.Token
-		}
-	}
-	return ""
 }
 
 // egressChain returns the egress steps around transport for cfg, nil
