@@ -19,9 +19,8 @@ import (
 )
 
 // Error codes of crawler-error, with the status Cloudflare documents for
-// each. InvalidSignature and StrongAuthRequired are answered only when
-// Origin.RequireSignature is set (the origin checks that Signature and
-// Signature-Input are present, not the signature itself); CrawlerForbidden,
+// each. InvalidSignature is answered when Origin.Check refuses a request
+// (StrongAuthRequired never is); CrawlerForbidden,
 // PaymentFailed and InvalidContentPrice are answered for the paths
 // PathForbidden, PathPaymentFailed and PathBadPrice.
 const (
@@ -51,9 +50,6 @@ const Body = "the priced page\n"
 // Origin is a pay per crawl origin on a loopback httptest server.
 type Origin struct {
 	*httptest.Server
-	// RequireSignature answers a request without Signature and
-	// Signature-Input with 400 InvalidSignature.
-	RequireSignature bool
 	// Check, when set, is called with every request for a priced page
 	// (before the price headers are read); an error answers 400
 	// InvalidSignature, as a site that verifies signatures would (set it
@@ -139,10 +135,6 @@ func (o *Origin) serve(w http.ResponseWriter, r *http.Request) {
 	case PathBadPrice:
 		w.Header().Set("crawler-price", "0.01 dollars")
 		fail(w, http.StatusPaymentRequired, ErrInvalidContentPrice)
-		return
-	}
-	if o.RequireSignature && (r.Header.Get("Signature") == "" || r.Header.Get("Signature-Input") == "") {
-		fail(w, http.StatusBadRequest, ErrInvalidSignature)
 		return
 	}
 	if o.Check != nil && o.Check(r) != nil {
