@@ -19,7 +19,7 @@ func BenchmarkLocalReserve(b *testing.B) {
 			if ok, err := l.Reserve(ctx, k, 10_000, payments.MaxAmount); !ok || err != nil {
 				b.Fatal(ok, err)
 			}
-			if err := l.Adjust(ctx, k, -10_000); err != nil {
+			if err := l.Adjust(ctx, k, -10_000, payments.MaxAmount); err != nil {
 				b.Fatal(err)
 			}
 		}
