@@ -55,6 +55,11 @@ type Origin struct {
 	// InvalidSignature, as a site that verifies signatures would (set it
 	// to verify Web Bot Auth signatures).
 	Check func(*http.Request) error
+	// Files, when set before the first request, are answered 200 with
+	// their body at their path ahead of every other rule (a robots.txt
+	// with rules, a license). HOST in a body is replaced by the request's
+	// Host.
+	Files map[string]string
 
 	mu      sync.Mutex
 	price   string
@@ -162,6 +167,10 @@ func (o *Origin) serve(w http.ResponseWriter, r *http.Request) {
 	o.headers = append(o.headers, r.Header.Clone())
 	price, charge, asked, chargeAsking, hang := o.price, o.charge, o.asked, o.chargeAsking, o.hangPaid
 	o.mu.Unlock()
+	if f, ok := o.Files[r.URL.Path]; ok {
+		_, _ = io.WriteString(w, strings.ReplaceAll(f, "HOST", r.Host))
+		return
+	}
 	switch r.URL.Path {
 	case PathFree, "/robots.txt":
 		_, _ = io.WriteString(w, Body)
