@@ -183,3 +183,34 @@ func TestReportOnlyNeitherSignedNorPaid(t *testing.T) {
 		})
 	}
 }
+
+// TestSigningOnlyRemovesClientPriceFields: with signing on and payments
+// off, a client's own price fields (in any spelling) are removed before
+// the request is signed: a signed crawler-exact-price would be billed to
+// the operator's crawler, outside any budget.
+func TestSigningOnlyRemovesClientPriceFields(t *testing.T) {
+	step, key := signingStep(t)
+	po := paytest.New(t, "USD 0.01")
+	h := newHarness(t, harnessOptions{proxy: step})
+	req, _ := http.NewRequest(http.MethodGet, po.URL+"/page", nil)
+	req.Header.Set("User-Agent", "ExampleBot/1.0")
+	req.Header.Set("Crawler-Exact-Price", "USD 0.01")
+	req.Header["crawler_max_price"] = []string{"USD 1"}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusPaymentRequired || po.Paid() != 0 {
+		t.Fatalf("%d, origin paid %d; want the 402, unpaid", resp.StatusCode, po.Paid())
+	}
+	hd := po.Headers()[len(po.Headers())-1]
+	for name := range hd {
+		if payments.RemovePriceFields(http.Header{name: nil}) {
+			t.Errorf("the signed request reached the origin with %s", name)
+		}
+	}
+	if l := lineFor(t, h, "/page"); l[auditlog.FieldSignatureKeyID] != key.ID {
+		t.Errorf("audit line %v: want it signed by %s", l, key.ID)
+	}
+}
