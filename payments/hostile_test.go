@@ -162,3 +162,16 @@ func TestReportOnlyNotPaid(t *testing.T) {
 		t.Errorf("origin got %d requests, paid %d, spent %s; want 1, 0, 0", len(o.Headers()), o.Paid(), l.Spent(examplebotKey))
 	}
 }
+
+// A charge of nothing on a free page is recorded, and is no breach.
+func TestZeroChargeUnaskedIsNoBreach(t *testing.T) {
+	o := paytest.New(t, "USD 0.01")
+	o.SetChargeAsking("USD 0")
+	now := day
+	l := &payments.Local{}
+	tr := newTransport(limits("0.05", "1"), l, &now)
+	resp, _, rec := get(t, tr, o.URL+"/page", "examplebot", nil)
+	if resp.StatusCode != 200 || rec.Breach != "" || rec.Charged != "0.01" || l.Spent(examplebotKey) != amount("0.01") {
+		t.Fatalf("%d, record %+v, spent %s; want paid 0.01, no breach", resp.StatusCode, rec, l.Spent(examplebotKey))
+	}
+}

@@ -235,7 +235,8 @@ func (t *Transport) settle(ctx context.Context, resp *http.Response, x *egress.E
 // price for (an origin that charges without a 402 first, on a 402, or on
 // a report-only request): recorded as charged, marked as a breach that
 // blocks the host, and counted against the identity's budget as far as
-// the budget goes. It reports whether there was a readable charge.
+// the budget goes. It reports whether there was a readable charge of
+// more than nothing.
 func (t *Transport) chargedUnasked(req *http.Request, x *egress.Exchange, resp *http.Response, limit Limit, hasLimit bool) bool {
 	v := resp.Header.Get(HeaderCharged)
 	if v == "" {
@@ -246,6 +247,9 @@ func (t *Transport) chargedUnasked(req *http.Request, x *egress.Exchange, resp *
 		return false
 	}
 	x.Record.Charged, x.Record.Currency = charged.Amount.String(), charged.Currency
+	if charged.Amount == 0 {
+		return false // nothing taken: no breach
+	}
 	t.breach(req.Context(), x, hostOf(req), auditlog.PaymentBreachUnasked)
 	if hasLimit && charged.Currency == limit.Currency {
 		k := Key{Budget: limit.Budget, Currency: limit.Currency, Day: DayOf(t.now())}
