@@ -121,7 +121,8 @@ func TestSpendStoreGone(t *testing.T) {
 }
 
 // BenchmarkSharedReserve is one paid request's ledger work in the store:
-// the reserve script and the settle script, two round trips.
+// the breach block check, the reserve script and the settle script, three
+// round trips.
 func BenchmarkSharedReserve(b *testing.B) {
 	srv := startRedis(b)
 	s, err := New(Options{URL: srv.URL(), KeyPrefix: "bench:"})
@@ -133,7 +134,11 @@ func BenchmarkSharedReserve(b *testing.B) {
 	k := payments.Key{Budget: "token:examplebot", Currency: "USD", Day: "2026-11-26"}
 	ctx := context.Background()
 	b.ReportAllocs()
+	now := time.Now()
 	for b.Loop() {
+		if blocked, err := l.Blocked(ctx, "shop.example", now); blocked || err != nil {
+			b.Fatal(blocked, err)
+		}
 		if ok, err := l.Reserve(ctx, k, 10_000, payments.MaxAmount); !ok || err != nil {
 			b.Fatal(ok, err)
 		}
