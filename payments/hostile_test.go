@@ -143,23 +143,25 @@ func TestClientPriceFieldSpellings(t *testing.T) {
 // so that the crawler cannot tell), no paid retry goes out, and the record
 // says report-only.
 func TestReportOnlyNotPaid(t *testing.T) {
-	o := paytest.New(t, "USD 0.01")
-	now := day
-	l := &payments.Local{}
-	tr := newTransport(limits("0.05", "1"), l, &now)
-	req, _ := http.NewRequest(http.MethodGet, o.URL+"/page", nil)
-	x := &egress.Exchange{Identity: egress.Identity{Token: "examplebot"}, ReportOnly: true}
-	resp, err := tr.RoundTrip(req.WithContext(egress.NewContext(req.Context(), x)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 402 || resp.Header.Get(payments.HeaderNotPaid) != "" || x.Record.NotPaid != auditlog.NotPaidReportOnly ||
-		x.Record.Price != "0.01" || x.Record.Charged != "" {
-		t.Fatalf("%d %v, record %+v; want the 402 unpaid, report-only", resp.StatusCode, resp.Header, x.Record)
-	}
-	if len(o.Headers()) != 1 || o.Paid() != 0 || l.Spent(examplebotKey) != 0 {
-		t.Errorf("origin got %d requests, paid %d, spent %s; want 1, 0, 0", len(o.Headers()), o.Paid(), l.Spent(examplebotKey))
+	for _, tc := range []struct{ path, price string }{{"/page", "0.01"}, {paytest.PathBadPrice, ""}} {
+		o := paytest.New(t, "USD 0.01")
+		now := day
+		l := &payments.Local{}
+		tr := newTransport(limits("0.05", "1"), l, &now)
+		req, _ := http.NewRequest(http.MethodGet, o.URL+tc.path, nil)
+		x := &egress.Exchange{Identity: egress.Identity{Token: "examplebot"}, ReportOnly: true}
+		resp, err := tr.RoundTrip(req.WithContext(egress.NewContext(req.Context(), x)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 402 || resp.Header.Get(payments.HeaderNotPaid) != "" || x.Record.NotPaid != auditlog.NotPaidReportOnly ||
+			x.Record.Price != tc.price || x.Record.Charged != "" {
+			t.Fatalf("%s: %d %v, record %+v; want the 402 unpaid, report-only", tc.path, resp.StatusCode, resp.Header, x.Record)
+		}
+		if len(o.Headers()) != 1 || o.Paid() != 0 || l.Spent(examplebotKey) != 0 {
+			t.Errorf("%s: origin got %d requests, paid %d, spent %s; want 1, 0, 0", tc.path, len(o.Headers()), o.Paid(), l.Spent(examplebotKey))
+		}
 	}
 }
 

@@ -131,13 +131,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *Transport) priced(req *http.Request, resp *http.Response, x *egress.Exchange, limit Limit, hasLimit, replay bool) (*http.Response, error) {
 	raw := strings.TrimSpace(resp.Header.Get(HeaderPrice))
 	price, err := ParsePrice(raw)
-	if err != nil {
-		return t.unpaid(resp, x, auditlog.NotPaidBadPrice), nil
+	if err == nil {
+		x.Record.Price, x.Record.Currency = price.Amount.String(), price.Currency
 	}
-	x.Record.Price, x.Record.Currency = price.Amount.String(), price.Currency
 	switch {
 	case x.ReportOnly:
 		return t.unpaid(resp, x, auditlog.NotPaidReportOnly), nil
+	case err != nil:
+		return t.unpaid(resp, x, auditlog.NotPaidBadPrice), nil
 	case !hasLimit || limit.PerDay == 0:
 		return t.unpaid(resp, x, auditlog.NotPaidNoBudget), nil
 	case price.Currency != limit.Currency:
