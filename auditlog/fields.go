@@ -140,6 +140,32 @@ const (
 	// FieldNotPaid says why a 402 reached the client unpaid: one of the
 	// NotPaid values.
 	FieldNotPaid = "not_paid"
+	// FieldPaymentBreach marks an answer whose charge breaks the pay per
+	// crawl agreement: one of the PaymentBreach values. FieldCharged
+	// still says what the origin charged.
+	FieldPaymentBreach = "payment_breach"
+	// FieldEgressSkipped is set on a request the egress steps (signing,
+	// paying) left alone: EgressSkippedReportOnly.
+	FieldEgressSkipped = "egress_skipped"
+)
+
+// Values of FieldPaymentBreach. Either blocks payments to the host for
+// payments.breach_block.
+const (
+	// PaymentBreachOverAgreed: the origin charged more than the
+	// crawler-exact-price robotsproxy agreed to, or in another currency.
+	PaymentBreachOverAgreed = "over-agreed"
+	// PaymentBreachUnasked: the origin charged on an answer robotsproxy
+	// agreed to no price for (a first request, a 402, a report-only
+	// request).
+	PaymentBreachUnasked = "unasked"
+)
+
+// Values of FieldEgressSkipped.
+const (
+	// EgressSkippedReportOnly: the request was denied and forwarded only
+	// because the mode is report: it was neither signed nor paid for.
+	EgressSkippedReportOnly = "report-only"
 )
 
 // Suffixes of the fields that mark a bounded field that was cut: a cut
@@ -203,6 +229,19 @@ const (
 	// NotPaidRetryFailed: the paid retry failed before an answer (a
 	// network error); the client gets the proxy's error answer.
 	NotPaidRetryFailed = "retry-failed"
+	// NotPaidUnknownOutcome: the paid retry was sent and then failed
+	// before an answer (a network error, the client left), or its
+	// crawler-charged was unreadable: the origin may have charged, so the
+	// agreed amount stays counted against the budget.
+	NotPaidUnknownOutcome = "unknown-outcome"
+	// NotPaidBreach: the host breached the protocol (FieldPaymentBreach)
+	// on this answer or within payments.breach_block before it: nothing
+	// is paid to it.
+	NotPaidBreach = "breach"
+	// NotPaidReportOnly: the request was forwarded only because the mode
+	// is report; nothing is paid for it. The client gets the 402 without
+	// the X-Robotsproxy-Not-Paid field, so that it cannot tell.
+	NotPaidReportOnly = "report-only"
 )
 
 // Values of FieldAccess: the access result in force (RFC 9309 2.3.1).

@@ -394,7 +394,7 @@ func Default() Config {
 		Politeness:      defaultPoliteness(),
 		Usage:           Usage{Purposes: map[string][]string{}},
 		Shared:          defaultShared(),
-		Payments:        Payments{Identities: []PaymentIdentity{}},
+		Payments:        Payments{Identities: []PaymentIdentity{}, BreachBlock: 24 * time.Hour},
 		Signing:         defaultSigning(),
 	}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/robotsproxy/robotsproxy/payments"
 )
@@ -19,6 +20,11 @@ type Payments struct {
 	// specific one applies (user, client range, product token, default).
 	// An identity without one pays nothing. Default none.
 	Identities []PaymentIdentity `yaml:"identities"`
+	// BreachBlock is how long no payment goes to a host after it breached
+	// the protocol: charged more than the crawler-exact-price agreed (or
+	// in another currency), or charged on an answer no price was agreed
+	// for. Default 24h; at least 1s.
+	BreachBlock time.Duration `yaml:"breach_block"`
 }
 
 // PaymentIdentity is one budget. Amounts are decimal strings ("0.01"),
@@ -55,6 +61,9 @@ func (p PaymentIdentity) Limit() payments.Limit {
 
 // validatePayments checks the payments.* keys. Errors name the key.
 func (c *Config) validatePayments() error {
+	if c.Payments.BreachBlock < time.Second {
+		return fmt.Errorf("payments.breach_block: %v is less than 1s: a host that breached the protocol must stay blocked", c.Payments.BreachBlock)
+	}
 	seen := map[string]bool{}
 	for i, p := range c.Payments.Identities {
 		key := fmt.Sprintf("payments.identities[%d]", i)

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/robotsproxy/robotsproxy/config"
 	"github.com/robotsproxy/robotsproxy/payments"
@@ -43,6 +44,8 @@ func TestLoadPaymentsErrorsNameTheKey(t *testing.T) {
 		{"max_price over budget", entry("default: true", "      max_price: \"2\"\n      budget: \"1.5\"\n      currency: USD\n"), []string{"payments.identities[0].max_price", "budget"}},
 		{"same token twice", entry("product_token: examplebot", amounts+"    - product_token: ExampleBot\n"+amounts), []string{"payments.identities[1]", "token:examplebot"}},
 		{"unknown key", pins + "payments:\n  enable: true\n", []string{"payments.enable"}},
+		{"no breach block", pins + "payments:\n  breach_block: 0s\n", []string{"payments.breach_block", "1s"}},
+		{"negative breach block", pins + "payments:\n  breach_block: -1h\n", []string{"payments.breach_block"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := config.Load(strings.NewReader(tc.in))
@@ -101,5 +104,15 @@ func TestLoadPayments(t *testing.T) {
 	}
 	if d := config.Default(); d.Payments.Enabled || len(d.Payments.Identities) != 0 {
 		t.Errorf("default payments %+v, want off", d.Payments)
+	}
+}
+
+// payments.breach_block: 24h unless set, as written.
+func TestLoadBreachBlock(t *testing.T) {
+	for in, want := range map[string]time.Duration{"": 24 * time.Hour, "payments:\n  breach_block: 90m\n": 90 * time.Minute} {
+		c, err := config.Load(strings.NewReader(in))
+		if err != nil || c.Payments.BreachBlock != want {
+			t.Errorf("%q: breach_block %v, %v; want %v", in, c.Payments.BreachBlock, err, want)
+		}
 	}
 }

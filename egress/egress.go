@@ -51,6 +51,9 @@ type Record struct {
 	// NotPaid says why a 402 was passed to the client unpaid, "" when it
 	// was paid or there was none.
 	NotPaid string
+	// Breach says how the origin's charge broke the pay per crawl
+	// agreement (auditlog.PaymentBreach values), "" when it did not.
+	Breach string
 	// SigningError says why the request could not be signed (and was not
 	// sent): one of the signing package's Cause values, "" when it was
 	// signed or was not to be. It is counted in the proxy's metrics; the
@@ -63,7 +66,12 @@ type Record struct {
 // other, never at once: no lock is needed.
 type Exchange struct {
 	Identity Identity
-	Record   Record
+	// ReportOnly is set on a request that policy denied and that is
+	// forwarded only because the mode is report: no step may sign it or
+	// pay for it (each passes it on as the client sent it, less the
+	// fields by which a client would agree to a price).
+	ReportOnly bool
+	Record     Record
 }
 
 type key struct{}

@@ -28,15 +28,17 @@ redis.call('EXPIRE', KEYS[1], ARGV[3])
 return 1`)
 
 // spendAdjustScript settles or releases a reservation. KEYS: the spend key.
-// ARGV: delta (negative to release), TTL seconds. The spend never goes
-// below zero. Returns the spend.
+// ARGV: delta (negative to release), budget, TTL seconds. The spend never
+// goes below zero, and a positive delta adds at most what keeps it at or
+// below the budget. Returns the spend.
 var spendAdjustScript = redis.NewScript(`
-local v = redis.call('INCRBY', KEYS[1], ARGV[1])
-if v < 0 then
-  redis.call('SET', KEYS[1], 0)
-  v = 0
-end
-redis.call('EXPIRE', KEYS[1], ARGV[2])
+local spent = tonumber(redis.call('GET', KEYS[1]) or '0')
+local delta, budget = tonumber(ARGV[1]), tonumber(ARGV[2])
+if delta > 0 then delta = math.max(0, math.min(delta, budget - spent)) end
+local v = spent + delta
+if v < 0 then v = 0 end
+redis.call('SET', KEYS[1], string.format('%d', v))
+redis.call('EXPIRE', KEYS[1], ARGV[3])
 return v`)
 
 // Ledger returns the fleet's spend ledger (pay per crawl budgets) in the
@@ -63,7 +65,7 @@ func (l *ledger) spendKey(k payments.Key) string {
 
 // Reserve implements payments.Ledger.
 func (l *ledger) Reserve(ctx context.Context, k payments.Key, amount, budget payments.Amount) (bool, error) {
-	v, err := l.run(ctx, spendReserveScript, k, int64(amount), int64(budget), int64(spendTTL/time.Second))
+	v, err := l.run(ctx, spendReserveScript, l.spendKey(k), int64(amount), int64(budget), int64(spendTTL/time.Second))
 	if err != nil {
 		return false, err
 	}
@@ -75,10 +77,46 @@ func (l *ledger) Reserve(ctx context.Context, k payments.Key, amount, budget pay
 }
 
 // Adjust implements payments.Ledger.
-func (l *ledger) Adjust(ctx context.Context, k payments.Key, delta payments.Amount) error {
-	_, err := l.run(ctx, spendAdjustScript, k, int64(delta), int64(spendTTL/time.Second))
+func (l *ledger) Adjust(ctx context.Context, k payments.Key, delta, budget payments.Amount) error {
+	_, err := l.run(ctx, spendAdjustScript, l.spendKey(k), int64(delta), int64(budget), int64(spendTTL/time.Second))
 	return err
 }
+
+// blockKey is the store key that blocks payments to host.
+func (l *ledger) blockKey(host string) string { return l.s.key("payblock", host) }
+
+// Block implements payments.Ledger: the key PREFIX v2:payblock:HOST holds
+// the end of the block in Unix milliseconds and expires then.
+func (l *ledger) Block(ctx context.Context, host string, now time.Time, d time.Duration) error {
+	_, err := l.run(ctx, blockScript, l.blockKey(host), now.Add(d).UnixMilli(), max(d.Milliseconds(), 1))
+	return err
+}
+
+// Blocked implements payments.Ledger.
+func (l *ledger) Blocked(ctx context.Context, host string, now time.Time) (bool, error) {
+	v, err := l.run(ctx, blockedScript, l.blockKey(host))
+	if err != nil {
+		return false, err
+	}
+	until, ok := v.(int64)
+	if !ok {
+		return false, fmt.Errorf("%w: payment block script: unexpected reply %v", payments.ErrStoreUnavailable, v)
+	}
+	return now.UnixMilli() < until, nil
+}
+
+// blockScript blocks a host, never shortening a block in force. KEYS: the
+// block key. ARGV: the end in Unix milliseconds, the TTL in milliseconds.
+var blockScript = redis.NewScript(`
+local u = tonumber(ARGV[1])
+local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
+if cur >= u then return cur end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return u`)
+
+// blockedScript returns the end of a host's block in Unix milliseconds,
+// 0 when there is none.
+var blockedScript = redis.NewScript(`return tonumber(redis.call('GET', KEYS[1]) or '0')`)
 
 // Spent returns k's spend in the store (for tests and inspection).
 func (l *ledger) Spent(ctx context.Context, k payments.Key) (payments.Amount, error) {
@@ -91,14 +129,14 @@ func (l *ledger) Spent(ctx context.Context, k payments.Key) (payments.Amount, er
 	return payments.Amount(n), err
 }
 
-// run runs a spend script; an error wraps payments.ErrStoreUnavailable.
-func (l *ledger) run(ctx context.Context, script *redis.Script, k payments.Key, args ...any) (any, error) {
+// run runs a script on key; an error wraps payments.ErrStoreUnavailable.
+func (l *ledger) run(ctx context.Context, script *redis.Script, key string, args ...any) (any, error) {
 	if !l.s.h.usable() {
 		return nil, fmt.Errorf("%w: shared store unreachable", payments.ErrStoreUnavailable)
 	}
 	cctx, cancel := l.s.ctx(ctx)
 	defer cancel()
-	v, err := script.Run(cctx, l.s.rdb, []string{l.spendKey(k)}, args...).Result()
+	v, err := script.Run(cctx, l.s.rdb, []string{key}, args...).Result()
 	if err != nil {
 		if ctx.Err() == nil { // a request that ended says nothing of the store
 			l.s.h.failed(opSpend, err)

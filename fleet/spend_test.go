@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -78,7 +79,7 @@ func TestSpendKey(t *testing.T) {
 	if err != nil || ttl <= 47*time.Hour || ttl > spendTTL {
 		t.Errorf("TTL %v, %v; want about %v", ttl, err, spendTTL)
 	}
-	if err := l.Adjust(ctx, k, -500); err != nil {
+	if err := l.Adjust(ctx, k, -500, 100); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := l.Spent(ctx, k); got != 0 {
@@ -120,7 +121,8 @@ func TestSpendStoreGone(t *testing.T) {
 }
 
 // BenchmarkSharedReserve is one paid request's ledger work in the store:
-// the reserve script and the settle script, two round trips.
+// the breach block check, the reserve script and the settle script, three
+// round trips.
 func BenchmarkSharedReserve(b *testing.B) {
 	srv := startRedis(b)
 	s, err := New(Options{URL: srv.URL(), KeyPrefix: "bench:"})
@@ -132,12 +134,89 @@ func BenchmarkSharedReserve(b *testing.B) {
 	k := payments.Key{Budget: "token:examplebot", Currency: "USD", Day: "2026-11-26"}
 	ctx := context.Background()
 	b.ReportAllocs()
+	now := time.Now()
 	for b.Loop() {
+		if blocked, err := l.Blocked(ctx, "shop.example", now); blocked || err != nil {
+			b.Fatal(blocked, err)
+		}
 		if ok, err := l.Reserve(ctx, k, 10_000, payments.MaxAmount); !ok || err != nil {
 			b.Fatal(ok, err)
 		}
-		if err := l.Adjust(ctx, k, -10_000); err != nil {
+		if err := l.Adjust(ctx, k, -10_000, payments.MaxAmount); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Under each hostile origin, 30 concurrent requests through one proxy,
+// and through two sharing one store, never commit more than the day's
+// budget in the store.
+func TestSharedCeilingHostile(t *testing.T) {
+	for _, h := range paytest.HostileOrigins {
+		for _, replicas := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/%d proxies", h.Name, replicas), func(t *testing.T) {
+				url := startRedis(t).URL()
+				o := paytest.New(t, "USD 0.01")
+				var rts []http.RoundTripper
+				var first *ledger
+				for range replicas {
+					l := newReplica(t, url, nil).Ledger(nil)
+					if first == nil {
+						first = l.(*ledger)
+					}
+					rts = append(rts, payingTransport(l, "0.05"))
+				}
+				k := payments.Key{Budget: "token:examplebot", Currency: "USD", Day: payments.DayOf(time.Now())}
+				paytest.CheckCeiling(t, o, rts, "examplebot", 30, h, 50_000, func() payments.Amount {
+					spent, err := first.Spent(context.Background(), k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return spent
+				})
+			})
+		}
+	}
+}
+
+// Adjust in the store is capped by the budget, and a host blocked by one
+// replica is blocked for the other until the block ends.
+func TestSharedAdjustCapAndBlock(t *testing.T) {
+	url := startRedis(t).URL()
+	a, b := newReplica(t, url, nil).Ledger(nil).(*ledger), newReplica(t, url, nil).Ledger(nil)
+	ctx := context.Background()
+	k := payments.Key{Budget: "user:alice", Currency: "EUR", Day: "2026-11-26"}
+	if ok, err := a.Reserve(ctx, k, 40, 100); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	for _, delta := range []payments.Amount{50, 50, 50} {
+		if err := b.Adjust(ctx, k, delta, 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := a.Spent(ctx, k); got != 100 {
+		t.Errorf("spend %d after capped adjusts, want 100", got)
+	}
+	now := time.Now()
+	if err := a.Block(ctx, "shop.example", now, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Block(ctx, "shop.example", now, time.Second); err != nil { // never shortens
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		host string
+		at   time.Time
+		want bool
+	}{
+		{"shop.example", now, true},
+		{"shop.example", now.Add(30 * time.Second), true},
+		{"shop.example", now.Add(time.Minute), false},
+		{"other.example", now, false},
+	} {
+		got, err := b.Blocked(ctx, c.host, c.at)
+		if err != nil || got != c.want {
+			t.Errorf("Blocked(%s, +%v) = %v, %v; want %v", c.host, c.at.Sub(now), got, err, c.want)
 		}
 	}
 }

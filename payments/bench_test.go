@@ -2,6 +2,7 @@ package payments_test
 
 import (
 	"context"
+	"net/http"
 	"testing"
 
 	"github.com/robotsproxy/robotsproxy/payments"
@@ -19,7 +20,7 @@ func BenchmarkLocalReserve(b *testing.B) {
 			if ok, err := l.Reserve(ctx, k, 10_000, payments.MaxAmount); !ok || err != nil {
 				b.Fatal(ok, err)
 			}
-			if err := l.Adjust(ctx, k, -10_000); err != nil {
+			if err := l.Adjust(ctx, k, -10_000, payments.MaxAmount); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -34,4 +35,31 @@ func BenchmarkParsePrice(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkRemovePriceFields is the price field check every forwarded
+// request gets when an egress step is on: a browser-like header with no
+// price field (the common case), and one with a client's own.
+func BenchmarkRemovePriceFields(b *testing.B) {
+	base := http.Header{"User-Agent": {"ExampleBot/1.0"}, "Accept": {"text/html"}, "Accept-Language": {"en"},
+		"Accept-Encoding": {"gzip, br"}, "Cookie": {"a=b"}, "Upgrade-Insecure-Requests": {"1"},
+		"Sec-Fetch-Mode": {"navigate"}, "Cache-Control": {"max-age=0"}}
+	b.Run("none", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if payments.RemovePriceFields(base) {
+				b.Fatal("removed a field")
+			}
+		}
+	})
+	b.Run("one", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			h := base.Clone()
+			h["Crawler_Max_Price"] = []string{"USD 1"}
+			if !payments.RemovePriceFields(h) {
+				b.Fatal("kept it")
+			}
+		}
+	})
 }

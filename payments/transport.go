@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -36,6 +38,10 @@ const (
 	HeaderNotPaid = "X-Robotsproxy-Not-Paid"
 )
 
+// DefaultBreachBlock is how long payments to a host stay blocked after it
+// breached the protocol (Transport.BreachBlock; payments.breach_block).
+const DefaultBreachBlock = 24 * time.Hour
+
 // DefaultMaxBodyBytes bounds the request body Transport buffers to send
 // it again when the request has no GetBody.
 const DefaultMaxBodyBytes = 1 << 20
@@ -58,10 +64,10 @@ type Limit struct {
 // Requests without an egress.Exchange (not forwarded for a client) go to
 // Next untouched. It is safe for concurrent use once built.
 //
-// Client requests never carry crawler-exact-price or crawler-max-price
-// past it: robotsproxy is the one who pays, within the identity's caps,
-// so both are removed from every forwarded request (a client could
-// otherwise spend past its budget).
+// Client requests never carry crawler-exact-price or crawler-max-price,
+// in any spelling (RemovePriceFields), past it: robotsproxy is the one who
+// pays, within the identity's caps, so both are removed from every
+// forwarded request (a client could otherwise spend past its budget).
 type Transport struct {
 	// Next sends the request on.
 	Next http.RoundTripper
@@ -76,6 +82,10 @@ type Transport struct {
 	// without GetBody; 0 is DefaultMaxBodyBytes. A longer body is sent
 	// once, and its 402 is not paid (auditlog.NotPaidBody).
 	MaxBodyBytes int64
+	// BreachBlock is how long no payment is made to a host after it
+	// breached the protocol (charged without an agreement, or more than
+	// agreed); 0 is DefaultBreachBlock.
+	BreachBlock time.Duration
 	// Log receives the ledger errors that come after a request was sent
 	// (a settlement or release the store did not take); the zero Logger
 	// logs nothing. A failed release leaves the amount counted: the
@@ -89,25 +99,29 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if x == nil {
 		return t.Next.RoundTrip(req)
 	}
-	if req.Header.Get(HeaderExactPrice) != "" || req.Header.Get(HeaderMaxPrice) != "" {
+	if hasPriceField(req.Header) {
 		req = req.Clone(req.Context())
-		req.Header.Del(HeaderExactPrice)
-		req.Header.Del(HeaderMaxPrice)
+		RemovePriceFields(req.Header)
 	}
 	var limit Limit
 	hasLimit, replay := false, false
 	if t.Limits != nil {
 		limit, hasLimit = t.Limits.Lookup(x.Identity)
 	}
-	if hasLimit {
+	if hasLimit && !x.ReportOnly {
 		req, replay = t.replayable(req)
 	}
 	resp, err := t.Next.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
+	if t.chargedUnasked(req, x, resp, limit, hasLimit) {
+		if resp.StatusCode == http.StatusPaymentRequired {
+			return t.unpaid(resp, x, auditlog.NotPaidBreach), nil
+		}
+		return resp, nil
+	}
 	if resp.StatusCode != http.StatusPaymentRequired {
-		t.chargedUnasked(req.Context(), x, resp, limit, hasLimit)
 		return resp, nil
 	}
 	return t.priced(req, resp, x, limit, hasLimit, replay)
@@ -117,82 +131,166 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *Transport) priced(req *http.Request, resp *http.Response, x *egress.Exchange, limit Limit, hasLimit, replay bool) (*http.Response, error) {
 	raw := strings.TrimSpace(resp.Header.Get(HeaderPrice))
 	price, err := ParsePrice(raw)
-	if err != nil {
-		return notPaid(resp, x, auditlog.NotPaidBadPrice), nil
+	if err == nil {
+		x.Record.Price, x.Record.Currency = price.Amount.String(), price.Currency
 	}
-	x.Record.Price, x.Record.Currency = price.Amount.String(), price.Currency
 	switch {
+	case x.ReportOnly:
+		return t.unpaid(resp, x, auditlog.NotPaidReportOnly), nil
+	case err != nil:
+		return t.unpaid(resp, x, auditlog.NotPaidBadPrice), nil
 	case !hasLimit || limit.PerDay == 0:
-		return notPaid(resp, x, auditlog.NotPaidNoBudget), nil
+		return t.unpaid(resp, x, auditlog.NotPaidNoBudget), nil
 	case price.Currency != limit.Currency:
-		return notPaid(resp, x, auditlog.NotPaidCurrency), nil
+		return t.unpaid(resp, x, auditlog.NotPaidCurrency), nil
 	case price.Amount > limit.MaxPrice:
-		return notPaid(resp, x, auditlog.NotPaidOverMaxPrice), nil
+		return t.unpaid(resp, x, auditlog.NotPaidOverMaxPrice), nil
 	case !replay:
-		return notPaid(resp, x, auditlog.NotPaidBody), nil
+		return t.unpaid(resp, x, auditlog.NotPaidBody), nil
 	}
+	host := hostOf(req)
+	blocked, err := t.Ledger.Blocked(req.Context(), host, t.now())
+	switch {
+	case err != nil:
+		return t.unpaid(resp, x, auditlog.NotPaidStoreUnavailable), nil
+	case blocked:
+		return t.unpaid(resp, x, auditlog.NotPaidBreach), nil
+	}
+	// The agreed amount is the price as the retry's crawler-exact-price
+	// names it: the most the crawler agrees to pay for this request.
 	k := Key{Budget: limit.Budget, Currency: limit.Currency, Day: DayOf(t.now())}
 	ok, err := t.Ledger.Reserve(req.Context(), k, price.Amount, limit.PerDay)
 	switch {
 	case err != nil:
-		return notPaid(resp, x, auditlog.NotPaidStoreUnavailable), nil
+		return t.unpaid(resp, x, auditlog.NotPaidStoreUnavailable), nil
 	case !ok:
-		return notPaid(resp, x, auditlog.NotPaidOverBudget), nil
+		return t.unpaid(resp, x, auditlog.NotPaidOverBudget), nil
 	}
 	retry, err := retryRequest(req, raw)
 	if err != nil {
-		t.adjust(req.Context(), k, -price.Amount)
-		return notPaid(resp, x, auditlog.NotPaidBody), nil
+		t.adjust(req.Context(), k, -price.Amount, limit.PerDay)
+		return t.unpaid(resp, x, auditlog.NotPaidBody), nil
 	}
 	discard(resp)
+	retry, sent := traceSent(retry)
 	paid, err := t.Next.RoundTrip(retry)
 	if err != nil {
-		t.adjust(req.Context(), k, -price.Amount)
-		x.Record.NotPaid = auditlog.NotPaidRetryFailed
+		if sent.Load() {
+			// The origin may have billed: the agreed amount stays counted.
+			x.Record.NotPaid = auditlog.NotPaidUnknownOutcome
+		} else {
+			t.adjust(req.Context(), k, -price.Amount, limit.PerDay)
+			x.Record.NotPaid = auditlog.NotPaidRetryFailed
+		}
 		return nil, fmt.Errorf("pay per crawl: paid retry: %w", err)
 	}
-	return t.settle(req.Context(), paid, x, k, price), nil
+	return t.settle(req.Context(), paid, x, agreement{k: k, price: price, budget: limit.PerDay, host: host}), nil
+}
+
+// agreement is one paid retry's terms: the budget key the price was
+// reserved under, the price agreed (crawler-exact-price), the budget,
+// and the host.
+type agreement struct {
+	k      Key
+	price  Price
+	budget Amount
+	host   string
 }
 
 // settle books the paid retry's answer: the charge it names replaces the
-// reservation; without one the reservation is released and a 402 or
-// crawler-error says why.
-func (t *Transport) settle(ctx context.Context, resp *http.Response, x *egress.Exchange, k Key, price Price) *http.Response {
-	charged, err := ParsePrice(resp.Header.Get(HeaderCharged))
-	if err == nil {
+// reservation, as far as the budget goes; a charge above the agreed price
+// (or in another currency) is a breach. Without a charge the reservation
+// is released and a 402 or crawler-error says why; with one that cannot
+// be read it stays counted.
+func (t *Transport) settle(ctx context.Context, resp *http.Response, x *egress.Exchange, a agreement) *http.Response {
+	v := resp.Header.Get(HeaderCharged)
+	charged, err := ParsePrice(v)
+	switch {
+	case err == nil:
 		x.Record.Charged, x.Record.Currency = charged.Amount.String(), charged.Currency
-		if charged.Currency == k.Currency && charged.Amount != price.Amount {
-			t.adjust(ctx, k, charged.Amount-price.Amount)
+		switch {
+		case charged.Currency != a.price.Currency:
+			t.breach(ctx, x, a.host, auditlog.PaymentBreachOverAgreed) // the reservation stays counted
+		case charged.Amount > a.price.Amount:
+			t.breach(ctx, x, a.host, auditlog.PaymentBreachOverAgreed)
+			t.adjust(ctx, a.k, charged.Amount-a.price.Amount, a.budget)
+		case charged.Amount < a.price.Amount:
+			t.adjust(ctx, a.k, charged.Amount-a.price.Amount, a.budget)
 		}
 		return resp
+	case strings.TrimSpace(v) != "":
+		x.Record.NotPaid = auditlog.NotPaidUnknownOutcome
+		return resp
 	}
-	t.adjust(ctx, k, -price.Amount)
+	t.adjust(ctx, a.k, -a.price.Amount, a.budget)
 	switch again := resp.Header.Get(HeaderPrice); {
-	case resp.StatusCode == http.StatusPaymentRequired && again != "" && !samePrice(again, price):
-		return notPaid(resp, x, auditlog.NotPaidPriceChanged)
+	case resp.StatusCode == http.StatusPaymentRequired && again != "" && !samePrice(again, a.price):
+		return t.unpaid(resp, x, auditlog.NotPaidPriceChanged)
 	case resp.StatusCode == http.StatusPaymentRequired || resp.Header.Get(HeaderError) != "":
-		return notPaid(resp, x, auditlog.NotPaidRefused)
+		return t.unpaid(resp, x, auditlog.NotPaidRefused)
 	}
 	return resp
 }
 
-// chargedUnasked books a charge on an answer robotsproxy did not pay
-// for (an origin that charges without a 402 first): recorded, and counted
-// against the identity's budget without a cap.
-func (t *Transport) chargedUnasked(ctx context.Context, x *egress.Exchange, resp *http.Response, limit Limit, hasLimit bool) {
+// chargedUnasked books a charge on an answer robotsproxy agreed to no
+// price for (an origin that charges without a 402 first, on a 402, or on
+// a report-only request): recorded as charged, marked as a breach that
+// blocks the host, and counted against the identity's budget as far as
+// the budget goes. It reports whether there was a readable charge of
+// more than nothing.
+func (t *Transport) chargedUnasked(req *http.Request, x *egress.Exchange, resp *http.Response, limit Limit, hasLimit bool) bool {
 	v := resp.Header.Get(HeaderCharged)
 	if v == "" {
-		return
+		return false
 	}
 	charged, err := ParsePrice(v)
 	if err != nil {
-		return
+		return false
 	}
 	x.Record.Charged, x.Record.Currency = charged.Amount.String(), charged.Currency
+	if charged.Amount == 0 {
+		return false // nothing taken: no breach
+	}
+	t.breach(req.Context(), x, hostOf(req), auditlog.PaymentBreachUnasked)
 	if hasLimit && charged.Currency == limit.Currency {
 		k := Key{Budget: limit.Budget, Currency: limit.Currency, Day: DayOf(t.now())}
-		t.adjust(ctx, k, charged.Amount)
+		t.adjust(req.Context(), k, charged.Amount, limit.PerDay)
 	}
+	return true
+}
+
+// breach records how the origin broke the agreement and blocks payments
+// to host for BreachBlock.
+func (t *Transport) breach(ctx context.Context, x *egress.Exchange, host, how string) {
+	x.Record.Breach = how
+	if t.Ledger == nil {
+		return
+	}
+	if err := t.Ledger.Block(context.WithoutCancel(ctx), host, t.now(), t.breachBlock()); err != nil {
+		t.Log.Warn().Err(err).Str("host", host).Msg("pay per crawl: the spend ledger did not take a breach block")
+	}
+}
+
+func (t *Transport) breachBlock() time.Duration {
+	if t.BreachBlock > 0 {
+		return t.BreachBlock
+	}
+	return DefaultBreachBlock
+}
+
+// hostOf is the host payments to req's origin are blocked by: its URL's
+// host, lower-case, without port.
+func hostOf(req *http.Request) string {
+	return strings.ToLower(req.URL.Hostname())
+}
+
+// traceSent returns req with a trace that sets sent once its header
+// fields have been written to the connection: from then on the origin may
+// have acted on its crawler-exact-price.
+func traceSent(req *http.Request) (*http.Request, *atomic.Bool) {
+	sent := new(atomic.Bool)
+	trace := &httptrace.ClientTrace{WroteHeaders: func() { sent.Store(true) }}
+	return req.WithContext(httptrace.WithClientTrace(req.Context(), trace)), sent
 }
 
 // samePrice reports whether the header value v names price.
@@ -201,10 +299,13 @@ func samePrice(v string, price Price) bool {
 	return err == nil && p == price
 }
 
-// notPaid marks resp and the record with why it was not paid.
-func notPaid(resp *http.Response, x *egress.Exchange, why string) *http.Response {
+// unpaid marks the record, and resp but for a report-only request (whose
+// client must not tell it from an allowed one), with why it was not paid.
+func (t *Transport) unpaid(resp *http.Response, x *egress.Exchange, why string) *http.Response {
 	x.Record.NotPaid = why
-	resp.Header.Set(HeaderNotPaid, why)
+	if !x.ReportOnly {
+		resp.Header.Set(HeaderNotPaid, why)
+	}
 	return resp
 }
 
@@ -219,7 +320,7 @@ func retryRequest(req *http.Request, price string) (*http.Request, error) {
 		}
 		r.Body = body
 	}
-	r.Header.Del(HeaderMaxPrice)
+	RemovePriceFields(r.Header)
 	r.Header.Set(HeaderExactPrice, price)
 	return r, nil
 }
@@ -248,10 +349,11 @@ func (t *Transport) replayable(req *http.Request) (*http.Request, bool) {
 	return r, true
 }
 
-// adjust settles or releases in the ledger, even when the client has
-// left (the request's context is done), logging a failure.
-func (t *Transport) adjust(ctx context.Context, k Key, delta Amount) {
-	if err := t.Ledger.Adjust(context.WithoutCancel(ctx), k, delta); err != nil {
+// adjust settles or releases in the ledger (a positive delta only as far
+// as budget), even when the client has left (the request's context is
+// done), logging a failure.
+func (t *Transport) adjust(ctx context.Context, k Key, delta, budget Amount) {
+	if err := t.Ledger.Adjust(context.WithoutCancel(ctx), k, delta, budget); err != nil {
 		t.Log.Warn().Err(err).Str("budget", k.Budget).Str("currency", k.Currency).Str("day", k.Day).
 			Str("delta", delta.String()).Msg("pay per crawl: the spend ledger did not take a settlement")
 	}

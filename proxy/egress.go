@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/elazarl/goproxy"
@@ -9,6 +10,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/egress"
 	"github.com/robotsproxy/robotsproxy/identity"
+	"github.com/robotsproxy/robotsproxy/payments"
 )
 
 // outbound is what carries a forwarded request to its origin: the egress
@@ -35,7 +37,14 @@ func (p *Proxy) toEgress(req *http.Request, ctx *goproxy.ProxyCtx, st *state) *h
 	if st.pin.Source == identity.SourceClientRange {
 		id.Range, _ = p.policy().ClientRange(id.Client)
 	}
-	st.egress = &egress.Exchange{Identity: id}
+	// A request denied and forwarded only because the mode is report
+	// (RFC 9309 enforcement opted out for watching) is neither signed nor
+	// paid for: the operator's key and money vouch only for what
+	// robots.txt, usage preferences and licenses let through.
+	st.egress = &egress.Exchange{Identity: id, ReportOnly: !d.Allowed}
+	// Only robotsproxy agrees to a price: a client's price field would be
+	// signed with the operator's key, and billed to its crawler.
+	payments.RemovePriceFields(req.Header)
 	req = req.WithContext(egress.NewContext(req.Context(), st.egress))
 	if st.parent == nil {
 		ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTripEgress)
@@ -45,8 +54,15 @@ func (p *Proxy) toEgress(req *http.Request, ctx *goproxy.ProxyCtx, st *state) *h
 
 // roundTripEgress carries a plain request through the egress steps.
 func (p *Proxy) roundTripEgress(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
+	if egress.Of(req) == nil { // toEgress did not run: fail closed
+		return nil, errNoExchange
+	}
 	return p.opts.Egress.RoundTrip(req)
 }
+
+// errNoExchange: a request reached the egress steps without the exchange
+// that says who it is sent for and whether it may be signed and paid.
+var errNoExchange = errors.New("egress: a forwarded request without its decision (not sent)")
 
 // egressFields adds what the egress steps did to the audit line.
 func egressFields(e *zerolog.Event, x *egress.Exchange) *zerolog.Event {
@@ -68,6 +84,12 @@ func egressFields(e *zerolog.Event, x *egress.Exchange) *zerolog.Event {
 	}
 	if r.NotPaid != "" {
 		e = e.Str(auditlog.FieldNotPaid, r.NotPaid)
+	}
+	if r.Breach != "" {
+		e = e.Str(auditlog.FieldPaymentBreach, r.Breach)
+	}
+	if x.ReportOnly {
+		e = e.Str(auditlog.FieldEgressSkipped, auditlog.EgressSkippedReportOnly)
 	}
 	return e
 }

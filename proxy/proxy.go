@@ -492,7 +492,11 @@ func (p *Proxy) roundTripInner(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 	if st == nil {
 		st = &state{start: p.opts.Now()}
 	}
-	resp, err := p.outbound().RoundTrip(req)
+	var resp *http.Response
+	err := errNoExchange
+	if p.opts.Egress == nil || egress.Of(req) != nil { // else toEgress did not run: fail closed
+		resp, err = p.outbound().RoundTrip(req)
+	}
 	if err != nil {
 		st.cutOff = cutOffOf(cutOff(req, bodyOf(req))) // a body cut off: 408
 		return upstreamErrorResponse(req, err, st), nil

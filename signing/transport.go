@@ -58,7 +58,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	x := egress.Of(req)
 	s := t.settings.Load()
-	if x == nil || s == nil {
+	if x == nil || s == nil || x.ReportOnly {
 		return t.Next.RoundTrip(req)
 	}
 	agent, ok := s.Agents.Lookup(x.Identity)

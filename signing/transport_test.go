@@ -42,6 +42,7 @@ func TestTransport(t *testing.T) {
 		{"token", s, &egress.Exchange{Identity: egress.Identity{Token: "EXAMPLEBOT"}}, byToken},
 		{"unmapped", tokensOnly, &egress.Exchange{Identity: egress.Identity{Token: "OtherBot"}}, nil},
 		{"default", &withDefault, &egress.Exchange{Identity: egress.Identity{Token: "OtherBot"}}, byDefault},
+		{"report only", &withDefault, &egress.Exchange{Identity: egress.Identity{Token: "ExampleBot", User: "alice"}, ReportOnly: true}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			next := &capture{}

@@ -62,7 +62,8 @@ const MaxSpendCurrencies = 4
 // spendStats.notPaid; anything else counts as the last, "other".
 var notPaidReasons = [...]string{auditlog.NotPaidNoBudget, auditlog.NotPaidCurrency, auditlog.NotPaidOverMaxPrice,
 	auditlog.NotPaidOverBudget, auditlog.NotPaidStoreUnavailable, auditlog.NotPaidBadPrice, auditlog.NotPaidBody,
-	auditlog.NotPaidPriceChanged, auditlog.NotPaidRefused, auditlog.NotPaidRetryFailed, "other"}
+	auditlog.NotPaidPriceChanged, auditlog.NotPaidRefused, auditlog.NotPaidRetryFailed,
+	auditlog.NotPaidUnknownOutcome, auditlog.NotPaidBreach, auditlog.NotPaidReportOnly, "other"}
 
 // sum is an exact sum in one currency, in millionths of its unit.
 type sum struct {

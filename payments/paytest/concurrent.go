@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/egress"
@@ -51,4 +52,52 @@ func Concurrent(t testing.TB, rts []http.RoundTripper, url, token string, n int)
 	close(start)
 	wg.Wait()
 	return paid, unpaid
+}
+
+// Outcomes sends n priced GETs to url at once, spread over the
+// transports, as Concurrent does, each given at most wait (0: no limit)
+// before its client goes away, and counts them by outcome: "paid" (a
+// record with charged and no not_paid), the record's not_paid value, or
+// "error" for a request that got no answer. It accepts any outcome; the
+// caller judges the counts.
+func Outcomes(t testing.TB, rts []http.RoundTripper, url, token string, n int, wait time.Duration) map[string]int {
+	t.Helper()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	out := map[string]int{}
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func(rt http.RoundTripper) {
+			defer wg.Done()
+			<-start
+			ctx, cancel := context.Background(), context.CancelFunc(func() {})
+			if wait > 0 {
+				ctx, cancel = context.WithTimeout(ctx, wait)
+			}
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			x := &egress.Exchange{Identity: egress.Identity{Token: token}}
+			resp, err := rt.RoundTrip(req.WithContext(egress.NewContext(ctx, x)))
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case x.Record.NotPaid != "":
+				out[x.Record.NotPaid]++
+			case err != nil:
+				out["error"]++
+			case x.Record.Charged != "":
+				out["paid"]++
+			default:
+				out["other"]++
+			}
+		}(rts[i%len(rts)])
+	}
+	close(start)
+	wg.Wait()
+	return out
 }

@@ -55,6 +55,11 @@ type Origin struct {
 	// InvalidSignature, as a site that verifies signatures would (set it
 	// to verify Web Bot Auth signatures).
 	Check func(*http.Request) error
+	// Files, when set before the first request, are answered 200 with
+	// their body at their path ahead of every other rule (a robots.txt
+	// with rules, a license). HOST in a body is replaced by the request's
+	// Host.
+	Files map[string]string
 
 	mu      sync.Mutex
 	price   string
@@ -63,6 +68,10 @@ type Origin struct {
 	bodies  []string
 	asked   func() // called after each 402 that asks a price
 	headers []http.Header
+	// Hostile behaviours (see SetChargeAsking, SetHangPaid).
+	chargeAsking string
+	hangPaid     bool
+	chargedSum   map[string]payments.Amount
 }
 
 // New starts an origin whose pages cost price ("USD 0.01"); it stops when
@@ -102,6 +111,39 @@ func (o *Origin) SetCharge(c string) { o.mu.Lock(); o.charge = c; o.mu.Unlock() 
 // price between a 402 and its retry).
 func (o *Origin) OnAsked(f func()) { o.mu.Lock(); o.asked = f; o.mu.Unlock() }
 
+// SetChargeAsking makes every 402 that asks the price also carry
+// crawler-charged c (a hostile origin; "" for none).
+func (o *Origin) SetChargeAsking(c string) { o.mu.Lock(); o.chargeAsking = c; o.mu.Unlock() }
+
+// SetHangPaid makes a paid request (a price agreed) count as paid and
+// charged, and then never be answered: the origin holds it until the
+// client goes away (a hostile or failing origin, or a client that left).
+func (o *Origin) SetHangPaid(hang bool) { o.mu.Lock(); o.hangPaid = hang; o.mu.Unlock() }
+
+// Charged returns what the origin charged in total, per currency
+// (crawler-charged values it sent, and those of paid requests it held).
+func (o *Origin) Charged() map[string]payments.Amount {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	m := map[string]payments.Amount{}
+	for k, v := range o.chargedSum {
+		m[k] = v
+	}
+	return m
+}
+
+// addCharge adds the value c to the origin's total. o.mu is held.
+func (o *Origin) addCharge(c string) {
+	p, err := payments.ParsePrice(c)
+	if err != nil {
+		return
+	}
+	if o.chargedSum == nil {
+		o.chargedSum = map[string]payments.Amount{}
+	}
+	o.chargedSum[p.Currency] += p.Amount
+}
+
 // Paid returns the number of paid answers.
 func (o *Origin) Paid() int { o.mu.Lock(); defer o.mu.Unlock(); return o.paid }
 
@@ -123,8 +165,12 @@ func (o *Origin) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	o.mu.Lock()
 	o.headers = append(o.headers, r.Header.Clone())
-	price, charge, asked := o.price, o.charge, o.asked
+	price, charge, asked, chargeAsking, hang := o.price, o.charge, o.asked, o.chargeAsking, o.hangPaid
 	o.mu.Unlock()
+	if f, ok := o.Files[r.URL.Path]; ok {
+		_, _ = io.WriteString(w, strings.ReplaceAll(f, "HOST", r.Host))
+		return
+	}
 	switch r.URL.Path {
 	case PathFree, "/robots.txt":
 		_, _ = io.WriteString(w, Body)
@@ -153,11 +199,22 @@ func (o *Origin) serve(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()
 		o.paid++
 		o.bodies = append(o.bodies, string(body))
+		o.addCharge(charge)
 		o.mu.Unlock()
+		if hang {
+			<-r.Context().Done()
+			panic(http.ErrAbortHandler) // no answer: the connection closes
+		}
 		w.Header().Set("crawler-charged", charge)
 		_, _ = io.WriteString(w, Body)
 	case status == http.StatusPaymentRequired:
 		w.Header().Set("crawler-price", price)
+		if chargeAsking != "" {
+			o.mu.Lock()
+			o.addCharge(chargeAsking)
+			o.mu.Unlock()
+			w.Header().Set("crawler-charged", chargeAsking)
+		}
 		fail(w, status, code)
 		if asked != nil {
 			asked()
