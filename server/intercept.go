@@ -44,7 +44,7 @@ func interception(cfg config.Config, getenv func(string) string, reg prometheus.
 	m := cfg.MITM
 	if m.Mode == config.MITMHostLevel {
 		logger.Warn().Str("mitm_mode", m.Mode).Str("gives_up", HostLevelGivesUp).
-			Msg("mitm.mode host-level: HTTPS paths are not enforced")
+			Msg("mitm.mode host-level: CONNECT tunnels get a host-level decision; the paths of HTTPS requests are not checked")
 		return intercepted{mode: m.Mode}, nil
 	}
 	in := intercepted{mode: config.MITMIntercept, certFile: m.CACert, source: "mitm.ca_cert"}
