@@ -53,11 +53,12 @@ type Options struct {
 	// decision.
 	Intercept func(host string, ctx *goproxy.ProxyCtx) (*tls.Config, error)
 	// OnUntrusted, when set, is told of each intercepted tunnel whose
-	// client aborted the TLS handshake because it does not trust the
-	// certificate the proxy presented (TLS alert unknown_ca,
-	// bad_certificate or certificate_unknown from the client, RFC 8446
-	// 6.2): the client's address, the CONNECT's host and the handshake
-	// error. The client sees a TLS error, never the origin.
+	// client ended the TLS handshake after the certificate the proxy
+	// presented, as a client that does not trust the CA does (a TLS
+	// alert unknown_ca, bad_certificate or certificate_unknown, RFC 8446
+	// 6.2, or an end of the connection; see refusedCertificate): the
+	// client's address, the CONNECT's host and the handshake error. The
+	// client sees a TLS error, never the origin.
 	OnUntrusted func(client netip.Addr, host string, err error)
 	// AuthRealm is the realm of Proxy-Authenticate challenges; default
 	// "robotsproxy".

@@ -3,10 +3,12 @@ package proxy
 import (
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"net/netip"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/elazarl/goproxy"
 )
@@ -58,19 +60,34 @@ func (p *Proxy) tlsConfig(client netip.Addr) func(string, *goproxy.ProxyCtx) (*t
 	}
 }
 
-// refusedCertificate reports whether err is a TLS alert from the client
-// that rejects the server's certificate (RFC 8446 6.2): unknown_ca (what
-// OpenSSL clients such as curl, Python and Node send for an untrusted CA),
-// bad_certificate (Go's client) or certificate_unknown. crypto/tls reports
-// a received alert as a *net.OpError "remote error" around its alert,
-// whose type is not exported: its text is compared.
+// refusedCertificate reports whether err, from the client-side handshake
+// of an intercepted tunnel, says the client turned the proxy's certificate
+// down. A client that does not trust the CA ends the handshake right after
+// the server's certificate, in one of these ways:
+//
+//   - a TLS alert (RFC 8446 6.2): unknown_ca (OpenSSL clients under TLS
+//     1.2), bad_certificate (Go's client) or certificate_unknown;
+//     crypto/tls reports it as a *net.OpError "remote error" around its
+//     alert, whose type is not exported, so its text is compared;
+//   - under TLS 1.3, OpenSSL clients (curl, Python, Scrapy) send their
+//     alert in a record the server cannot decrypt: "local error: tls: bad
+//     record MAC";
+//   - Node closes the connection without an alert: EOF, or a reset.
+//
+// The handshake starts only once the client has sent its ClientHello (see
+// goproxy), and the server answers it at once with its certificate, so an
+// end of the connection in the handshake follows the certificate.
 func refusedCertificate(err error) bool {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+		return true
+	}
 	var op *net.OpError
-	if !errors.As(err, &op) || op.Op != "remote error" || op.Err == nil {
+	if !errors.As(err, &op) || op.Err == nil {
 		return false
 	}
-	switch op.Err.Error() {
-	case "tls: unknown certificate authority", "tls: bad certificate", "tls: unknown certificate":
+	switch op.Op + ": " + op.Err.Error() {
+	case "remote error: tls: unknown certificate authority", "remote error: tls: bad certificate",
+		"remote error: tls: unknown certificate", "local error: tls: bad record MAC":
 		return true
 	}
 	return false

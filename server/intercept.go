@@ -97,7 +97,7 @@ func untrustedLog(logger zerolog.Logger, in intercepted) func(client netip.Addr,
 		}
 		logger.Warn().Str("client", client.String()).Str("host", host).Str("ca_cert", in.certFile).
 			Str("fix", TrustHint(in.certFile)).AnErr("error", err).
-			Msg("a client refused the interception certificate: it does not trust the proxy's CA, so its HTTPS requests fail")
+			Msg("a client refused the interception certificate (it ended the TLS handshake after it): it most likely does not trust the proxy's CA, so its HTTPS requests fail")
 	}
 }
 
