@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/elazarl/goproxy"
@@ -24,10 +25,16 @@ import (
 type goproxyLog struct {
 	next      goproxy.Logger
 	untrusted func(client netip.Addr, host string, err error)
-	// clients maps a session (masked as goproxy logs it) to its client,
-	// from the TLS configuration's request to the handshake's end. It
-	// holds at most 65536 entries: a later session reuses an entry.
-	clients sync.Map // int64 -> netip.Addr
+	// clients maps a session (masked as goproxy logs it) to its
+	// handshake, from the TLS configuration's request on. It holds at most
+	// 65536 entries: a later session reuses an entry.
+	clients sync.Map // int64 -> *handshake
+}
+
+// handshake is one intercepted tunnel's client-side TLS handshake.
+type handshake struct {
+	client netip.Addr
+	hello  atomic.Bool // the ClientHello was read: the certificate is sent next
 }
 
 // handshakeFailed is the start of goproxy's message for a failed
@@ -40,23 +47,36 @@ func (l *goproxyLog) Printf(format string, v ...any) {
 		session, _ := v[0].(int64)
 		host, _ := v[1].(string)
 		err, _ := v[2].(error)
-		if c, ok := l.clients.LoadAndDelete(session); ok && refusedCertificate(err) {
-			l.untrusted(c.(netip.Addr), host, err)
-			return
+		if v, ok := l.clients.LoadAndDelete(session); ok {
+			if hs := v.(*handshake); refusedCertificate(err, hs.hello.Load()) {
+				l.untrusted(hs.client, host, err)
+				return
+			}
 		}
 	}
 	l.next.Printf(format, v...)
 }
 
 // tlsConfig returns the TLS configuration source of one intercepted tunnel
-// from client: Options.Intercept, after noting the client for goproxyLog.
+// from client: Options.Intercept's, noting for goproxyLog the client and
+// whether its ClientHello was read.
 func (p *Proxy) tlsConfig(client netip.Addr) func(string, *goproxy.ProxyCtx) (*tls.Config, error) {
 	if p.handshakes.untrusted == nil {
 		return p.opts.Intercept
 	}
 	return func(host string, ctx *goproxy.ProxyCtx) (*tls.Config, error) {
-		p.handshakes.clients.Store(ctx.Session&0xFFFF, client)
-		return p.opts.Intercept(host, ctx)
+		cfg, err := p.opts.Intercept(host, ctx)
+		if err != nil {
+			return nil, err
+		}
+		hs := &handshake{client: client}
+		p.handshakes.clients.Store(ctx.Session&0xFFFF, hs)
+		cfg = cfg.Clone()
+		cfg.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			hs.hello.Store(true)
+			return nil, nil // cfg itself
+		}
+		return cfg, nil
 	}
 }
 
@@ -74,12 +94,12 @@ func (p *Proxy) tlsConfig(client netip.Addr) func(string, *goproxy.ProxyCtx) (*t
 //     record MAC";
 //   - Node closes the connection without an alert: EOF, or a reset.
 //
-// The handshake starts only once the client has sent its ClientHello (see
-// goproxy), and the server answers it at once with its certificate, so an
-// end of the connection in the handshake follows the certificate.
-func refusedCertificate(err error) bool {
+// afterHello says whether the server read the ClientHello: it answers it
+// at once with its certificate, so an end of the connection after it
+// follows the certificate; one before it does not count.
+func refusedCertificate(err error, afterHello bool) bool {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
-		return true
+		return afterHello
 	}
 	var op *net.OpError
 	if !errors.As(err, &op) || op.Err == nil {
