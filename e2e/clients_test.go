@@ -247,6 +247,9 @@ func checkCreatedCA(t *testing.T, p *proxyProcess, caFile string, env []string) 
 		}
 	}
 	_, m := startupLine(t, p)
+	if !strings.Contains(p.cmd.String(), "-config") && m["config"] != "none (built-in defaults)" {
+		t.Errorf("startup line config: got %v, want the built-in defaults", m["config"])
+	}
 	https, _ := m["https"].(map[string]any)
 	want := map[string]any{"mitm_mode": "intercept", "ca_cert": caFile, "ca_source": "data_dir (created)", "sha256": fp}
 	for k, v := range want {
