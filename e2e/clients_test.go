@@ -34,8 +34,9 @@ import (
 // the origin, and the page of an allowed one; the same client not trusting
 // the CA fails with a TLS error, and the origin sees nothing.
 
-// recipeRobots disallows /private for every crawler.
-const recipeRobots = "User-agent: *\nDisallow: /private\n"
+// recipeRobots disallows everything to GPTBot and /private to every other
+// crawler.
+const recipeRobots = "User-agent: GPTBot\nDisallow: /\n\nUser-agent: *\nDisallow: /private\n"
 
 // recipeOrigin is an HTTPS origin at https://HOST/ (port 443 when it can
 // be bound, as on the web), with a certificate from its own CA, which the
@@ -145,10 +146,10 @@ func TestClientRecipes(t *testing.T) {
 		// absent says why the client cannot run here ("" when it can).
 		absent func() string
 		// get fetches path with the recipe, trusting the CA or not.
-		get func(t *testing.T, path string, trust bool) recipeOutcome
+		get func(t *testing.T, path, ua string, trust bool) recipeOutcome
 	}{
-		{"curl", needCommand("curl"), func(t *testing.T, path string, trust bool) recipeOutcome {
-			args := []string{"-sS", "-o", "/dev/null", "-w", "%{http_code}", "-A", "CurlRecipeBot/1.0", "--proxy", proxyURL}
+		{"curl", needCommand("curl"), func(t *testing.T, path, ua string, trust bool) recipeOutcome {
+			args := []string{"-sS", "-o", "/dev/null", "-w", "%{http_code}", "-A", ua, "--proxy", proxyURL}
 			if trust {
 				args = append(args, "--cacert", caFile)
 			}
@@ -160,21 +161,21 @@ func TestClientRecipes(t *testing.T) {
 			fmt.Sscan(out, &status)
 			return recipeOutcome{status: status}
 		}},
-		{"python requests", needPython("requests"), func(t *testing.T, path string, trust bool) recipeOutcome {
+		{"python requests", needPython("requests"), func(t *testing.T, path, ua string, trust bool) recipeOutcome {
 			cenv := append(clientEnv(""), "HTTPS_PROXY="+proxyURL)
 			if trust {
 				cenv = append(cenv, "REQUESTS_CA_BUNDLE="+caFile)
 			}
-			return parseOutcome(runClient(t, "python3", cenv, "-c", pythonRequestsRecipe, o.base+path))
+			return parseOutcome(runClient(t, "python3", cenv, "-c", pythonRequestsRecipe, o.base+path, ua))
 		}},
-		{"go", func() string { return "" }, func(t *testing.T, path string, trust bool) recipeOutcome {
-			status, err := goRecipe(proxyURL, caFile, trust, o.base+path)
+		{"go", func() string { return "" }, func(t *testing.T, path, ua string, trust bool) recipeOutcome {
+			status, err := goRecipe(proxyURL, caFile, trust, o.base+path, ua)
 			if err != nil {
 				return recipeOutcome{err: err.Error()}
 			}
 			return recipeOutcome{status: status}
 		}},
-		{"scrapy", needCommand("scrapy"), func(t *testing.T, path string, trust bool) recipeOutcome {
+		{"scrapy", needCommand("scrapy"), func(t *testing.T, path, ua string, trust bool) recipeOutcome {
 			// Scrapy verifies no certificate by default, so the recipe
 			// verifies (BrowserLikeContextFactory) and trusts the CA
 			// through SSL_CERT_FILE.
@@ -184,15 +185,15 @@ func TestClientRecipes(t *testing.T) {
 			} else {
 				cenv = append(cenv, "SSL_CERT_FILE="+o.caFile) // trusts something, not the proxy's CA
 			}
-			return parseOutcome(runClient(t, "scrapy", cenv, "runspider", filepath.Join("clients", "spider.py"), "-a", "urls="+o.base+path,
+			return parseOutcome(runClient(t, "scrapy", cenv, "runspider", filepath.Join("clients", "spider.py"), "-a", "urls="+o.base+path, "-s", "USER_AGENT="+ua,
 				"-s", "DOWNLOADER_CLIENTCONTEXTFACTORY=scrapy.core.downloader.contextfactory.BrowserLikeContextFactory"))
 		}},
-		{"node", needNodeUndici, func(t *testing.T, path string, trust bool) recipeOutcome {
+		{"node", needNodeUndici, func(t *testing.T, path, ua string, trust bool) recipeOutcome {
 			cenv := append(clientEnv(""), "HTTPS_PROXY="+proxyURL)
 			if trust {
 				cenv = append(cenv, "NODE_EXTRA_CA_CERTS="+caFile)
 			}
-			return parseOutcome(runClient(t, "node", cenv, filepath.Join("clients", "fetch.mjs"), o.base+path))
+			return parseOutcome(runClient(t, "node", append(cenv, "USER_AGENT="+ua), filepath.Join("clients", "fetch.mjs"), o.base+path))
 		}},
 	}
 	for _, c := range clients {
@@ -201,16 +202,20 @@ func TestClientRecipes(t *testing.T) {
 				t.Skip(why)
 			}
 			slug := strings.ReplaceAll(c.name, " ", "-")
+			ua := "ExampleBot/1.0"
 			for _, tt := range []struct {
-				path  string
-				trust bool
-				want  int // 0: a TLS failure
+				path, ua string
+				trust    bool
+				want     int // 0: a TLS failure
 			}{
-				{"/page-" + slug, true, 200},
-				{"/private/" + slug, true, 403},
-				{"/untrusted-" + slug, false, 0},
+				{"/page-" + slug, ua, true, 200},
+				{"/private/" + slug, ua, true, 403},
+				// The crawler is named in the requests only (Python
+				// requests and Go send no crawler on CONNECT).
+				{"/action/x-" + slug, "Mozilla/5.0 (compatible; GPTBot/1.0)", true, 403},
+				{"/untrusted-" + slug, ua, false, 0},
 			} {
-				got := c.get(t, tt.path, tt.trust)
+				got := c.get(t, tt.path, tt.ua, tt.trust)
 				if got.status != tt.want {
 					t.Errorf("%s %s%s (trusting the CA: %v): got status %d (%s), want %d (0: a TLS error)", c.name, o.base, tt.path, tt.trust, got.status, got.err, tt.want)
 				}
@@ -308,7 +313,7 @@ func checkUntrustedLog(t *testing.T, p *proxyProcess, caFile string) {
 const pythonRequestsRecipe = `
 import sys, requests
 try:
-    r = requests.get(sys.argv[1], headers={"User-Agent": "RequestsRecipeBot/1.0"}, timeout=60)
+    r = requests.get(sys.argv[1], headers={"User-Agent": sys.argv[2]}, timeout=60)
     print(r.status_code)
 except requests.exceptions.RequestException as e:
     print("error\t" + repr(e))
@@ -317,7 +322,7 @@ except requests.exceptions.RequestException as e:
 // goRecipe is the Go recipe: the proxy set with http.ProxyURL (the
 // environment's proxy is never used for loopback targets) and the CA
 // added to the roots.
-func goRecipe(proxy, caFile string, trust bool, target string) (int, error) {
+func goRecipe(proxy, caFile string, trust bool, target, ua string) (int, error) {
 	u, err := url.Parse(proxy)
 	if err != nil {
 		return 0, err
@@ -339,7 +344,7 @@ func goRecipe(proxy, caFile string, trust bool, target string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("User-Agent", "GoRecipeBot/1.0")
+	req.Header.Set("User-Agent", ua)
 	resp, err := (&http.Client{Transport: tr, Timeout: time.Minute}).Do(req)
 	if err != nil {
 		return 0, err

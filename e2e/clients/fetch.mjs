@@ -5,6 +5,7 @@
 //
 //   NODE_EXTRA_CA_CERTS=ca.pem HTTPS_PROXY=http://127.0.0.1:8080 node fetch.mjs URL...
 //
+// USER_AGENT, when set, is the crawler's User-Agent.
 // Prints "status<TAB>body length" per URL, or "error<TAB>cause".
 import { EnvHttpProxyAgent, setGlobalDispatcher, fetch } from "undici";
 
@@ -12,7 +13,7 @@ setGlobalDispatcher(new EnvHttpProxyAgent());
 
 for (const url of process.argv.slice(2)) {
   try {
-    const res = await fetch(url, { headers: { "user-agent": "NodeRecipeBot/1.0" } });
+    const res = await fetch(url, { headers: { "user-agent": process.env.USER_AGENT || "ExampleBot/1.0" } });
     const body = await res.text();
     console.log(`${res.status}\t${body.length}`);
   } catch (err) {

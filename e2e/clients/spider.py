@@ -12,7 +12,7 @@ import scrapy
 class RecipeSpider(scrapy.Spider):
     name = "recipe"
     custom_settings = {
-        "USER_AGENT": "ScrapyRecipeBot/1.0",
+        "USER_AGENT": "ExampleBot/1.0",  # the test sets it with -s USER_AGENT=...
         "HTTPERROR_ALLOWED_CODES": [403, 429, 503],
         "RETRY_ENABLED": False,
         "LOG_LEVEL": "ERROR",
