@@ -33,7 +33,7 @@ type intercepted struct {
 
 // TrustHint is the one line a client needs to trust the CA in certFile.
 func TrustHint(certFile string) string {
-	return fmt.Sprintf("curl --cacert %s, or SSL_CERT_FILE=%s (Python, Go), NODE_EXTRA_CA_CERTS=%s (Node); robotsproxy ca show for more", certFile, certFile, certFile)
+	return fmt.Sprintf("curl --cacert %[1]s (Python requests: REQUESTS_CA_BUNDLE=%[1]s; Node: NODE_EXTRA_CA_CERTS=%[1]s; Go: SSL_CERT_FILE=%[1]s; \"robotsproxy ca show\" prints more)", certFile)
 }
 
 // interception returns how tunnels are enforced (mitm.mode): host-level
