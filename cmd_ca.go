@@ -15,11 +15,14 @@ import (
 // runCA implements "robotsproxy ca init -cert FILE -key FILE [-name NAME]".
 func runCA(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && isHelp(args[0]) {
-		fmt.Fprint(stdout, "usage: robotsproxy ca init -cert FILE -key FILE [-name NAME]\n\ncommands:\n  init  create a CA for intercepting HTTPS (\"robotsproxy ca init -h\" for its flags)\n")
+		fmt.Fprint(stdout, "usage: robotsproxy ca init -cert FILE -key FILE [-name NAME]\n       robotsproxy ca show [-config FILE] [-data-dir DIR]\n\ncommands:\n  init  create a CA for intercepting HTTPS (\"robotsproxy ca init -h\" for its flags)\n  show  the CA serve intercepts with, and how clients trust it\n")
 		return nil
 	}
+	if len(args) > 0 && args[0] == "show" {
+		return runCAShow(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "init" {
-		return usageErr("ca: want \"ca init -cert FILE -key FILE\"\n%s", usage)
+		return usageErr("ca: want \"ca init -cert FILE -key FILE\" or \"ca show\"\n%s", usage)
 	}
 	fs := newFlagSet("ca init", "ca init -cert FILE -key FILE [-name NAME]", `Create a CA certificate and private key for intercepting HTTPS (mitm.ca_cert,
 mitm.ca_key). The key is written with mode 0600; existing files are not

@@ -18,6 +18,7 @@ commands:
   audit verify   verify an audit log's hash chain and re-decide its decisions
   audit show     print an archived robots.txt body and its fetch records
   ca init        create a CA for intercepting HTTPS
+  ca show        print the CA serve intercepts with, and how clients trust it
   keys init      write an Ed25519 key pair for signing requests (Web Bot Auth)
   keys directory write the key directory and agent cards as static files
   hash-password  print a bcrypt hash for identity.users

@@ -1,9 +1,10 @@
 // Command robotsproxy is a forward HTTP(S) proxy that makes crawlers obey
 // robots.txt (RFC 9309).
 //
-//	robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-audit-log FILE] [-archive-dir DIR] [-ca-cert FILE -ca-key FILE] [-check-config]
+//	robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-audit-log FILE] [-archive-dir DIR] [-ca-cert FILE -ca-key FILE] [-mitm-mode intercept|host-level] [-data-dir DIR] [-check-config]
 //	robotsproxy check [-json] [-rfc] [-usage PURPOSE] [-license FILE] ROBOTS_FILE USER_AGENT URL...
 //	robotsproxy ca init -cert FILE -key FILE [-name NAME]
+//	robotsproxy ca show [-config FILE] [-data-dir DIR]
 //	robotsproxy keys init DIR
 //	robotsproxy keys directory [-config FILE] -o DIR [-authority HOST] [-valid DURATION]
 //	robotsproxy hash-password [-cost N] < password
@@ -45,10 +46,11 @@ import (
 const defaultConfig = "config.yaml"
 
 const usage = `usage:
-  robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-audit-log FILE] [-archive-dir DIR] [-ca-cert FILE -ca-key FILE] [-check-config]
+  robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] [-audit-log FILE] [-archive-dir DIR] [-ca-cert FILE -ca-key FILE] [-mitm-mode intercept|host-level] [-data-dir DIR] [-check-config]
   robotsproxy check [-json] [-rfc] ROBOTS_FILE USER_AGENT URL... (URL "-" reads URLs from stdin)
                                                             (-usage PURPOSE: also the usage preference for train-ai, search, ai-input...)
   robotsproxy ca init -cert FILE -key FILE [-name NAME]     (a new interception CA; the key is written 0600)
+  robotsproxy ca show [-config FILE] [-data-dir DIR]        (the CA serve intercepts with, its fingerprint, and how clients trust it)
   robotsproxy keys init [-valid D] DIR                      (an Ed25519 signing key pair, the private key 0600, valid a year; prints its keyid)
   robotsproxy keys directory [-config FILE] -o DIR [-authority HOST] [-valid DURATION]
                                                             (the key directory and agent cards as static files, with their headers)
@@ -190,7 +192,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 type serveFlags struct {
 	fs                                         *flag.FlagSet
 	config, listen, admin, mode, caCert, caKey *string
-	auditLog, archiveDir                       *string
+	auditLog, archiveDir, dataDir, mitmMode    *string
 	allowPrivate, allowOpen, checkConfig       *bool
 }
 
@@ -210,6 +212,8 @@ is read again on SIGHUP, and the flags keep winning.`, stderr)
 		auditLog:     fs.String("audit-log", "", "write audit lines to `FILE`, rotated (overrides log.file; default stdout)"),
 		checkConfig:  fs.Bool("check-config", false, "validate the configuration with the flags applied, print what is in force, and exit: 0 when it is valid, 2 when not"),
 		archiveDir:   fs.String("archive-dir", "", "keep every robots.txt fetched in `DIR`, for audit verify (overrides audit.archive_dir)"),
+		dataDir:      fs.String("data-dir", "", "keep the proxy's state, the interception CA it creates, in `DIR` (overrides data_dir; default $XDG_STATE_HOME/robotsproxy, else ~/.local/state/robotsproxy)"),
+		mitmMode:     fs.String("mitm-mode", "", "how HTTPS is enforced, `MODE` intercept (every request on its path) or host-level (opaque tunnels, paths unchecked) (overrides mitm.mode)"),
 	}
 }
 
@@ -238,6 +242,12 @@ func (f *serveFlags) apply(cfg config.Config) (config.Config, error) {
 	}
 	if isSet(f.fs, "archive-dir") {
 		cfg.Audit.ArchiveDir = *f.archiveDir
+	}
+	if isSet(f.fs, "data-dir") {
+		cfg.DataDir = *f.dataDir
+	}
+	if isSet(f.fs, "mitm-mode") {
+		cfg.MITM.Mode = *f.mitmMode
 	}
 	if isSet(f.fs, "ca-cert") || isSet(f.fs, "ca-key") {
 		cfg.MITM.CACert, cfg.MITM.CAKey = *f.caCert, *f.caKey

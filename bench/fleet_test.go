@@ -259,6 +259,7 @@ func startProxy(b *testing.B, redisURL string) string {
 	cfg.Politeness.CrawlDelay, cfg.Politeness.Backoff = "enforce", "enforce"
 	cfg.Politeness.MaxConcurrentPerHost = fleetCap
 	cfg.Shared.RedisURL = redisURL
+	cfg.DataDir = b.TempDir() // its interception CA, never in ~/.local/state
 	logs := &listenLog{}
 	s, err := server.New(cfg, io.Discard, zerolog.New(logs))
 	if err != nil {

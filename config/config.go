@@ -49,6 +49,13 @@ type Config struct {
 	Connect Connect `yaml:"connect"`
 	// MITM configures HTTPS interception.
 	MITM MITM `yaml:"mitm"`
+	// DataDir is the directory of the proxy's own state: the interception
+	// CA it creates on first start when mitm.mode is "intercept" and no
+	// mitm.ca_cert is set (ca.pem, and ca-key.pem with mode 0600; the
+	// directory is created with mode 0700). Default "": DefaultDataDir,
+	// $XDG_STATE_HOME/robotsproxy or ~/.local/state/robotsproxy, never the
+	// working directory.
+	DataDir string `yaml:"data_dir"`
 	// Log configures the audit log file.
 	Log Log `yaml:"log"`
 	// Audit configures the audit log's evidence: the hash chain.
@@ -182,11 +189,18 @@ type Connect struct {
 	RequireIdentity bool `yaml:"require_identity"`
 }
 
-// MITM configures HTTPS interception with the operator's CA. Both files
-// set means CONNECT tunnels are intercepted and decided per request.
+// MITM configures HTTPS interception. By default (Mode "intercept")
+// CONNECT tunnels are intercepted and every request inside is decided on
+// its path, with the operator's CA (CACert, CAKey) or, when none is set,
+// the CA the proxy creates in DataDir.
 type MITM struct {
+	// Mode is "intercept" (default) or "host-level". "host-level" leaves
+	// tunnels opaque: each is decided once, for "/" of its host, under the
+	// CONNECT's own identity, and the paths inside are never checked. It
+	// cannot be combined with CACert.
+	Mode string `yaml:"mode"`
 	// CACert is the CA certificate PEM file ("robotsproxy ca init").
-	// Default "" (no interception).
+	// Default "": the CA in DataDir.
 	CACert string `yaml:"ca_cert"`
 	// CAKey is the CA private key PEM file. Default "".
 	CAKey string `yaml:"ca_key"`
@@ -348,7 +362,7 @@ func Default() Config {
 		AllowHosts:         []string{},
 		DenyHosts:          []string{},
 		Connect:            Connect{Ports: policy.DefaultConnectPorts()},
-		MITM:               MITM{MaxCerts: 1024},
+		MITM:               MITM{Mode: MITMIntercept, MaxCerts: 1024},
 		Log:                Log{MaxSizeMB: 100, MaxBackups: 5, MaxFieldBytes: 2048},
 		Audit: Audit{Chain: true, ArchiveMaxMB: 1024, OnWriteError: "refuse",
 			CheckpointEveryLines: 10000, CheckpointEvery: 60 * time.Second},

@@ -386,7 +386,7 @@ func TestLoadAccessValid(t *testing.T) {
 			func(c config.Config) bool { return slices.Equal(c.Connect.Ports, []int{1, 65535}) }},
 		{"mitm both set", "mitm:\n  ca_cert: ca.pem\n  ca_key: key.pem\n  max_certs: 1\n",
 			func(c config.Config) bool {
-				return c.MITM == config.MITM{CACert: "ca.pem", CAKey: "key.pem", MaxCerts: 1}
+				return c.MITM == config.MITM{Mode: config.MITMIntercept, CACert: "ca.pem", CAKey: "key.pem", MaxCerts: 1}
 			}},
 		{"require_credentials with a range only", "identity:\n  require_credentials: true\n  client_ranges:\n    - cidr: 10.0.0.0/8\n      token: A\n",
 			func(c config.Config) bool { return c.Identity.RequireCredentials && len(c.Identity.ClientRanges) == 1 }},
@@ -448,7 +448,7 @@ identity:
 	want.AllowHosts = []string{".example.com", "bücher.example"}
 	want.DenyHosts = []string{"secret.example.com"}
 	want.Connect = config.Connect{Ports: []int{443, 8443}}
-	want.MITM = config.MITM{CACert: "/etc/robotsproxy/ca.pem", CAKey: "/etc/robotsproxy/ca-key.pem", MaxCerts: 64}
+	want.MITM = config.MITM{Mode: config.MITMIntercept, CACert: "/etc/robotsproxy/ca.pem", CAKey: "/etc/robotsproxy/ca-key.pem", MaxCerts: 64}
 	want.Identity.RequireCredentials = true
 	want.Identity.Users = []config.UserRule{{Name: "alice", PasswordBcrypt: alice, Token: "AliceBot"}, {Name: "bob smith", PasswordBcrypt: bob, Token: "Bob_Bot"}}
 	want.Identity.ClientRanges = []config.ClientRangeRule{{CIDR: "10.0.0.0/8", Token: "WideBot"}, {CIDR: "10.1.0.0/16", Token: "NarrowBot"}, {CIDR: "2001:db8::/32", Token: "SixBot"}}
@@ -545,6 +545,12 @@ func TestValidateAccess(t *testing.T) {
 		{"only -ca-cert", func(c *config.Config) { c.MITM.CACert = "ca.pem" }, "mitm"},
 		{"only -ca-key", func(c *config.Config) { c.MITM.CAKey = "key.pem" }, "mitm"},
 		{"both", func(c *config.Config) { c.MITM.CACert, c.MITM.CAKey = "ca.pem", "key.pem" }, ""},
+		{"mitm.mode host-level", func(c *config.Config) { c.MITM.Mode = "host-level" }, ""},
+		{"mitm.mode unknown", func(c *config.Config) { c.MITM.Mode = "tunnel" }, "mitm.mode"},
+		{"mitm.mode empty", func(c *config.Config) { c.MITM.Mode = "" }, "mitm.mode"},
+		{"host-level with a CA", func(c *config.Config) {
+			c.MITM.Mode, c.MITM.CACert, c.MITM.CAKey = "host-level", "ca.pem", "key.pem"
+		}, "mitm.mode"},
 		{"nil ports", func(c *config.Config) { c.Connect.Ports = nil }, "connect.ports"},
 		{"nil ports, refused", func(c *config.Config) { c.Connect.Ports, c.Connect.Refuse = nil, true }, ""},
 		{"bad port, refused", func(c *config.Config) { c.Connect.Ports, c.Connect.Refuse = []int{0}, true }, "connect.ports[0]"},

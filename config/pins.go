@@ -75,6 +75,12 @@ func (c *Config) validateTunnels() error {
 	if (c.MITM.CACert == "") != (c.MITM.CAKey == "") {
 		return errors.New("mitm: set both mitm.ca_cert and mitm.ca_key (or -ca-cert and -ca-key), or neither")
 	}
+	if err := oneOf(c.MITM.Mode, MITMIntercept, MITMHostLevel); err != nil {
+		return fmt.Errorf("mitm.mode: %w", err)
+	}
+	if c.MITM.Mode == MITMHostLevel && c.MITM.CACert != "" {
+		return errors.New("mitm.mode: host-level leaves tunnels unintercepted, so mitm.ca_cert (or -ca-cert) would not be used: set one or the other")
+	}
 	return atLeastKey("mitm.max_certs", c.MITM.MaxCerts, 1)
 }
 

@@ -390,7 +390,7 @@ shared:
 		"config":      cfg,
 		"audit_log":   filepath.Join(dir, "audit.log"),
 		"archive":     filepath.Join(dir, "archive"),
-		"ca":          "off",
+		"ca":          "on", // no CA configured: the one in the data directory
 		"fleet_store": "redis://127.0.0.1:1",
 		"listeners":   map[string]any{"proxy": p.proxyAddr, "admin": p.adminAddr},
 		"politeness":  map[string]any{"crawl_delay": "enforce", "backoff": "ignore", "on_early": "wait", "max_concurrent_per_host": 4.0},

@@ -48,6 +48,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "robotsproxy")
+	// serve keeps the CA it intercepts with in the default data directory
+	// ($XDG_STATE_HOME/robotsproxy): a temporary one, never the user's
+	// real ~/.local/state. The processes of the suite share it.
+	if err := os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state")); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
 	build := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", binary, ".")...)
 	build.Dir = ".."
 	if out, err := build.CombinedOutput(); err != nil {

@@ -293,7 +293,7 @@ func TestHostLists(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := newTestOrigin(t, "User-agent: *\nDisallow: /private\n", false)
-			p := startProxy(t, fmt.Sprintf("%sconnect:\n  ports: [%d]\n", tt.config, o.port))
+			p := startProxy(t, fmt.Sprintf("%sconnect:\n  ports: [%d]\nmitm:\n  mode: host-level\n", tt.config, o.port)) // the CONNECT gets a host decision
 			client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(p.proxyURL("", ""))}}
 			n := 0
 			for _, host := range []string{"localhost", "127.0.0.1"} {

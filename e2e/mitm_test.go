@@ -860,7 +860,7 @@ func TestConnectWithoutCA(t *testing.T) {
 	originPool.AddCert(o.srv.Certificate())
 
 	t.Run("tunnel", func(t *testing.T) {
-		p := startProxyEnv(t, mitmConfig(o, ""), trustEnv(t, o.pemFile))
+		p := startProxyEnv(t, mitmConfig(o, "mitm:\n  mode: host-level\n"), trustEnv(t, o.pemFile))
 		if !strings.Contains(p.stderr.String(), "host-level decision") {
 			t.Errorf("serve without a CA: stderr %q does not say tunnels get a host-level decision", p.stderr)
 		}

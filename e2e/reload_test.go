@@ -243,7 +243,7 @@ func TestReloadKeepsInFlight(t *testing.T) {
 	defer releaseAll() // before origin.Close, which waits for the handler
 	echo := startEcho(t)
 	port := echo.Addr().(*net.TCPAddr).Port
-	rp := startReloadable(t, fmt.Sprintf("exempt_hosts: [127.0.0.1]\nconnect:\n  ports: [%d]\n", port))
+	rp := startReloadable(t, fmt.Sprintf("exempt_hosts: [127.0.0.1]\nconnect:\n  ports: [%d]\nmitm:\n  mode: host-level\n", port)) // an opaque tunnel to the echo server
 
 	slow := make(chan string, 1)
 	go func() {

@@ -66,7 +66,7 @@ func TestConnectRequireIdentity(t *testing.T) {
 	env := trustEnv(t, o.pemFile)
 
 	t.Run("off", func(t *testing.T) {
-		p := startProxyEnv(t, mitmConfig(o, ""), env)
+		p := startProxyEnv(t, mitmConfig(o, "mitm:\n  mode: host-level\n"), env)
 		if status, body := tunnelGet(t, p.proxyAddr, o, "", "/page"); status != 200 || body != "origin:/page" {
 			t.Errorf("CONNECT without a User-Agent, connect.require_identity off: got %d %q, want 200 and the origin's page", status, body)
 		}
@@ -76,7 +76,7 @@ func TestConnectRequireIdentity(t *testing.T) {
 	})
 
 	t.Run("on", func(t *testing.T) {
-		p := startProxyEnv(t, mitmConfig(o, "  require_identity: true\n"), env)
+		p := startProxyEnv(t, mitmConfig(o, "  require_identity: true\nmitm:\n  mode: host-level\n"), env)
 		before, fetches := o.conns.Load(), o.fetches()
 		resp, body := rawConnect(t, p.proxyAddr, o.host, nil)
 		if resp.StatusCode != 403 || resp.Header.Get("X-Robotsproxy-Reason") != "unidentified-tunnel" || resp.Header.Get("X-Robotsproxy-Decision") != "deny" {
@@ -112,7 +112,7 @@ func TestConnectRequireIdentity(t *testing.T) {
 	})
 
 	t.Run("on, pinned client", func(t *testing.T) {
-		p := startProxyEnv(t, mitmConfig(o, "  require_identity: true\nidentity:\n  client_ranges:\n    - cidr: 127.0.0.0/8\n      token: PinnedBot\n"), env)
+		p := startProxyEnv(t, mitmConfig(o, "  require_identity: true\nmitm:\n  mode: host-level\nidentity:\n  client_ranges:\n    - cidr: 127.0.0.0/8\n      token: PinnedBot\n"), env)
 		if status, body := tunnelGet(t, p.proxyAddr, o, "", "/page"); status != 200 || body != "origin:/page" {
 			t.Errorf("CONNECT without a User-Agent from a pinned range: got %d %q, want 200 and the origin's page", status, body)
 		}

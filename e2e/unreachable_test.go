@@ -28,7 +28,7 @@ func TestUnreachableCause(t *testing.T) {
 	closed := ln.Addr().String()
 	ln.Close()
 
-	p := startProxy(t, mitmConfig(untrusted, "robots:\n  timeout: 5s\n"))
+	p := startProxy(t, mitmConfig(untrusted, "robots:\n  timeout: 5s\nmitm:\n  mode: host-level\n")) // CONNECTs get a host decision
 	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(p.proxyURL("", ""))}, Timeout: time.Minute}
 	defer client.Transport.(*http.Transport).CloseIdleConnections()
 

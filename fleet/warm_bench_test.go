@@ -113,6 +113,7 @@ func startServer(b testing.TB, redisURL string) *http.Client {
 	cfg := config.Default()
 	cfg.Listen, cfg.AdminListen, cfg.AllowPrivate = "127.0.0.1:0", "", true
 	cfg.Shared.RedisURL = redisURL
+	cfg.DataDir = b.TempDir() // its interception CA, never in ~/.local/state
 	logs := &listenLog{}
 	s, err := server.New(cfg, io.Discard, zerolog.New(logs))
 	if err != nil {

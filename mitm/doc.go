@@ -24,8 +24,10 @@
 //
 // # Use
 //
-// Create a CA once with InitCA, load it at start-up with LoadCA, and hand a
-// Certs (the leaf-certificate cache) to goproxy:
+// Create a CA once with InitCA and load it at start-up with LoadCA, or let
+// DataDirCA do both in a data directory (created on first use, reused
+// after, never overwritten), and hand a Certs (the leaf-certificate cache)
+// to goproxy:
 //
 //	ca, err := mitm.LoadCA("ca.pem", "ca-key.pem")
 //	certs, err := mitm.NewCerts(ca, mitm.CertsOptions{})

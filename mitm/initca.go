@@ -62,7 +62,7 @@ func checkNewFiles(certFile, keyFile string) error {
 	for _, p := range []string{keyFile, certFile} {
 		_, err := os.Lstat(p)
 		if err == nil {
-			return fmt.Errorf("init CA: %s already exists; refusing to overwrite it", p)
+			return fmt.Errorf("init CA: %s already exists; refusing to overwrite it: %w", p, fs.ErrExist)
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("init CA: %w", err)

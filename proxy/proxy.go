@@ -52,6 +52,14 @@ type Options struct {
 	// is then decided like a plain-HTTP one. Nil tunnels with a host-level
 	// decision.
 	Intercept func(host string, ctx *goproxy.ProxyCtx) (*tls.Config, error)
+	// OnUntrusted, when set, is told of each intercepted tunnel whose
+	// client ended the TLS handshake after the certificate the proxy
+	// presented, as a client that does not trust the CA does (a TLS
+	// alert unknown_ca, bad_certificate or certificate_unknown, RFC 8446
+	// 6.2, or an end of the connection; see refusedCertificate): the
+	// client's address, the CONNECT's host and the handshake error. The
+	// client sees a TLS error, never the origin.
+	OnUntrusted func(client netip.Addr, host string, err error)
 	// AuthRealm is the realm of Proxy-Authenticate challenges; default
 	// "robotsproxy".
 	AuthRealm string
@@ -114,6 +122,9 @@ type Proxy struct {
 	// failing reports whether the audit log is failing (Options.Audit's
 	// Failing method); nil when it has none.
 	failing func() bool
+	// handshakes is goproxy's logger, which reports the intercepted
+	// tunnels whose client does not trust the CA (Options.OnUntrusted).
+	handshakes *goproxyLog
 }
 
 // New returns a Proxy.
@@ -143,10 +154,12 @@ func New(o Options) *Proxy {
 	gp.ConnectDial, gp.ConnectDialWithReq = nil, nil
 	gp.KeepAcceptEncoding = true // forward requests unchanged
 	gp.NonproxyHandler = http.HandlerFunc(nonProxy)
+	hs := &goproxyLog{next: gp.Logger, untrusted: o.OnUntrusted}
+	gp.Logger = hs
 	if o.Audit == nil {
 		o.Audit = io.Discard
 	}
-	p := &Proxy{gp: gp, opts: o, denials: memo.NewSync[denialKey, *rendered](denialsMax)}
+	p := &Proxy{gp: gp, opts: o, handshakes: hs, denials: memo.NewSync[denialKey, *rendered](denialsMax)}
 	if f, ok := o.Audit.(interface{ Failing() bool }); ok {
 		p.failing = f.Failing
 	}
@@ -408,7 +421,7 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 	st.tunnel, st.intercepted = true, true
 	st.authority = authority
 	ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTripInner)
-	return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: p.opts.Intercept}, authority
+	return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: p.tlsConfig(st.clientAddr(ctx.Req))}, authority
 }
 
 // rejectConnect answers a CONNECT with the denial (403, or 407).

@@ -243,7 +243,7 @@ func TestReloadKeepsConnections(t *testing.T) {
 	}()
 	echo := echoServer(t)
 	port := echo.Addr().(*net.TCPAddr).Port
-	rs := startReloadServer(t, fmt.Sprintf("connect:\n  ports: [%d]\nexempt_hosts: [127.0.0.1]\n", port))
+	rs := startReloadServer(t, fmt.Sprintf("connect:\n  ports: [%d]\nexempt_hosts: [127.0.0.1]\nmitm:\n  mode: host-level\n", port))
 
 	slow := make(chan string, 1)
 	go func() {

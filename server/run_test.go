@@ -144,6 +144,7 @@ func TestShutdownClosesTunnels(t *testing.T) {
 	ts := startServer(t, func(c *config.Config) {
 		c.Connect.Ports = []int{port}
 		c.ExemptHosts = []string{"127.0.0.1"}
+		c.MITM.Mode = config.MITMHostLevel // an opaque tunnel to the echo server
 	})
 	c, err := net.Dial("tcp", ts.addr)
 	if err != nil {

@@ -6,15 +6,14 @@ package server
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync/atomic"
 	"time"
 
-	"github.com/elazarl/goproxy"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -23,7 +22,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/config"
 	"github.com/robotsproxy/robotsproxy/fleet"
 	"github.com/robotsproxy/robotsproxy/identity"
-	"github.com/robotsproxy/robotsproxy/mitm"
 	"github.com/robotsproxy/robotsproxy/netguard"
 	"github.com/robotsproxy/robotsproxy/proxy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -43,6 +41,7 @@ type Server struct {
 	shared  *fleet.Store       // the fleet's shared store, nil when off; kept across reloads
 	signer  *signing.Transport // the signing egress step, nil when signing is off; its keys swap on reload
 	ops     *opsMetrics
+	https   intercepted // how HTTPS is enforced, for the startup line
 	ready   *readiness
 	run     RunOptions
 	admin   http.Handler
@@ -114,7 +113,7 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 	if err != nil {
 		return nil, err
 	}
-	intercept, err := interception(cfg.MITM, reg, logger)
+	https, err := interception(cfg, os.Getenv, reg, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +142,8 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		}
 	}
 	p := proxy.New(proxy.Options{
-		Intercept:     intercept,
+		Intercept:     https.config,
+		OnUntrusted:   untrustedLog(logger, https),
 		Policy:        pol,
 		Transport:     transport,
 		Egress:        egressSteps,
@@ -170,30 +170,9 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		closeFn = closeBoth(closeFn, shared.Close)
 	}
 	return &Server{cfg: cfg, proxy: p, metrics: metrics, cache: cache, pinner: pinner, shared: shared, signer: signer,
-		ops: newOpsMetrics(reg, cfg, time.Now()), ready: ready, admin: adminHandler(reg, ready),
+		https: https, ops: newOpsMetrics(reg, cfg, time.Now()), ready: ready, admin: adminHandler(reg, ready),
 		audit: auditW, closeFn: closeFn, log: logger,
 		archive: archive, keys: newKeyDirectory(published, archive, "start", keysRead, logger)}, nil
-}
-
-// interception loads the operator's CA and returns the leaf-certificate
-// source for intercepted tunnels, or nil when no CA is configured.
-func interception(m config.MITM, reg prometheus.Registerer, logger zerolog.Logger) (func(string, *goproxy.ProxyCtx) (*tls.Config, error), error) {
-	if m.CACert == "" {
-		logger.Info().Msg("no CA configured: CONNECT tunnels get a host-level decision (set -ca-cert and -ca-key to enforce paths over HTTPS)")
-		return nil, nil
-	}
-	ca, err := mitm.LoadCA(m.CACert, m.CAKey)
-	if err != nil {
-		return nil, fmt.Errorf("mitm: %w", err)
-	}
-	certs, err := mitm.NewCerts(ca, mitm.CertsOptions{MaxEntries: m.MaxCerts})
-	if err != nil {
-		return nil, fmt.Errorf("mitm: %w", err)
-	}
-	proxy.RegisterCertMetrics(reg, certs.Stats)
-	logger.Info().Str("ca", ca.Certificate().Subject.CommonName).Str("sha256", ca.Fingerprint()).
-		Msg("intercepting CONNECT tunnels: every HTTPS request is decided on its path")
-	return certs.TLSConfig, nil
 }
 
 // auditWriter opens the audit log destination, stdout or a file rotated

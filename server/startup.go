@@ -13,7 +13,8 @@ import (
 
 // logStartup writes the one line that says, at start, what is in force:
 // the mode, the configuration file, the listeners' addresses, the audit
-// log, the archive, interception, the fleet store (scheme and host only:
+// log, the archive, interception (and how a client trusts its CA, or what
+// host-level gives up), the fleet store (scheme and host only:
 // never credentials), signing, and the politeness and usage switches.
 func (s *Server) logStartup(names []string, lns []net.Listener) {
 	c := s.cfg
@@ -37,7 +38,7 @@ func (s *Server) logStartup(names []string, lns []net.Listener) {
 		archive = "off"
 	}
 	ca := "off"
-	if c.MITM.CACert != "" {
+	if s.https.config != nil {
 		ca = "on"
 	}
 	var purposes []string
@@ -54,6 +55,7 @@ func (s *Server) logStartup(names []string, lns []net.Listener) {
 		Bool("audit_chain", c.Audit.Chain).
 		Str("archive", archive).
 		Str("ca", ca).
+		Dict("https", s.httpsSummary()).
 		Str("fleet_store", redactStore(c.Shared.RedisURL)).
 		Str("signing", signingSummary(c.Signing)).
 		Bool("allow_private", c.AllowPrivate).
@@ -67,6 +69,18 @@ func (s *Server) logStartup(names []string, lns []net.Listener) {
 			Bool("enforce", c.Usage.Enforce).
 			Strs("purposes_for", purposes))
 	ev.Msg("started")
+}
+
+// httpsSummary says how HTTPS is enforced: with interception the CA's
+// file, fingerprint, where it came from and the line that makes a client
+// trust it; host-level, what that gives up.
+func (s *Server) httpsSummary() *zerolog.Event {
+	h := s.https
+	d := zerolog.Dict().Str("mitm_mode", h.mode)
+	if h.config == nil {
+		return d.Str("gives_up", HostLevelGivesUp)
+	}
+	return d.Str("ca_cert", h.certFile).Str("ca_source", h.source).Str("sha256", h.fingerprint).Str("trust", TrustHint(h.certFile))
 }
 
 // redactStore returns the fleet store's URL as scheme://host only, "off"

@@ -82,6 +82,15 @@ to render a proxy that nothing guards.
 {{- $_ := set $mitm "ca_cert" "/etc/robotsproxy/ca/tls.crt" -}}
 {{- $_ := set $mitm "ca_key" "/etc/robotsproxy/ca/tls.key" -}}
 {{- $_ := set $cfg "mitm" $mitm -}}
+{{- else -}}
+{{- /* No CA: a CA of each pod's own could not be trusted fleet-wide, so
+     the chart opts out explicitly (host-level) unless config.mitm.mode
+     says otherwise. */ -}}
+{{- $mitm := deepCopy (get $cfg "mitm" | default dict) -}}
+{{- if not (hasKey $mitm "mode") -}}
+{{- $_ := set $mitm "mode" "host-level" -}}
+{{- end -}}
+{{- $_ := set $cfg "mitm" $mitm -}}
 {{- end -}}
 {{- if .Values.shared.redisUrl -}}
 {{- $shared := deepCopy (get $cfg "shared" | default dict) -}}
