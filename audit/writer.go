@@ -182,6 +182,45 @@ func (w *Writer) Write(line []byte) (int, error) {
 	return len(line), nil
 }
 
+// Recover tries to end a failure of the log before a caller acts on it:
+// while Failing, it makes the write the next line would make, without a
+// line of its own: the lost-lines marker (see MarkerLostLines), after
+// taking back what a failed write left. It returns nil when the log is
+// not failing, or no longer is (the marker is then in the log, chained,
+// and Failing is false); else that write's error, reported as any failed
+// write is (Options.OnError, Stats.WriteErrors). A write in progress is
+// waited for, and its outcome counts: lines queued meanwhile are written
+// with the marker. After Close it returns ErrClosed.
+//
+// A server that refuses requests while the log is failing calls it
+// first, so that the first request after space returns is served, and
+// its own line written, rather than refused.
+func (w *Writer) Recover() error {
+	if !w.failing.Load() {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	b := w.cur
+	for !b.written {
+		if !w.writing {
+			w.lead(b) // pending may be empty: then the marker is written alone
+			break
+		}
+		w.cond.Wait()
+	}
+	if b.err != nil {
+		return b.err
+	}
+	if w.failing.Load() { // a later write failed meanwhile
+		return fmt.Errorf("write audit log: the log is failing again")
+	}
+	return nil
+}
+
 // lead writes b, the batch pending belongs to. Called with w.mu held; it
 // unlocks w.mu during the write. When it returns, the callers of lines
 // queued meanwhile are woken, and one of them leads the next write.
@@ -221,6 +260,10 @@ func (w *Writer) commit(raw []byte) error {
 		i := bytes.IndexByte(rest, '\n') + 1
 		buf, prev = w.appendLine(buf, rest[:i], prev)
 		rest = rest[i:]
+	}
+	if len(buf) == 0 { // Recover with nothing lost and nothing queued
+		w.failing.Store(false)
+		return nil
 	}
 	n, err := w.out.Write(buf)
 	w.writes.Add(1)

@@ -34,7 +34,10 @@ type Options struct {
 	// audit.Writer): the request is then refused or cut off, unless
 	// AuditContinue. When Audit has a Failing() bool method (audit.Writer
 	// does) that reports true, new requests are answered 503 with reason
-	// audit-unavailable and not forwarded, unless AuditContinue.
+	// audit-unavailable and not forwarded, unless AuditContinue; when it
+	// also has a Recover() error method (audit.Writer does), a new request
+	// first calls it, and is served as usual when it returns nil (the log
+	// takes writes again: the request's own line is written as any other).
 	Audit io.Writer
 	// AuditContinue answers requests as decided when their audit line
 	// cannot be written (audit.on_write_error: continue); the writer
@@ -112,8 +115,10 @@ type Proxy struct {
 	denials *denials   // rendered robots.txt denials (see reject)
 	live    livePolicy // the policy deciding new requests (SetPolicy)
 	// failing reports whether the audit log is failing (Options.Audit's
-	// Failing method); nil when it has none.
+	// Failing method); nil when it has none. recover tries to end the
+	// failure (its Recover method); nil when it has none.
 	failing func() bool
+	recover func() error
 }
 
 // New returns a Proxy.
@@ -149,6 +154,9 @@ func New(o Options) *Proxy {
 	p := &Proxy{gp: gp, opts: o, denials: memo.NewSync[denialKey, *rendered](denialsMax)}
 	if f, ok := o.Audit.(interface{ Failing() bool }); ok {
 		p.failing = f.Failing
+	}
+	if r, ok := o.Audit.(interface{ Recover() error }); ok {
+		p.recover = r.Recover
 	}
 	gp.OnRequest().DoFunc(p.onRequest)
 	gp.OnRequest().HandleConnectFunc(p.onConnect)
