@@ -187,8 +187,9 @@ func (w *Writer) Write(line []byte) (int, error) {
 // line of its own: the lost-lines marker (see MarkerLostLines), after
 // taking back what a failed write left. It returns nil when the log is
 // not failing, or no longer is (the marker is then in the log, chained,
-// and Failing is false); else that write's error, reported as any failed
-// write is (Options.OnError, Stats.WriteErrors). A write in progress is
+// and Failing is false); else that write's error, which is neither
+// counted in Stats.WriteErrors nor given to Options.OnError (it loses no
+// line, and the failure it confirms was reported). A write in progress is
 // waited for, and its outcome counts: lines queued meanwhile are written
 // with the marker. After Close it returns ErrClosed.
 //
@@ -305,6 +306,10 @@ func (w *Writer) fail(raw []byte, n int, err error) error {
 			err = errors.Join(err, fmt.Errorf("take back a partial write of %d octets: %w", n, uerr))
 		}
 	}
+	w.failing.Store(true)
+	if len(raw) == 0 {
+		return err // Recover's write: no line lost, the failure already counted and reported
+	}
 	lost := uint64(bytes.Count(raw, []byte{'\n'}))
 	if w.lost == 0 {
 		w.lostSince = w.opts.Now()
@@ -312,7 +317,6 @@ func (w *Writer) fail(raw []byte, n int, err error) error {
 	w.lost += lost
 	w.lostLines.Add(lost)
 	w.writeErrors.Add(1)
-	w.failing.Store(true)
 	if w.opts.OnError != nil {
 		w.opts.OnError(err)
 	}
