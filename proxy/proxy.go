@@ -248,8 +248,9 @@ func (st *state) decide(d policy.Decision) *policy.Decision {
 }
 
 // ServeHTTP serves one proxy request and writes its audit line. While the
-// audit log is failing (and AuditContinue is off) a request is answered
-// 503 audit-unavailable and not forwarded; a request target over
+// audit log is failing, and writing to it again fails too (see refusing;
+// AuditContinue off), a request is answered 503 audit-unavailable and not
+// forwarded; a request target over
 // MaxRequestTargetBytes is answered 414 first; a request body is read
 // with BodyIdleTimeout. A request whose line could not be written is cut
 // off (http.ErrAbortHandler) rather than completed, unless AuditContinue.
@@ -285,7 +286,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // refuseAudit answers 503 audit-unavailable to a request that arrives
 // while the audit log is failing: it is not forwarded. Its line is
-// written first (space may have come back).
+// written first (space may have come back since refusing tried).
 func (p *Proxy) refuseAudit(r *http.Request, x *exchange) {
 	resp := p.auditUnavailable(r, &x.st)
 	_ = p.auditOnce(r, &x.st, resp.StatusCode, resp.ContentLength)
