@@ -18,7 +18,18 @@ func TestVerifyForgedReasons(t *testing.T) {
 	const (
 		denyRule    = 0 // ExampleBot, /private/x: deny, rule
 		allowNoRule = 2 // ExampleBot, /public: allow, no-matching-rule
+		starDeny    = 3 // OtherBot, /anything: deny, rule of the "*" group
 	)
+	// nameRule edits the starDeny line into one for the crawler named
+	// name, allowed by the group "User-agent: MJ12bot" of robotsA.
+	nameRule := func(name string) map[string]string {
+		return map[string]string{
+			`"user_agent":"OtherBot/2","decision":"deny"`:                         `"user_agent":"Mozilla/5.0 (compatible; ` + name + `/v1.4.8)","decision":"allow"`,
+			`"product_token":"OtherBot"`:                                          `"product_token":"` + name + `"`,
+			`"candidates":["OtherBot"]`:                                           `"candidates":["` + name + `"]`,
+			`"group":"*","star_fallback":true,"rule":"Disallow: /","rule_line":6`: `"group":"mj12bot","star_fallback":false,"rule":"Allow: /","rule_line":9`,
+		}
+	}
 	type forged struct {
 		base   int               // a line of the current file, -1 for a bare line
 		edit   map[string]string // replacements in the base line
@@ -72,6 +83,8 @@ func TestVerifyForgedReasons(t *testing.T) {
 			edit: map[string]string{`"decision":"deny","reason":"rule"`: `"decision":"deny","reason":"usage-preference","purposes":["train-ai"],"usage_refused":"train-ai"`}}, nil, audit.KindDecision},
 		{"robots.txt of another authority", forged{base: allowNoRule,
 			edit: map[string]string{`"url":"ORIGIN/public"`: `"url":"http://other.example/public"`}}, nil, audit.KindDecision},
+		{"allowed by a group that names the crawler whole (the name rule)", forged{base: starDeny, edit: nameRule("MJ12bot")}, nil, ""},
+		{"allowed for a name no group names", forged{base: starDeny, edit: nameRule("MJ12botX")}, nil, audit.KindDecision},
 		{"allowed for a reason that never allows", forged{base: -1,
 			fields: `"method":"GET","url":"ORIGIN/private/x","decision":"allow","reason":"host-denied","candidates":["examplebot"]`}, nil, audit.KindDecision},
 		{"allowed for an unknown reason", forged{base: allowNoRule,

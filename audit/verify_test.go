@@ -27,7 +27,7 @@ import (
 // Origins of the fixture: A has rules, B answers 404 (unavailable), C 500
 // (unreachable), D a windows-1252 file declared as such.
 const (
-	robotsA = "User-agent: examplebot\nDisallow: /private\nAllow: /private/ok\n\nUser-agent: *\nDisallow: /\n"
+	robotsA = "User-agent: examplebot\nDisallow: /private\nAllow: /private/ok\n\nUser-agent: *\nDisallow: /\n\nUser-agent: MJ12bot\nAllow: /\n"
 	robotsD = "User-agent: *\nDisallow: /gr\xf6\xdfe\n"
 )
 

@@ -182,6 +182,46 @@ func (w *Writer) Write(line []byte) (int, error) {
 	return len(line), nil
 }
 
+// Recover tries to end a failure of the log before a caller acts on it:
+// while Failing, it makes the write the next line would make, without a
+// line of its own: the lost-lines marker (see MarkerLostLines), after
+// taking back what a failed write left. It returns nil when the log is
+// not failing, or no longer is (the marker is then in the log, chained,
+// and Failing is false); else that write's error, which is neither
+// counted in Stats.WriteErrors nor given to Options.OnError (it loses no
+// line, and the failure it confirms was reported). A write in progress is
+// waited for, and its outcome counts: lines queued meanwhile are written
+// with the marker. After Close it returns ErrClosed.
+//
+// A server that refuses requests while the log is failing calls it
+// first, so that the first request after space returns is served, and
+// its own line written, rather than refused.
+func (w *Writer) Recover() error {
+	if !w.failing.Load() {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	b := w.cur
+	for !b.written {
+		if !w.writing {
+			w.lead(b) // pending may be empty: then the marker is written alone
+			break
+		}
+		w.cond.Wait()
+	}
+	if b.err != nil {
+		return b.err
+	}
+	if w.failing.Load() { // a later write failed meanwhile
+		return fmt.Errorf("write audit log: the log is failing again")
+	}
+	return nil
+}
+
 // lead writes b, the batch pending belongs to. Called with w.mu held; it
 // unlocks w.mu during the write. When it returns, the callers of lines
 // queued meanwhile are woken, and one of them leads the next write.
@@ -221,6 +261,10 @@ func (w *Writer) commit(raw []byte) error {
 		i := bytes.IndexByte(rest, '\n') + 1
 		buf, prev = w.appendLine(buf, rest[:i], prev)
 		rest = rest[i:]
+	}
+	if len(buf) == 0 { // Recover with nothing lost and nothing queued
+		w.failing.Store(false)
+		return nil
 	}
 	n, err := w.out.Write(buf)
 	w.writes.Add(1)
@@ -262,6 +306,10 @@ func (w *Writer) fail(raw []byte, n int, err error) error {
 			err = errors.Join(err, fmt.Errorf("take back a partial write of %d octets: %w", n, uerr))
 		}
 	}
+	w.failing.Store(true)
+	if len(raw) == 0 {
+		return err // Recover's write: no line lost, the failure already counted and reported
+	}
 	lost := uint64(bytes.Count(raw, []byte{'\n'}))
 	if w.lost == 0 {
 		w.lostSince = w.opts.Now()
@@ -269,7 +317,6 @@ func (w *Writer) fail(raw []byte, n int, err error) error {
 	w.lost += lost
 	w.lostLines.Add(lost)
 	w.writeErrors.Add(1)
-	w.failing.Store(true)
 	if w.opts.OnError != nil {
 		w.opts.OnError(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -139,5 +141,124 @@ func TestLogFileUnwrite(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != "{\"a\":1}\n{\"c\":3}\n" {
 		t.Errorf("file holds %q", b)
+	}
+}
+
+// TestRecover: while the disk is full, Recover fails like a write and
+// leaves no octet; once space returns it writes the lost-lines marker
+// alone, chained, and the log is no longer failing; on a log that is not
+// failing it writes nothing.
+func TestRecover(t *testing.T) {
+	disk := &fullDisk{room: 1 << 20}
+	w := NewWriter(disk, Options{Chain: true, OnWriteError: "refuse"})
+	if err := w.Recover(); err != nil || w.Stats().Writes != 0 {
+		t.Fatalf("Recover on a healthy log: %v, %d writes; want nil, none", err, w.Stats().Writes)
+	}
+	if _, err := w.Write(line(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	disk.room = disk.buf.Len() + 10
+	if _, err := w.Write(line(0, 1)); err == nil {
+		t.Fatal("write on a full disk: no error")
+	}
+	size := disk.buf.Len()
+	if err := w.Recover(); !errors.Is(err, syscall.ENOSPC) || !w.Failing() || disk.buf.Len() != size {
+		t.Fatalf("Recover on a full disk: %v, Failing %v, %d octets (was %d); want ENOSPC, true, no change", err, w.Failing(), disk.buf.Len(), size)
+	}
+	disk.room = 1 << 20 // space freed
+	if err := w.Recover(); err != nil || w.Failing() {
+		t.Fatalf("Recover once space returned: %v, Failing %v; want nil, false", err, w.Failing())
+	}
+	if _, err := w.Write(line(0, 2)); err != nil {
+		t.Fatal(err)
+	}
+	lines := splitLines(disk.buf.Bytes())
+	var m map[string]any
+	if len(lines) != 3 || json.Unmarshal(lines[1], &m) != nil || m[MarkerLostLines] != 1.0 {
+		t.Fatalf("log %s: want the first line, a marker of 1 lost line, the last line", disk.buf.Bytes())
+	}
+	if i := checkChain(t, lines, [32]byte{}); i >= 0 {
+		t.Errorf("chain broken at line %d:\n%s", i, disk.buf.Bytes())
+	}
+	if s := w.Stats(); s.WriteErrors != 1 || s.LostLines != 1 || s.Writes != 5 {
+		t.Errorf("stats %+v: want 5 writes, 1 write error (the line's; a failed Recover is not counted), 1 lost line", s)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Recover(); err != nil { // not failing: nothing to do, even closed
+		t.Errorf("Recover after Close on a healthy log: %v", err)
+	}
+}
+
+// lockedDisk is a fullDisk whose room can change while writes run.
+type lockedDisk struct {
+	mu sync.Mutex
+	d  fullDisk
+}
+
+func (l *lockedDisk) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.d.Write(p)
+}
+
+func (l *lockedDisk) Unwrite(n int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.d.Unwrite(n)
+}
+
+func (l *lockedDisk) setRoom(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.d.room = n
+}
+
+// TestRecoverConcurrent: callers that Recover and Write at once while
+// space comes and goes leave whole, chained lines, and every line that
+// Write acknowledged is in the log.
+func TestRecoverConcurrent(t *testing.T) {
+	disk := &lockedDisk{d: fullDisk{room: 0}}
+	w := NewWriter(disk, Options{Chain: true})
+	var wg sync.WaitGroup
+	var acked atomic.Int64
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 50 {
+				if w.Recover() == nil {
+					if _, err := w.Write(line(g, j)); err == nil {
+						acked.Add(1)
+					}
+				}
+			}
+		}()
+	}
+	for i := range 20 {
+		disk.setRoom(map[bool]int{true: 1 << 20, false: 0}[i%2 == 1])
+		time.Sleep(time.Millisecond)
+	}
+	disk.setRoom(1 << 20)
+	wg.Wait()
+	if err := w.Recover(); err != nil {
+		t.Fatal(err)
+	}
+	lines := splitLines(disk.d.buf.Bytes())
+	n := 0
+	for _, l := range lines {
+		if !json.Valid(l) {
+			t.Fatalf("not one JSON object: %q", l)
+		}
+		if !bytes.Contains(l, []byte(MarkerLostLines)) {
+			n++
+		}
+	}
+	if int64(n) != acked.Load() {
+		t.Errorf("%d lines in the log, %d acknowledged", n, acked.Load())
+	}
+	if i := checkChain(t, lines, [32]byte{}); i >= 0 {
+		t.Errorf("chain broken at line %d", i)
 	}
 }

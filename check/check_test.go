@@ -126,6 +126,20 @@ func TestRunText(t *testing.T) {
 			},
 		},
 		{
+			name:   "a group that names a crawler whole (the name rule)",
+			robots: "User-agent: MJ12bot\nDisallow: /\n\nUser-agent: *\nAllow: /\n",
+			ua:     "Mozilla/5.0 (compatible; MJ12bot/v1.4.8; http://mj12bot.com/)",
+			urls:   []string{"http://example.com/x"},
+			want:   []string{"DISALLOWED http://example.com/x\tgroup mj12bot: line 2: Disallow: /"},
+		},
+		{
+			name:   "a name that starts with a digit",
+			robots: "User-agent: 360Spider\nDisallow: /\n\nUser-agent: *\nAllow: /\n",
+			ua:     "Mozilla/5.0 (compatible; MSIE 9.0; Windows NT 6.1; Trident/5.0); 360Spider",
+			urls:   []string{"http://example.com/x"},
+			want:   []string{"DISALLOWED http://example.com/x\tgroup 360spider: line 2: Disallow: /"},
+		},
+		{
 			name:   "empty file allows everything",
 			robots: "",
 			ua:     uaGooglebot,

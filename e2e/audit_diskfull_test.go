@@ -152,7 +152,7 @@ func readLog(t *testing.T, path string) []map[string]any {
 // answered as decided and each one without its line is counted in the
 // lost-lines markers. Either way no line is merged or cut, the marker is
 // in the chain once space is back, and audit verify passes over the whole
-// file.
+// file. The first request after space returns is served as decided.
 func TestAuditDiskFull(t *testing.T) {
 	for _, mode := range []string{"refuse", "continue"} {
 		t.Run(mode, func(t *testing.T) { testAuditDiskFull(t, mode) })
@@ -172,6 +172,7 @@ func testAuditDiskFull(t *testing.T, mode string) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
+	freed := len(answers) // the first answer after space returned
 	answers = append(answers, drive(t, p.proxyAddr, origin.URL, 320, 100)...)
 	p.stop(t)
 
@@ -192,6 +193,12 @@ func testAuditDiskFull(t *testing.T, mode string) {
 		checkContinue(t, answers, perPath, lost, marker)
 	} else {
 		checkRefuse(t, answers, perPath, marker, hitsWhileFull, p)
+	}
+	// The first request after space returned is served as decided, with
+	// its one line, not refused (the log is written to again first).
+	if a := answers[freed]; a.status != map[bool]int{true: 403, false: 200}[strings.HasPrefix(a.path, "/private/")] || perPath[a.path] != 1 {
+		t.Errorf("first request after space returned: %s answered %d %q with %d lines, want as decided with 1 line",
+			a.path, a.status, a.reason, perPath[a.path])
 	}
 	if out, errOut, code := runBinary(t, "", "audit", "verify", logPath); code != 0 {
 		t.Errorf("audit verify: exit %d, want 0:\n%s%s", code, out, errOut)

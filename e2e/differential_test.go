@@ -21,10 +21,12 @@ import (
 )
 
 // differentialAgents are the User-Agent headers the differential test
-// decides for: two crawlers that corpus files name often, and one that
-// falls back to "*".
+// decides for: two crawlers that corpus files name often, one that
+// corpus files name by a name that is no RFC 9309 product token (the name
+// rule), and one that falls back to "*".
 var differentialAgents = []string{
 	"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+	"Mozilla/5.0 (compatible; MJ12bot/v1.4.8; http://mj12bot.com/)",
 	"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)",
 	"ExampleBot/1.0",
 }

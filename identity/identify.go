@@ -39,8 +39,10 @@ type Identity struct {
 	// or "*" when it has none.
 	Token string
 	// Candidates are the crawler's product tokens in the order found, each
-	// an RFC 9309 product token (see IsProductToken); the groups of every
-	// one of them apply, merged. Empty means "*".
+	// a name that can match a group (robots.IsAgentName: an RFC 9309
+	// product token, or a whole name such as "MJ12bot" that a user-agent
+	// line may name); the groups of every one of them apply, merged.
+	// Empty means "*".
 	Candidates []string
 	// Source says how the tokens were found.
 	Source IdentitySource
@@ -89,10 +91,11 @@ func NewIdentifier(browserTokens []string, overrides []Override) *Identifier {
 
 // Identify returns the identity of a crawler from its User-Agent header
 // value: the first matching override, else the product names found per the
-// RFC 9110 grammar (see ProductNames) that are RFC 9309 product tokens
-// (letters, "_" and "-" only, 2.2.1: no group can name anything else, so
-// "+http" and "omgili.com" are left out), browser tokens left out, else
-// "*". The returned Candidates slice is shared: do not modify it.
+// RFC 9110 grammar (see ProductNames) that can match a group by the name
+// rule (robots.IsAgentName: RFC 9309 product tokens, and names such as
+// "MJ12bot", "360Spider" or "img2dataset" that sites name whole; "+http"
+// and "5.0" are left out), browser tokens left out, else "*". The
+// returned Candidates slice is shared: do not modify it.
 func (id *Identifier) Identify(userAgent string) Identity {
 	if ident, ok := id.memo.Get(userAgent); ok {
 		return ident
@@ -113,7 +116,7 @@ func (id *Identifier) identify(userAgent string) Identity {
 	}
 	var cands []string
 	for _, name := range ProductNames(userAgent) {
-		if IsProductToken(name) && !id.browser[strings.ToLower(name)] && !containsFold(cands, name) {
+		if robots.IsAgentName(name) && !id.browser[strings.ToLower(name)] && !containsFold(cands, name) {
 			cands = append(cands, name)
 		}
 	}

@@ -75,9 +75,14 @@ func (p *Proxy) auditOnce(r *http.Request, st *state, status int, bytes int64) e
 }
 
 // refusing reports whether a request must not be forwarded now: the
-// audit log is failing and audit.on_write_error is refuse.
+// audit log is failing, writing to it again (Recover) failed too, and
+// audit.on_write_error is refuse. The first request after space returns
+// is thus served, not refused.
 func (p *Proxy) refusing() bool {
-	return !p.opts.AuditContinue && p.failing != nil && p.failing()
+	if p.opts.AuditContinue || p.failing == nil || !p.failing() {
+		return false
+	}
+	return p.recover == nil || p.recover() != nil
 }
 
 // cutsLost reports whether a request whose line was not written must

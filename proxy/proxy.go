@@ -34,7 +34,10 @@ type Options struct {
 	// audit.Writer): the request is then refused or cut off, unless
 	// AuditContinue. When Audit has a Failing() bool method (audit.Writer
 	// does) that reports true, new requests are answered 503 with reason
-	// audit-unavailable and not forwarded, unless AuditContinue.
+	// audit-unavailable and not forwarded, unless AuditContinue; when it
+	// also has a Recover() error method (audit.Writer does), a new request
+	// first calls it, and is served as usual when it returns nil (the log
+	// takes writes again: the request's own line is written as any other).
 	Audit io.Writer
 	// AuditContinue answers requests as decided when their audit line
 	// cannot be written (audit.on_write_error: continue); the writer
@@ -120,8 +123,10 @@ type Proxy struct {
 	denials *denials   // rendered robots.txt denials (see reject)
 	live    livePolicy // the policy deciding new requests (SetPolicy)
 	// failing reports whether the audit log is failing (Options.Audit's
-	// Failing method); nil when it has none.
+	// Failing method); nil when it has none. recover tries to end the
+	// failure (its Recover method); nil when it has none.
 	failing func() bool
+	recover func() error
 	// handshakes is goproxy's logger, which reports the intercepted
 	// tunnels whose client does not trust the CA (Options.OnUntrusted).
 	handshakes *goproxyLog
@@ -162,6 +167,9 @@ func New(o Options) *Proxy {
 	p := &Proxy{gp: gp, opts: o, handshakes: hs, denials: memo.NewSync[denialKey, *rendered](denialsMax)}
 	if f, ok := o.Audit.(interface{ Failing() bool }); ok {
 		p.failing = f.Failing
+	}
+	if r, ok := o.Audit.(interface{ Recover() error }); ok {
+		p.recover = r.Recover
 	}
 	gp.OnRequest().DoFunc(p.onRequest)
 	gp.OnRequest().HandleConnectFunc(p.onConnect)
@@ -253,8 +261,9 @@ func (st *state) decide(d policy.Decision) *policy.Decision {
 }
 
 // ServeHTTP serves one proxy request and writes its audit line. While the
-// audit log is failing (and AuditContinue is off) a request is answered
-// 503 audit-unavailable and not forwarded; a request target over
+// audit log is failing, and writing to it again fails too (see refusing;
+// AuditContinue off), a request is answered 503 audit-unavailable and not
+// forwarded; a request target over
 // MaxRequestTargetBytes is answered 414 first; a request body is read
 // with BodyIdleTimeout. A request whose line could not be written is cut
 // off (http.ErrAbortHandler) rather than completed, unless AuditContinue.
@@ -290,7 +299,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // refuseAudit answers 503 audit-unavailable to a request that arrives
 // while the audit log is failing: it is not forwarded. Its line is
-// written first (space may have come back).
+// written first (space may have come back since refusing tried).
 func (p *Proxy) refuseAudit(r *http.Request, x *exchange) {
 	resp := p.auditUnavailable(r, &x.st)
 	_ = p.auditOnce(r, &x.st, resp.StatusCode, resp.ContentLength)

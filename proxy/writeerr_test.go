@@ -1,14 +1,17 @@
 package proxy_test
 
 import (
+	"bytes"
 	"crypto/tls"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 
+	"github.com/robotsproxy/robotsproxy/audit"
 	"github.com/robotsproxy/robotsproxy/mitm"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
@@ -37,7 +40,7 @@ func (f *flakyAudit) Failing() bool { return f.failing.Load() }
 
 // writeErrHarness is a harness whose audit log is fa, continuing on write
 // errors when cont; intercepting CONNECT when o is a TLS origin.
-func writeErrHarness(t *testing.T, o *origin, fa *flakyAudit, cont, intercept bool) *harness {
+func writeErrHarness(t *testing.T, o *origin, fa io.Writer, cont, intercept bool) *harness {
 	t.Helper()
 	ho := harnessOptions{policy: connectPorts(o)}
 	var certs *mitm.Certs
@@ -172,5 +175,116 @@ func TestAuditUnavailableLineWritten(t *testing.T) {
 	if l["reason"] != string(policy.ReasonAuditUnavailable) || l["status"] != float64(503) || l["decision"] != "deny" ||
 		!strings.HasSuffix(l["url"].(string), "/one") {
 		t.Errorf("line of the refused request = %v, want deny audit-unavailable 503", l)
+	}
+}
+
+// smallDisk is an audit log output of a set room, as a file on a small
+// file system: a write past the room stores what fits and fails with
+// ENOSPC; octets can be taken back (audit.Unwriter).
+type smallDisk struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	room int
+}
+
+func (d *smallDisk) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := min(len(p), max(d.room-d.buf.Len(), 0))
+	d.buf.Write(p[:n])
+	if n < len(p) {
+		return n, syscall.ENOSPC
+	}
+	return n, nil
+}
+
+func (d *smallDisk) Unwrite(n int) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.buf.Truncate(d.buf.Len() - n)
+	return nil
+}
+
+func (d *smallDisk) setRoom(n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.room = n
+}
+
+// TestAuditServesFirstRequestAfterRecovery: with the real audit writer
+// on a full disk, requests are refused 503 audit-unavailable and never
+// forwarded; the first request after space returns is served as decided,
+// with its one line after the lost-lines marker, plain or intercepted.
+func TestAuditServesFirstRequestAfterRecovery(t *testing.T) {
+	for _, intercept := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "intercepted"}[intercept], func(t *testing.T) {
+			const robots = "User-agent: *\nDisallow: /private\n"
+			o := newOrigin(t, serveRobots(robots))
+			if intercept {
+				o = newTLSOrigin(t, serveRobots(robots))
+			}
+			disk := &smallDisk{room: 1 << 20}
+			w := audit.NewWriter(disk, audit.Options{Chain: true, OnWriteError: "refuse"})
+			h := writeErrHarness(t, o, w, false, intercept)
+			if !intercept {
+				h.client.Transport.(*http.Transport).DisableKeepAlives = true
+			}
+			// get returns the status of a GET of path; a refused CONNECT
+			// (the tunnel of an intercepted request) counts as its 503.
+			get := func(path string) int {
+				t.Helper()
+				req, _ := http.NewRequest("GET", o.URL+path, nil)
+				req.Header.Set("User-Agent", "ExampleBot/1.0")
+				resp, err := h.client.Do(req)
+				if err != nil {
+					if intercept && strings.Contains(err.Error(), "Service Unavailable") {
+						return 503
+					}
+					t.Fatalf("GET %s: %v", path, err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				return resp.StatusCode
+			}
+			if got := get("/warm"); got != 200 {
+				t.Fatalf("warm-up: %d", got)
+			}
+			disk.setRoom(0) // full: the line of the next request fails (it is cut off), and the log is failing
+			if resp, err := h.client.Get(o.URL + "/filling"); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			for _, p := range []string{"/full/1", "/full/2"} {
+				if got := get(p); got != 503 || o.hitCount(p) != 0 {
+					t.Fatalf("%s on a full disk: %d, origin hits %d; want 503, none", p, got, o.hitCount(p))
+				}
+			}
+			if !w.Failing() {
+				t.Fatal("the writer is not failing on a full disk")
+			}
+			disk.setRoom(1 << 20) // space freed
+			for _, c := range []struct {
+				path string
+				want int
+			}{{"/first", 200}, {"/private/second", 403}} {
+				if got := get(c.path); got != c.want || o.hitCount(c.path) != map[bool]int{true: 1}[c.want == 200] {
+					t.Errorf("%s after space returned: %d, origin hits %d; want %d as decided", c.path, got, o.hitCount(c.path), c.want)
+				}
+			}
+			disk.mu.Lock()
+			log := disk.buf.String()
+			disk.mu.Unlock()
+			var lines []string // the tunnels' CONNECT lines left out
+			for _, l := range strings.Split(strings.TrimSuffix(log, "\n"), "\n") {
+				if !strings.Contains(l, `"method":"CONNECT"`) {
+					lines = append(lines, l)
+				}
+			}
+			if len(lines) != 4 || !strings.Contains(lines[1], audit.MarkerLostLines) ||
+				!strings.Contains(lines[2], `/first","user_agent":"ExampleBot/1.0","decision":"allow"`) ||
+				!strings.Contains(lines[3], `/private/second","user_agent":"ExampleBot/1.0","decision":"deny"`) {
+				t.Errorf("log: want the warm-up, the lost-lines marker, /first allowed and /private/second denied (and CONNECTs); got\n%s", log)
+			}
+		})
 	}
 }

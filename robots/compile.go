@@ -49,11 +49,13 @@ import "slices"
 //     octets little endian
 //     patterns  as above, in stored order
 //
-//  2. Token entries, one per distinct product token (lower-cased), "*"
-//     included (Robots.star): varint length and the token, then varint
+//  2. Token entries, one per distinct product token or name (lower-cased),
+//     "*" included (Robots.star): varint length and the token, then varint
 //     length and a list of (group index, program offset) varint pairs,
 //     one per group that names the token, in file order (RFC 9309 2.2.1:
-//     those groups are merged).
+//     those groups are merged). A user-agent line whose whole name is not
+//     its product token ("MJ12bot", token "MJ") names both (see
+//     IsAgentName).
 //
 //  3. Hash slots (Robots.slots): 1<<slotBits little-endian integers of 2
 //     octets (4 with slotWide), each 0 or 1 + the offset of a token entry
@@ -62,8 +64,9 @@ import "slices"
 //  4. The group table (Robots.groups): varint number of groups, then for
 //     each the varint line of its first user-agent line, the varint offset
 //     of its program, the varint number of its user-agent lines and, for
-//     each, the varint 0 for an empty product token, or (1 + entry
-//     offset)<<1 | upper; with upper, ceil(len/8) octets follow whose bit
+//     each, the varint 0 for a line that names nothing, or (1 + entry
+//     offset)<<1 | upper, the entry of its name if it has one, else of its
+//     product token; with upper, ceil(len/8) octets follow whose bit
 //     i%8 of octet i/8 says that octet i was written upper-case.
 //
 //  5. Records (Robots.records), in file order: a kind octet (see recEnd),
@@ -107,32 +110,35 @@ func (p *parser) compile() {
 	p.endGroup()
 	a, r := p.prog, p.r
 
-	// Distinct product tokens and the groups that name them.
+	// Distinct product tokens and names, and the groups that name them.
 	index := make(map[string]int, len(p.agents))
 	toks := make([]token, 0, len(p.agents))
 	agentTok := make([]int, len(p.agents))
-	for gi, g := range p.groups {
-		for ai := g.agents0; ai < g.agents1; ai++ {
-			name := p.agents[ai]
-			if name == "" {
-				agentTok[ai] = -1
-				continue
-			}
-			lower := asciiLower(name)
-			ti, ok := index[lower]
-			if !ok {
-				ti = len(toks)
-				index[lower] = ti
-				toks = append(toks, token{name: lower, lastGroup: -1})
-			}
-			agentTok[ai] = ti
-			t := &toks[ti]
-			if t.lastGroup == gi {
-				continue // the same token twice in one group
-			}
+	key := func(name string, gi int, g pgroup) int {
+		lower := asciiLower(name)
+		ti, ok := index[lower]
+		if !ok {
+			ti = len(toks)
+			index[lower] = ti
+			toks = append(toks, token{name: lower, lastGroup: -1})
+		}
+		t := &toks[ti]
+		if t.lastGroup != gi { // else the same token twice in one group
 			t.lastGroup = gi
 			t.pairs = appendUvarint(t.pairs, uint64(gi))
 			t.pairs = appendUvarint(t.pairs, uint64(g.prog))
+		}
+		return ti
+	}
+	for gi, g := range p.groups {
+		for ai := g.agents0; ai < g.agents1; ai++ {
+			agentTok[ai] = -1
+			if l := p.agents[ai]; l.token != "" {
+				agentTok[ai] = key(l.token, gi, g)
+			}
+			if l := p.agents[ai]; l.name != "" { // the name rule, see IsAgentName
+				agentTok[ai] = key(l.name, gi, g)
+			}
 		}
 	}
 
@@ -198,7 +204,7 @@ func (p *parser) compile() {
 				a = append(a, 0)
 				continue
 			}
-			name := p.agents[ai]
+			name := p.agents[ai].shown()
 			upper := name != toks[ti].name
 			ref := uint64(toks[ti].off+1) << 1
 			if upper {

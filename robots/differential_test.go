@@ -46,6 +46,7 @@ func FuzzDifferential(f *testing.F) {
 	for _, s := range seeds {
 		f.Add([]byte(s), "/example/page.html", "foobot")
 	}
+	f.Add([]byte("user-agent: MJ12bot/1.4\ndisallow: /\nuser-agent: omgili.com\nuser-agent: +http\nallow: /x\n"), "/x", "MJ12bot")
 	addCorpusSeeds(f, 60, func(b []byte) {
 		f.Add(b, "/search?q=1", "Googlebot")
 		f.Add(b, "/", "*")
@@ -72,7 +73,7 @@ func TestDifferentialCorpus(t *testing.T) {
 	if testing.Short() {
 		entries = entries[:len(entries)/10]
 	}
-	tokens := []string{"Googlebot", "bingbot", "GPTBot", "*", "ExampleBot", "Mozilla"}
+	tokens := []string{"Googlebot", "bingbot", "GPTBot", "*", "ExampleBot", "Mozilla", "MJ12bot", "MJ", "360Spider", "img2dataset", "larbin_2.6.2"}
 	var files, checks, diffs int
 	for _, e := range entries {
 		body, err := os.ReadFile(filepath.Join(dir, e.Name()))

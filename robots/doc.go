@@ -82,6 +82,12 @@
 //     and "Foo Bar" name the product tokens "Googlebot" and "Foo", and
 //     "AB42bot" names "AB", as the conformance suite expects. A crawler's
 //     own token is compared whole, case-insensitively.
+//   - The name rule, a choice beyond RFC 9309 (see IsAgentName): a
+//     user-agent value also names its whole leading run of RFC 9110 token
+//     characters when that is a name, so "User-agent: AB42bot" applies to
+//     the crawler "AB42bot" as well as to "AB", and "User-agent: MJ12bot"
+//     to MJ12bot. Google's suite expects AB42bot to be allowed there; the
+//     package's conformance test overrides those two cases.
 //   - A missing colon is accepted when the key and value are separated by
 //     white space ("disallow /x"), as Google's parser does (conformance
 //     case accepted-mistakes).

@@ -182,10 +182,10 @@ type parser struct {
 	// prog is the arena being built: the groups' rule programs first
 	// (see compile.go).
 	prog []byte
-	// groups are the groups so far; agents their product tokens as
-	// written, group after group (they share the body).
+	// groups are the groups so far; agents their user-agent lines,
+	// group after group (their strings share the body).
 	groups []pgroup
-	agents []string
+	agents []agentLine
 	// recs is the records section being built.
 	recs []byte
 	// rules counts the current group's rule lines (a bridged line may
@@ -204,8 +204,23 @@ type pgroup struct {
 	line int
 	// prog is the offset of the group's rule program in the arena.
 	prog int
-	// agents are the indexes of its product tokens in parser.agents.
+	// agents are the indexes of its user-agent lines in parser.agents.
 	agents0, agents1 int
+}
+
+// agentLine is what a user-agent line names, as written: its product
+// token and its whole name (see agentName), name "" when it is the token
+// or names nothing more.
+type agentLine struct {
+	token, name string
+}
+
+// shown is the line as Group.Agents shows it: its name, else its token.
+func (a agentLine) shown() string {
+	if a.name != "" {
+		return a.name
+	}
+	return a.token
 }
 
 func newParser(o Options, size int) *parser {
@@ -265,7 +280,7 @@ func (p *parser) userAgent(value string, n int) {
 		p.inAgents = true
 		p.rules, p.usages = 0, 0
 	}
-	p.agents = append(p.agents, productToken(value))
+	p.agents = append(p.agents, readAgent(value))
 	p.groups[p.cur].agents1 = len(p.agents)
 }
 
@@ -362,6 +377,71 @@ func productToken(value string) string {
 		}
 	}
 	return value
+}
+
+// readAgent returns what a user-agent value names: its product token and,
+// when it differs, its whole name.
+func readAgent(value string) agentLine {
+	a := agentLine{token: productToken(value)}
+	if n := agentName(value); n != a.token {
+		a.name = n
+	}
+	return a
+}
+
+// agentName returns the whole name a user-agent value starts with, for
+// the name rule (see IsAgentName): its leading run of RFC 9110 token
+// characters when that run is an agent name ("MJ12bot" from
+// "MJ12bot/1.4", "360Spider", "omgili.com"), else "".
+func agentName(value string) string {
+	i := 0
+	for i < len(value) && IsTokenChar(value[i]) {
+		i++
+	}
+	if !IsAgentName(value[:i]) {
+		return ""
+	}
+	return value[:i]
+}
+
+// IsAgentName reports whether s is a name that matches the groups whose
+// user-agent lines name it whole, case-insensitively: an RFC 9309
+// product token (letters, "_" and "-", section 2.2.1), or a run of RFC
+// 9110 token characters that starts with a letter or a digit and holds a
+// letter, such as "MJ12bot", "360Spider", "img2dataset" or
+// "Mail.RU_Bot". "*", "+http" and version-like runs ("5.0") are not
+// names.
+//
+// This is the name rule, a deliberate reading beyond RFC 9309: 2.2.1 asks
+// a crawler's own product token to be letters, "_" and "-", and says
+// nothing of the sites that name crawlers whose names have digits or dots.
+// Such a site means that crawler, and the crawler obeys the line, so a
+// group applies to the crawler by the name it wrote as well as by its
+// product token ("User-agent: MJ12bot" is named by both "MJ" and
+// "MJ12bot"). The crawler's side (robotsproxy's identity package) draws
+// its candidates with this same function.
+func IsAgentName(s string) bool {
+	if s == "" {
+		return false
+	}
+	letter, ident := false, true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			letter = true
+		case c == '_' || c == '-':
+		case IsTokenChar(c):
+			ident = false
+		default:
+			return false
+		}
+	}
+	if ident {
+		return true // an RFC 9309 product token
+	}
+	c := s[0]
+	return letter && ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9')
 }
 
 // IsIdentChar reports whether c may appear in a product token: the RFC 9309

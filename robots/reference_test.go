@@ -34,7 +34,7 @@ type refRule struct {
 }
 
 type refGroup struct {
-	agents []string // lower-cased product tokens
+	agents []string // lower-cased product tokens and names (refAgents)
 	rules  []refRule
 }
 
@@ -43,7 +43,13 @@ var (
 	refColon     = regexp.MustCompile(`^([^:]*):(.*)$`)
 	refNoColon   = regexp.MustCompile(`^([^ \t]+)[ \t]+(.*)$`)
 	refToken     = regexp.MustCompile(`^[A-Za-z_-]+`)
-	refEscape    = regexp.MustCompile(`^%[0-9A-Fa-f]{2}$`)
+	// refName is a value's leading RFC 9110 token; refProduct,
+	// refAlnumToken and refLetter read it for the name rule (refIsName).
+	refName       = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+	refProduct    = regexp.MustCompile(`^[A-Za-z_-]+$`)
+	refAlnumToken = regexp.MustCompile("^[0-9A-Za-z][!#$%&'*+.^_`|~0-9A-Za-z-]*$")
+	refLetter     = regexp.MustCompile(`[A-Za-z]`)
+	refEscape     = regexp.MustCompile(`^%[0-9A-Fa-f]{2}$`)
 )
 
 var refKeys = map[string]string{
@@ -76,7 +82,7 @@ func refParse(body []byte) []refGroup {
 			}
 			lastWasAgent = true
 			g := &groups[len(groups)-1]
-			g.agents = append(g.agents, refAgent(value))
+			g.agents = append(g.agents, refAgents(value)...)
 		case "allow", "disallow":
 			if len(groups) == 0 {
 				continue // rules outside groups are ignored (2.2.2)
@@ -121,12 +127,25 @@ func refKey(line string) (string, string) {
 	return "", ""
 }
 
-// refAgent is the product token of a user-agent value, lower-cased.
-func refAgent(value string) string {
+// refAgents are what a user-agent value names, lower-cased: its product
+// token and, by the package's name rule (a deliberate choice beyond RFC
+// 9309, see robots.IsAgentName), its whole name when that is a name:
+// "MJ12bot" gives "mj" and "mj12bot".
+func refAgents(value string) []string {
 	if value == "*" || strings.HasPrefix(value, "* ") || strings.HasPrefix(value, "*\t") {
-		return "*"
+		return []string{"*"}
 	}
-	return refASCIILower(refToken.FindString(value))
+	out := []string{refASCIILower(refToken.FindString(value))}
+	if n := refName.FindString(value); refIsName(n) {
+		out = append(out, refASCIILower(n))
+	}
+	return out
+}
+
+// refIsName reports whether s is a name of the name rule: a product
+// token, or a token that starts with a letter or digit and holds a letter.
+func refIsName(s string) bool {
+	return refProduct.MatchString(s) || refAlnumToken.MatchString(s) && refLetter.MatchString(s)
 }
 
 // refASCIILower lower-cases ASCII letters only: product tokens are ASCII.

@@ -57,9 +57,10 @@ func (r Rule) Text() string {
 // Group is one group of the file (RFC 9309 2.1): user-agent lines followed
 // by rules. Groups are decoded on demand by Robots.Group and Robots.Groups.
 type Group struct {
-	// Agents are the product tokens of the group's user-agent lines as
-	// written (case kept), "*" for the catch-all group, "" for a value that
-	// starts with no identifier character.
+	// Agents are what the group's user-agent lines name, as written (case
+	// kept): the whole name when it is more than the product token
+	// ("MJ12bot", see IsAgentName), else the product token; "*" for the
+	// catch-all group, "" for a value that names nothing.
 	Agents []string
 	// Line is the 1-based line number of the group's first user-agent line.
 	Line int
@@ -149,7 +150,8 @@ type Verdict struct {
 	// Rule is the deciding rule (the longest match), or the zero Rule when
 	// no rule matched or the path is /robots.txt; see Matched.
 	Rule Rule
-	// Agent is the lower-cased product token whose groups applied, "*" when
+	// Agent is the lower-cased product token or name (see IsAgentName)
+	// whose groups applied, "*" when
 	// the catch-all group applied, or "" when no group applied.
 	Agent string
 
@@ -187,7 +189,9 @@ func (r *Robots) HasGroup(token string) bool {
 // Test decides whether a crawler identified by the given product tokens may
 // fetch path (RFC 9309 2.2). path is the URI's path and query, such as
 // "/a/b?c=d"; it is normalised with NormalizePath first. The groups of every
-// token that has one apply, merged (2.2.1); if no token has a group, the "*"
+// token that has one apply, merged (2.2.1); a group has a token when one of
+// its user-agent lines names it, by its product token or by its whole name
+// (the name rule, see IsAgentName); if no token has a group, the "*"
 // group applies; if there is none either, the path is allowed.
 //
 // Test does not allocate when path is already normalised.

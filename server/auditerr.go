@@ -57,10 +57,12 @@ func registerAuditMetrics(reg prometheus.Registerer, w *audit.Writer) {
 }
 
 // auditReady is the /readyz check of the audit log: not ready while its
-// writes fail.
+// writes fail. A failing log is tried again first (audit.Writer.Recover),
+// so that a proxy taken out of rotation for it, and sent no requests,
+// becomes ready once the log takes writes again.
 func auditReady(w *audit.Writer) func() (bool, string) {
 	return func() (bool, string) {
-		if w.Failing() {
+		if w.Failing() && w.Recover() != nil {
 			return false, "audit log writes are failing (see robotsproxy_audit_write_errors_total)"
 		}
 		return true, ""

@@ -75,8 +75,9 @@ func (o *failingOut) String() string {
 // (refuse), a request whose line fails after it was forwarded is cut off,
 // the next ones are answered 503 audit-unavailable without reaching the
 // origin, /readyz is not ready, the metrics count, the operational log
-// gets one line per second at most; writing resumes by itself with a
-// lost_lines marker.
+// gets one line per second at most; once the log takes writes again, the
+// first request, or /readyz, writes the lost_lines marker and the request
+// is served.
 func TestAuditWriteErrorsServer(t *testing.T) {
 	var hits atomic.Int32
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -155,24 +156,43 @@ func TestAuditWriteErrorsServer(t *testing.T) {
 	}
 
 	out.fail.Store(false)
-	// The first request after recovery still finds the writer failing: it
-	// is refused, but its line is written (after the marker).
-	if code, reason, _ := get("/f"); code != http.StatusServiceUnavailable || reason != "audit-unavailable" {
-		t.Errorf("first request after recovery: %d %q, want 503 audit-unavailable", code, reason)
+	// The first request after recovery tries the log again (the marker is
+	// written), and is served with its line.
+	if code, _, err := get("/f"); err != nil || code != 200 {
+		t.Errorf("first request after recovery: %d %v, want 200", code, err)
 	}
-	if code, _, err := get("/g"); err != nil || code != 200 {
-		t.Errorf("after recovery: %d %v, want 200", code, err)
+	if hits.Load() != 3 {
+		t.Errorf("origin hits = %d, want 3: the first request after recovery was not forwarded", hits.Load())
 	}
 	if code, _ := ready(); code != http.StatusOK {
 		t.Errorf("/readyz after recovery = %d, want 200", code)
 	}
+	// /readyz itself tries a failing log again: a proxy sent no requests
+	// while it is not ready becomes ready once the log takes writes.
+	out.fail.Store(true)
+	if code, _, err := get("/g"); err == nil {
+		t.Fatalf("forwarded while the log fails: got a whole answer %d, want the connection cut", code)
+	}
+	if code, _ := ready(); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz while failing again = %d, want 503", code)
+	}
+	out.fail.Store(false)
+	if code, _ := ready(); code != http.StatusOK {
+		t.Errorf("/readyz once the log takes writes, with no request = %d, want 200", code)
+	}
 	logged := out.String()
-	for _, want := range []string{`"lost_lines":4`, `"on_write_error":"refuse"`, "/f", "/g", "/a"} {
+	if n := strings.Count(logged, `"lost_lines":`); n != 2 {
+		t.Errorf("%d lost_lines markers, want 2 (one per recovery):\n%s", n, logged)
+	}
+	if n := metric(t, "robotsproxy_audit_write_errors_total"); n != 5 {
+		t.Errorf("robotsproxy_audit_write_errors_total = %v, want 5 (the lines' writes; tries again are not counted)", n)
+	}
+	for _, want := range []string{`"lost_lines":4`, `"lost_lines":1`, `"on_write_error":"refuse"`, "/f", "/a"} {
 		if !strings.Contains(logged, want) {
 			t.Errorf("audit log lacks %s:\n%s", want, logged)
 		}
 	}
-	for _, lost := range []string{"/b", "/c", "/d", "/e"} {
+	for _, lost := range []string{"/b", "/c", "/d", "/e", "/g"} {
 		if strings.Contains(logged, origin.URL+lost+`"`) {
 			t.Errorf("audit log holds the lost line of %s", lost)
 		}
