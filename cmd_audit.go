@@ -55,7 +55,7 @@ LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
 	since := fs.String("since", "", "only lines at or after `TIME` (RFC 3339, YYYY-MM-DD, or a duration such as 24h: that long ago)")
 	until := fs.String("until", "", "only lines before `TIME` (same forms as -since)")
 	token := fs.String("token", "", "only lines of product `TOKEN`")
-	host := fs.String("host", "", "only lines for `HOST`")
+	host := fs.String("host", "", "only lines for `SITE`: scheme://host:port (that origin), host:port (any scheme) or host (every scheme and port)")
 	top := fs.Int("top", -1, "rows shown per table, `N`; 0 shows every tracked row (default 50 for text and html, all for json and csv)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -83,6 +83,9 @@ LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
 	rep, err := report.Collect(fs.Args(), o)
 	if err != nil {
 		return &exitError{2, err}
+	}
+	if msg := rep.NoMatch(); msg != "" {
+		fmt.Fprintln(stderr, "audit report: "+msg)
 	}
 	return writeReport(*out, stdout, rep, *format)
 }
