@@ -45,8 +45,10 @@ subcommands:
 "robotsproxy audit SUBCOMMAND -h" prints a subcommand's flags.
 `
 
-// runAuditReport implements "robotsproxy audit report [-format F] [-o FILE]
-// [-since T] [-until T] [-token T] [-host H] [-top N] LOG...".
+// runAuditReport implements "robotsproxy audit report [-format F] [-o PATH]
+// [-table NAME] [-since T] [-until T] [-token T] [-host H] [-top N]
+// [-verify=false] [-checkpoints FILE [-checkpoint-key FILE]] [-head SHA]
+// LOG...".
 func runAuditReport(args []string, stdin io.Reader, stdout, stderr io.Writer, now func() time.Time) error {
 	fs := newFlagSet("audit report", "audit report [flags] LOG...", `Summarise audit logs: decisions by reason, product token and host, over time.
 LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
@@ -56,6 +58,10 @@ LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
 	until := fs.String("until", "", "only lines before `TIME` (same forms as -since)")
 	token := fs.String("token", "", "only lines of product `TOKEN`")
 	host := fs.String("host", "", "only lines for `SITE`: scheme://host:port (that origin), host:port (any scheme) or host (every scheme and port)")
+	verify := fs.Bool("verify", true, "check the logs' hash chain as audit verify -chain-only does, alongside the report (about twice the CPU; -verify=false skips it and the report says so)")
+	checkpoints := fs.String("checkpoints", "", "checkpoint log `FILE` (audit.checkpoint_file) the chain must pass through, as for audit verify")
+	ckKey := fs.String("checkpoint-key", "", "`FILE` holding the checkpoints' HMAC key, as for audit verify")
+	head := fs.String("head", "", "the chain must end exactly at this head (64 hex digits, kept elsewhere)")
 	top := fs.Int("top", -1, "rows shown per table, `N`; 0 shows every tracked row (default 50 for text and html, all for json and csv)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -73,7 +79,15 @@ LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
 			o.Top = 50
 		}
 	}
-	var err error
+	anchors, err := verifyAnchors(*checkpoints, *ckKey, *head)
+	if err != nil {
+		return usageErr("audit report: %v", err)
+	}
+	if *verify {
+		o.Verify = &report.ChainCheck{Checkpoints: anchors.Checkpoints, Head: anchors.Head}
+	} else if *checkpoints != "" || *head != "" {
+		return usageErr("audit report: -checkpoints and -head need the chain check: drop -verify=false")
+	}
 	if o.Since, err = parseWhen(*since, now()); err != nil {
 		return usageErr("audit report: -since: %v", err)
 	}
@@ -86,6 +100,9 @@ LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
 	}
 	if msg := rep.NoMatch(); msg != "" {
 		fmt.Fprintln(stderr, "audit report: "+msg)
+	}
+	if rep.Integrity.Status == report.IntegrityFailed {
+		fmt.Fprintln(stderr, "audit report: the hash chain does not verify (the report says so): "+rep.Integrity.Reason)
 	}
 	return writeReport(*out, stdout, rep, *format)
 }

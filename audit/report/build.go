@@ -159,23 +159,23 @@ func (a *aggregator) timelines(rows []TokenRow) Timelines {
 	}
 	d := a.decTL.on(g)
 	t.Decisions = map[string][]uint64{
-		"allowed": column(d, slotAllowed), "denied": column(d, slotDenied),
-		"would_deny": column(d, slotWouldDeny), "not_decided": column(d, slotNotDecided),
+		"allowed": slotColumn(d, slotAllowed), "denied": slotColumn(d, slotDenied),
+		"would_deny": slotColumn(d, slotWouldDeny), "not_decided": slotColumn(d, slotNotDecided),
 	}
 	ac := a.accTL.on(g)
 	t.Access = map[string][]uint64{
-		"successful": column(ac, slotSuccessful), "unavailable": column(ac, slotUnavailable),
-		"unreachable": column(ac, slotUnreachable),
+		"successful": slotColumn(ac, slotSuccessful), "unavailable": slotColumn(ac, slotUnavailable),
+		"unreachable": slotColumn(ac, slotUnreachable),
 	}
 	for _, e := range toks {
 		b := e.p.tl.on(g)
 		t.Tokens = append(t.Tokens, TokenSeries{Token: orNone(e.key),
-			Allowed: column(b, slotAllowed), Denied: column(b, slotDenied), WouldDeny: column(b, slotWouldDeny)})
+			Allowed: slotColumn(b, slotAllowed), Denied: slotColumn(b, slotDenied), WouldDeny: slotColumn(b, slotWouldDeny)})
 	}
 	return t
 }
 
-func column(b [][4]uint64, slot int) []uint64 {
+func slotColumn(b [][4]uint64, slot int) []uint64 {
 	out := make([]uint64, len(b))
 	for i := range b {
 		out[i] = b[i][slot]

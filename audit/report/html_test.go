@@ -75,7 +75,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 	if n := strings.Count(dom, `<svg class="chart"`); n != 2+len(rep.Timelines.Tokens)+1 {
 		t.Errorf("DOM: got %d charts, want %d", n, 2+len(rep.Timelines.Tokens)+1)
 	}
-	for _, want := range []string{"Violations (report mode", "Top hosts by denials", "Decisions over time: googlebot"} {
+	for _, want := range []string{"Violations (report mode", "Sites with the most refusals", "Decisions over time: googlebot"} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("DOM: want %q", want)
 		}

@@ -15,6 +15,8 @@ type Report struct {
 	Filters     Filters   `json:"filters"`
 	Inputs      []Input   `json:"inputs"`
 	Summary     Summary   `json:"summary"`
+	// Integrity says whether the logs' hash chain was checked and holds.
+	Integrity Integrity `json:"integrity"`
 	// Tokens has one row per product token (crawler), the most requests
 	// first; the token "(none)" collects lines without one.
 	Tokens Section[TokenRow] `json:"tokens"`
