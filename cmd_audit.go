@@ -53,7 +53,8 @@ func runAuditReport(args []string, stdin io.Reader, stdout, stderr io.Writer, no
 	fs := newFlagSet("audit report", "audit report [flags] LOG...", `Summarise audit logs: decisions by reason, product token and host, over time.
 LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
 	format := fs.String("format", "text", "output `FORMAT`: "+strings.Join(report.Formats(), ", "))
-	out := fs.String("o", "", "write the report to `FILE` instead of stdout")
+	out := fs.String("o", "", "write the report to `PATH` instead of stdout: a file, or with -format csv a directory that gets one NAME.csv a table")
+	tableName := fs.String("table", "", "with -format csv, write only the table `NAME` ("+strings.Join(report.TableNames(), ", ")+"), to stdout or -o FILE")
 	since := fs.String("since", "", "only lines at or after `TIME` (RFC 3339, YYYY-MM-DD, or a duration such as 24h: that long ago)")
 	until := fs.String("until", "", "only lines before `TIME` (same forms as -since)")
 	token := fs.String("token", "", "only lines of product `TOKEN`")
@@ -71,6 +72,9 @@ LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
 	}
 	if !slices.Contains(report.Formats(), *format) {
 		return usageErr("audit report: -format %q: want one of %s", *format, strings.Join(report.Formats(), ", "))
+	}
+	if *tableName != "" && (*format != "csv" || !report.IsTable(*tableName)) {
+		return usageErr("audit report: -table %q: want -format csv and one of %s", *tableName, strings.Join(report.TableNames(), ", "))
 	}
 	o := report.Options{Token: *token, Host: *host, Top: *top, Stdin: stdin, Now: now}
 	if o.Top < 0 {
@@ -104,15 +108,35 @@ LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
 	if rep.Integrity.Status == report.IntegrityFailed {
 		fmt.Fprintln(stderr, "audit report: the hash chain does not verify (the report says so): "+rep.Integrity.Reason)
 	}
-	return writeReport(*out, stdout, rep, *format)
+	switch {
+	case *tableName != "":
+		return writeReport(*out, stdout, func(w io.Writer) error { return report.WriteCSVTable(w, rep, *tableName) })
+	case *format == "csv" && *out != "":
+		return writeCSVDir(*out, rep)
+	}
+	return writeReport(*out, stdout, func(w io.Writer) error { return report.Render(w, rep, *format) })
 }
 
-// writeReport renders rep to path (stdout when empty). A file is written
-// whole or not at all: to a temporary name, renamed at the end.
-func writeReport(path string, stdout io.Writer, rep *report.Report, format string) error {
+// writeCSVDir writes -format csv -o DIR: one NAME.csv a table.
+func writeCSVDir(dir string, rep *report.Report) error {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return &exitError{2, fmt.Errorf("audit report: -format csv -o %s: not a directory; -o names a directory for one CSV file a table (-table NAME -o FILE writes one table)", dir)}
+	} else if err != nil && strings.HasSuffix(dir, ".csv") {
+		return usageErr("audit report: -format csv -o %s: -o names a directory for one CSV file a table; for one table in a file, add -table NAME", dir)
+	}
+	if _, err := report.WriteCSVDir(dir, rep); err != nil {
+		return &exitError{2, fmt.Errorf("audit report: %w", err)}
+	}
+	return nil
+}
+
+// writeReport writes the report with write to path (stdout when empty). A
+// file is written whole or not at all: to a temporary name, renamed at the
+// end.
+func writeReport(path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == "" {
 		bw := bufio.NewWriter(stdout)
-		if err := report.Render(bw, rep, format); err != nil {
+		if err := write(bw); err != nil {
 			return &exitError{2, fmt.Errorf("audit report: %w", err)}
 		}
 		if err := bw.Flush(); err != nil {
@@ -129,8 +153,7 @@ func writeReport(path string, stdout io.Writer, rep *report.Report, format strin
 		return &exitError{2, fmt.Errorf("audit report: %w", err)}
 	}
 	bw := bufio.NewWriter(f)
-	err = report.Render(bw, rep, format)
-	err = errors.Join(err, bw.Flush(), f.Close())
+	err = errors.Join(write(bw), bw.Flush(), f.Close())
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
