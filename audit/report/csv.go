@@ -118,6 +118,8 @@ func csvCell(v any) string {
 		return strconv.FormatInt(int64(v), 10)
 	case sha:
 		return string(v)
+	case estimate:
+		return strconv.FormatUint(v.n, 10)
 	case string:
 		return csvSafe(v)
 	}

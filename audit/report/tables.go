@@ -221,12 +221,21 @@ func chainVerdict(in Integrity) string {
 	return "NOT VERIFIED"
 }
 
-// approx renders an estimated count with a leading "~".
-func approx(n uint64, exact bool) any {
-	if exact {
-		return n
+// estimate is a count that may be a HyperLogLog estimate: text and html
+// write it with a leading "~" when it is, csv as the bare number (the
+// table's NAME_exact column says which).
+type estimate struct {
+	n     uint64
+	exact bool
+}
+
+func approx(n uint64, exact bool) estimate { return estimate{n, exact} }
+
+func (e estimate) String() string {
+	if e.exact {
+		return fmt.Sprint(e.n)
 	}
-	return fmt.Sprintf("~%d", n)
+	return fmt.Sprintf("~%d", e.n)
 }
 
 func countTable(name, title, what string, cs []Count, reportMode bool) table {
@@ -284,10 +293,11 @@ func tokenTable(s Section[TokenRow]) table {
 		cols: []column{col("token", "crawler"), col("requests", "requests"), col("allowed", "allowed"),
 			col("denied_by_rule", labelRefusedRule), col("would_deny", labelWouldDeny), col("denied_unreachable", labelUnreachable),
 			col("other_refusals", labelOther), col("not_decided", labelNotDecided), col("distinct_hosts", "sites"),
-			col("source", "identified by"), errCol}}
+			{key: "distinct_hosts_exact", show: dataOnly}, col("source", "identified by"), errCol}}
 	for _, r := range s.Rows {
 		t.rows = append(t.rows, []any{r.Token, r.Requests, r.Allowed, r.DeniedByRule, r.WouldDeny,
-			r.DeniedUnreachable, r.OtherRefusals, r.NotDecided, approx(r.DistinctHosts, r.DistinctHostsExact), r.Source, r.Error})
+			r.DeniedUnreachable, r.OtherRefusals, r.NotDecided, approx(r.DistinctHosts, r.DistinctHostsExact),
+			r.DistinctHostsExact, r.Source, r.Error})
 	}
 	return t
 }
@@ -397,6 +407,8 @@ func cellText(v any) string {
 		return (time.Duration(v) * time.Second).String()
 	case sha:
 		return cut(string(v), 13)
+	case estimate:
+		return v.String()
 	case string:
 		return v
 	}
@@ -405,7 +417,7 @@ func cellText(v any) string {
 
 func isNumber(v any) bool {
 	switch v.(type) {
-	case uint64, int64, int, seconds:
+	case uint64, int64, int, seconds, estimate:
 		return true
 	}
 	return false
