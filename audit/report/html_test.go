@@ -183,7 +183,12 @@ func TestHTMLLeavesOutWhatDidNotHappen(t *testing.T) {
 			t.Errorf("page: want no %q", absent)
 		}
 	}
-	for _, want := range []string{"None: report mode was off", `id="rules"`, "Hash chain: NOT VERIFIED"} {
+	for _, th := range regexp.MustCompile(`<th[^>]*>([^<]*)</th>`).FindAllStringSubmatch(page, -1) {
+		if strings.Contains(th[1], "_") || th[1] == "err" || th[1] == "error" {
+			t.Errorf("page: column %q is not in plain words", th[1])
+		}
+	}
+	for _, want := range []string{"None: report mode was off", `id="rules"`, "Hash chain: NOT VERIFIED", ">" + labelRefusedRule + "</th>"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page: want %q", want)
 		}

@@ -3,8 +3,10 @@ package report
 import "time"
 
 // SchemaVersion is Report.Version: it changes when a field changes
-// meaning or goes away (new fields may come without a change).
-const SchemaVersion = 1
+// meaning or goes away (new fields may come without a change). Version 2:
+// hosts rows, and the distinct_hosts counts, are per origin (scheme and
+// authority), no longer per host name.
+const SchemaVersion = 2
 
 // Report is the whole audit report; "-format json" writes it as one JSON
 // object, and the other formats render the same value. Counts are
