@@ -176,9 +176,9 @@ func (a *aggregator) tableBytes() (used, budget int64) {
 // add counts one parsed line.
 func (a *aggregator) add(r *record) {
 	st := a.sites.of(r.url)
-	host := hostOf(a.hostBuf[:0], []byte(st.origin))
+	host := append(a.hostBuf[:0], st.host...)
 	a.hostBuf = host
-	if !a.f.keep(r, st, host) {
+	if !a.f.keep(r, st) {
 		a.filtered++
 		a.noteLeftOut(st.origin)
 		return

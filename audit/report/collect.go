@@ -61,13 +61,13 @@ func newFilter(o Options) (filter, error) {
 	return f, nil
 }
 
-// keep reports whether a line of site st, host name host, passes.
-func (f *filter) keep(r *record, st site, host []byte) bool {
+// keep reports whether a line of site st passes.
+func (f *filter) keep(r *record, st site) bool {
 	switch {
 	case f.hasSince && r.ts < f.since,
 		f.hasUntil && r.ts >= f.until,
 		len(f.token) > 0 && !bytes.EqualFold(r.token, f.token),
-		!f.host.keep(st, host):
+		!f.host.keep(st):
 		return false
 	}
 	return true

@@ -20,15 +20,25 @@ type site struct {
 	// authority is policy.Authority's host:port (default port filled
 	// in), "" when the url did not read as one.
 	authority string
+	// host is the origin's host name (see hostOf).
+	host string
 }
 
-// maxSites bounds the memo of raw authorities to sites; it is emptied
-// when full.
-const maxSites = 4096
+// maxSites and maxSiteBytes bound the memo of raw authorities to sites,
+// in entries and in the octets of their strings (plus siteOverhead an
+// entry); it is emptied when either is reached.
+const (
+	maxSites     = 16384
+	maxSiteBytes = 4 << 20
+	siteOverhead = 96
+)
 
 // sites memoises siteOf by the url's raw "scheme://authority" octets, so
 // that the canonicalisation (policy.Authority) runs once per spelling.
-type sites struct{ m map[string]site }
+type sites struct {
+	m     map[string]site
+	bytes int
+}
 
 // of returns the site of an audit url: an absolute URL, or the
 // authority-form target of a CONNECT (policy.ConnectAuthority decides its
@@ -38,11 +48,13 @@ func (s *sites) of(u []byte) site {
 	if st, ok := s.m[string(raw)]; ok {
 		return st
 	}
-	if s.m == nil || len(s.m) >= maxSites {
-		s.m = make(map[string]site, 64)
-	}
 	st := siteOf(string(raw))
+	size := len(raw) + len(st.origin) + len(st.authority) + len(st.host) + siteOverhead
+	if s.m == nil || len(s.m) >= maxSites || s.bytes+size > maxSiteBytes {
+		s.m, s.bytes = make(map[string]site, 64), 0
+	}
 	s.m[string(raw)] = st
+	s.bytes += size
 	return st
 }
 
@@ -73,10 +85,12 @@ func siteOf(raw string) site {
 	} else {
 		scheme, auth, err = policy.ConnectAuthority(raw)
 	}
-	if err != nil {
-		return site{origin: strings.ToLower(raw)}
+	st := site{origin: strings.ToLower(raw)}
+	if err == nil {
+		st = site{origin: access.Origin(scheme, auth), authority: auth}
 	}
-	return site{origin: access.Origin(scheme, auth), authority: auth}
+	st.host = string(hostOf(nil, []byte(st.origin)))
+	return st
 }
 
 // hostFilter is -host: an origin ("https://example.com:8443"), an
@@ -115,15 +129,15 @@ func parseHostFilter(v string) (hostFilter, error) {
 
 func (f hostFilter) set() bool { return f != hostFilter{} }
 
-// keep reports whether a line of site st (host name h) passes.
-func (f hostFilter) keep(st site, h []byte) bool {
+// keep reports whether a line of site st passes.
+func (f hostFilter) keep(st site) bool {
 	switch {
 	case f.origin != "":
 		return st.origin == f.origin
 	case f.authority != "":
 		return st.authority == f.authority
 	case f.host != "":
-		return string(h) == f.host
+		return st.host == f.host
 	}
 	return true
 }
