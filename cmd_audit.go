@@ -76,6 +76,11 @@ LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
 	if *tableName != "" && (*format != "csv" || !report.IsTable(*tableName)) {
 		return usageErr("audit report: -table %q: want -format csv and one of %s", *tableName, strings.Join(report.TableNames(), ", "))
 	}
+	if *format == "csv" && *tableName == "" && *out != "" {
+		if err := checkCSVDir(*out); err != nil {
+			return err
+		}
+	}
 	o := report.Options{Token: *token, Host: *host, Top: *top, Stdin: stdin, Now: now}
 	if o.Top < 0 {
 		o.Top = 0
@@ -117,13 +122,19 @@ LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
 	return writeReport(*out, stdout, func(w io.Writer) error { return report.Render(w, rep, *format) })
 }
 
-// writeCSVDir writes -format csv -o DIR: one NAME.csv a table.
-func writeCSVDir(dir string, rep *report.Report) error {
+// checkCSVDir refuses a -format csv -o DIR that cannot be the directory,
+// before the logs are read.
+func checkCSVDir(dir string) error {
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return &exitError{2, fmt.Errorf("audit report: -format csv -o %s: not a directory; -o names a directory for one CSV file a table (-table NAME -o FILE writes one table)", dir)}
 	} else if err != nil && strings.HasSuffix(dir, ".csv") {
 		return usageErr("audit report: -format csv -o %s: -o names a directory for one CSV file a table; for one table in a file, add -table NAME", dir)
 	}
+	return nil
+}
+
+// writeCSVDir writes -format csv -o DIR: one NAME.csv a table.
+func writeCSVDir(dir string, rep *report.Report) error {
 	if _, err := report.WriteCSVDir(dir, rep); err != nil {
 		return &exitError{2, fmt.Errorf("audit report: %w", err)}
 	}
