@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"html/template"
 	"image/color"
 	"sort"
@@ -110,7 +111,7 @@ func charts(r *Report) (overview, perToken []chart, err error) {
 			}
 			continue
 		}
-		svg, err := toSVG(timePlot(t, ss), 600, 230)
+		svg, err := toSVG(timePlot(t, ss), sp.title, 600, 230)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -123,7 +124,7 @@ func charts(r *Report) (overview, perToken []chart, err error) {
 	}
 	perToken = out[2:]
 	if p, n, ss := hostBars(r.Hosts.Rows); n > 0 {
-		svg, err := toSVG(p, 600, vg.Length(70+18*n))
+		svg, err := toSVG(p, "Sites with the most refusals", 600, vg.Length(70+18*n))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -211,8 +212,8 @@ func hostBars(rows []HostRow) (*plot.Plot, int, []series) {
 }
 
 // toSVG renders p as an inline <svg> element w x h points, scaled by the
-// page to its container's width.
-func toSVG(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
+// page to its container's width, named title for screen readers.
+func toSVG(p *plot.Plot, title string, w, h vg.Length) (template.HTML, error) {
 	c := vgsvg.New(w, h)
 	p.Draw(draw.New(c))
 	var buf bytes.Buffer
@@ -223,7 +224,7 @@ func toSVG(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
 	if i := strings.Index(s, "<svg"); i >= 0 {
 		s = s[i:] // drop the XML prolog: the element goes inside HTML
 	}
-	s = strings.Replace(s, "<svg ", `<svg class="chart" role="img" `, 1)
+	s = strings.Replace(s, "<svg ", `<svg class="chart" role="img" aria-label="`+html.EscapeString(title)+`" `, 1)
 	s = strings.ReplaceAll(s, "font-family:Liberation Sans;", "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;")
 	return template.HTML(s), nil //nolint:gosec // our own SVG, its text escaped by svgo
 }
