@@ -115,3 +115,49 @@ func unverified(names []string, c *ChainCheck) Integrity {
 	}
 	return Integrity{}
 }
+
+// integrityTable is the Integrity block as item and value rows.
+func integrityTable(in Integrity) table {
+	t := table{name: "integrity", title: "Integrity of the logs", whole: true, cols: []column{col("item", "item"), col("value", "value")},
+		about: "Each audit line carries the SHA-256 of the line before it (prev): a line deleted, inserted, edited or moved breaks the chain."}
+	add := func(k string, v any) { t.rows = append(t.rows, []any{k, cellText(v)}) }
+	add("hash chain", chainVerdict(in))
+	if in.Reason != "" {
+		add("why", in.Reason)
+	}
+	if in.Status != IntegrityNotVerified {
+		add("lines checked", uint64(in.Lines))
+		add("problems", uint64(in.Problems))
+	}
+	if in.Status == IntegrityVerified {
+		start := "continues a chain whose earlier lines were not given"
+		if in.Genesis {
+			start = "genesis: the logs start the chain"
+		}
+		add("chain start", start)
+	}
+	if in.FirstLineSHA256 != "" {
+		add("first line sha256", in.FirstLineSHA256)
+		add("last line sha256 (head)", in.LastLineSHA256)
+	}
+	if in.Status != IntegrityNotVerified {
+		cp := "none given (-checkpoints)"
+		if in.Checkpoints > 0 {
+			cp = fmt.Sprintf("%d of %d passed", in.CheckpointsPassed, in.Checkpoints)
+		}
+		add("checkpoints", cp)
+	}
+	add("lines that are not JSON", in.NotJSON)
+	return t
+}
+
+// chainVerdict is the integrity status in a sentence.
+func chainVerdict(in Integrity) string {
+	switch in.Status {
+	case IntegrityVerified:
+		return "VERIFIED: every line links to the one before it"
+	case IntegrityFailed:
+		return "FAILED: the chain does not hold"
+	}
+	return "NOT VERIFIED"
+}
