@@ -120,6 +120,8 @@ func csvCell(v any) string {
 		return string(v)
 	case estimate:
 		return strconv.FormatUint(v.n, 10)
+	case yesNo:
+		return strconv.FormatBool(bool(v))
 	case string:
 		return csvSafe(v)
 	}

@@ -52,9 +52,12 @@ func TestCSVTablesLoadAsData(t *testing.T) {
 	}
 }
 
-func TestEstimateCells(t *testing.T) {
+func TestDataCells(t *testing.T) {
 	e := approx(308, false)
 	if cellText(e) != "~308" || csvCell(e) != "308" || cellText(approx(3, true)) != "3" || !isNumber(e) {
 		t.Errorf("estimate cells: text %q, csv %q", cellText(e), csvCell(e))
+	}
+	if cellText(yesNo(true)) != "yes" || csvCell(yesNo(true)) != "true" || csvCell(yesNo(false)) != "false" {
+		t.Errorf("flag cells: text %q, csv %q", cellText(yesNo(true)), csvCell(yesNo(true)))
 	}
 }

@@ -290,8 +290,12 @@ func hostTable(s Section[HostRow]) table {
 	return t
 }
 
-func yesNo(b bool) string {
-	if b {
+// yesNo is a flag: "yes" or "no" in text and html, "true" or "false" (as
+// in JSON) in csv.
+type yesNo bool
+
+func (y yesNo) String() string {
+	if y {
 		return "yes"
 	}
 	return "no"
@@ -362,6 +366,8 @@ func cellText(v any) string {
 	case sha:
 		return cut(string(v), 13)
 	case estimate:
+		return v.String()
+	case yesNo:
 		return v.String()
 	case string:
 		return v
