@@ -50,8 +50,9 @@ subcommands:
 // [-verify=false] [-checkpoints FILE [-checkpoint-key FILE]] [-head SHA]
 // LOG...".
 func runAuditReport(args []string, stdin io.Reader, stdout, stderr io.Writer, now func() time.Time) error {
-	fs := newFlagSet("audit report", "audit report [flags] LOG...", `Summarise audit logs: decisions by reason, product token and host, over time.
-LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
+	fs := newFlagSet("audit report", "audit report [flags] LOG...", `Summarise audit logs: decisions by reason, product token and site, over time,
+with whether their hash chain holds. LOG is an audit log file, rotated or
+gzipped; - is stdin (read once: its chain is not checked).`, stderr)
 	format := fs.String("format", "text", "output `FORMAT`: "+strings.Join(report.Formats(), ", "))
 	out := fs.String("o", "", "write the report to `PATH` instead of stdout: a file, or with -format csv a directory that gets one NAME.csv a table")
 	tableName := fs.String("table", "", "with -format csv, write only the table `NAME` ("+strings.Join(report.TableNames(), ", ")+"), to stdout or -o FILE")
@@ -62,7 +63,7 @@ LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
 	verify := fs.Bool("verify", true, "check the logs' hash chain as audit verify -chain-only does, alongside the report (about twice the CPU; -verify=false skips it and the report says so)")
 	checkpoints := fs.String("checkpoints", "", "checkpoint log `FILE` (audit.checkpoint_file) the chain must pass through, as for audit verify")
 	ckKey := fs.String("checkpoint-key", "", "`FILE` holding the checkpoints' HMAC key, as for audit verify")
-	head := fs.String("head", "", "the chain must end exactly at this head (64 hex digits, kept elsewhere)")
+	head := fs.String("head", "", "the chain must end exactly at this head, `SHA` (64 hex digits, kept elsewhere)")
 	top := fs.Int("top", -1, "rows shown per table, `N`; 0 shows every tracked row (default 50 for text and html, all for json and csv)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
