@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/robotsproxy/robotsproxy/audit/report"
+	"github.com/robotsproxy/robotsproxy/audit/report/loggen"
 )
 
 // runCLI runs the command line as a user types it and returns stdout,
@@ -129,5 +132,34 @@ func TestAuditReportVerify(t *testing.T) {
 	_, stderr, code = runCLI(t, "", "audit", "report", "-verify=false", "-head", strings.Repeat("0", 64), log)
 	if code != 2 || !strings.Contains(stderr, "-verify=false") {
 		t.Errorf("-verify=false -head: exit %d, stderr %q; want 2", code, stderr)
+	}
+}
+
+// -checkpoints and -head anchor the chain as for audit verify: passed,
+// the block says so; a head the chain does not end at fails it.
+func TestAuditReportAnchors(t *testing.T) {
+	dir := t.TempDir()
+	var b bytes.Buffer
+	if err := loggen.Write(&b, loggen.Config{Lines: 100, Hosts: 3, Chain: true}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(b.String(), "\n")
+	log := filepath.Join(dir, "audit.log")
+	if err := os.WriteFile(log, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h50, h100 := sha256.Sum256([]byte(lines[49])), sha256.Sum256([]byte(lines[99]))
+	ck := filepath.Join(dir, "checkpoints.log")
+	cks := fmt.Sprintf(`{"time":"2026-11-01T00:00:12Z","head":"%x","lines":50}`+"\n"+`{"time":"2026-11-01T00:00:24Z","head":"%x","lines":100}`+"\n", h50, h100)
+	if err := os.WriteFile(ck, []byte(cks), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runCLI(t, "", "audit", "report", "-checkpoints", ck, "-head", fmt.Sprintf("%x", h100), log)
+	if code != 0 || stderr != "" || !strings.Contains(out, "hash chain               VERIFIED") || !strings.Contains(out, "checkpoints              2 of 2 passed") {
+		t.Errorf("-checkpoints, -head: exit %d, stderr %q, stdout:\n%s", code, stderr, out)
+	}
+	out, stderr, code = runCLI(t, "", "audit", "report", "-head", fmt.Sprintf("%x", h50), log)
+	if code != 0 || !strings.Contains(out, "hash chain               FAILED") || !strings.Contains(stderr, "anchor") {
+		t.Errorf("-head of line 50: exit %d, stderr %q, stdout:\n%s", code, stderr, out)
 	}
 }
