@@ -140,8 +140,8 @@ func newPlot() *plot.Plot {
 	p := plot.New()
 	sans := font.Font{Typeface: "Liberation", Variant: "Sans"}
 	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
-		ax.Label.TextStyle.Font = font.From(sans, 10)
-		ax.Tick.Label.Font = font.From(sans, 9)
+		ax.Label.TextStyle.Font = font.From(sans, 12)
+		ax.Tick.Label.Font = font.From(sans, 11)
 	}
 	return p
 }

@@ -220,6 +220,8 @@ figcaption { font-size: 13px; font-weight: bold; margin: 2px 4px 4px; }
 .legend { font-size: 12px; margin: 4px; display: flex; flex-wrap: wrap; gap: 4px 14px; }
 .legend i { display: inline-block; width: 11px; height: 11px; margin-right: 4px; vertical-align: -1px; border-radius: 2px; }
 svg.chart { width: 100%; height: auto; display: block; }
+.charts figure { overflow-x: auto; }
+@media (max-width: 600px) { svg.chart { min-width: 460px; } }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; background: #fff; font-size: 13px; }
 th, td { border: 1px solid #e0e0e0; padding: 3px 8px; text-align: left; vertical-align: top; }
