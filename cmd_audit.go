@@ -45,17 +45,25 @@ subcommands:
 "robotsproxy audit SUBCOMMAND -h" prints a subcommand's flags.
 `
 
-// runAuditReport implements "robotsproxy audit report [-format F] [-o FILE]
-// [-since T] [-until T] [-token T] [-host H] [-top N] LOG...".
+// runAuditReport implements "robotsproxy audit report [-format F] [-o PATH]
+// [-table NAME] [-since T] [-until T] [-token T] [-host H] [-top N]
+// [-verify=false] [-checkpoints FILE [-checkpoint-key FILE]] [-head SHA]
+// LOG...".
 func runAuditReport(args []string, stdin io.Reader, stdout, stderr io.Writer, now func() time.Time) error {
-	fs := newFlagSet("audit report", "audit report [flags] LOG...", `Summarise audit logs: decisions by reason, product token and host, over time.
-LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
+	fs := newFlagSet("audit report", "audit report [flags] LOG...", `Summarise audit logs: decisions by reason, product token and site, over time,
+with whether their hash chain holds. LOG is an audit log file, rotated or
+gzipped; - is stdin (read once: its chain is not checked).`, stderr)
 	format := fs.String("format", "text", "output `FORMAT`: "+strings.Join(report.Formats(), ", "))
-	out := fs.String("o", "", "write the report to `FILE` instead of stdout")
+	out := fs.String("o", "", "write the report to `PATH` instead of stdout: a file, or with -format csv a directory that gets one NAME.csv a table")
+	tableName := fs.String("table", "", "with -format csv, write only the table `NAME` ("+strings.Join(report.TableNames(), ", ")+"), to stdout or -o FILE")
 	since := fs.String("since", "", "only lines at or after `TIME` (RFC 3339, YYYY-MM-DD, or a duration such as 24h: that long ago)")
 	until := fs.String("until", "", "only lines before `TIME` (same forms as -since)")
 	token := fs.String("token", "", "only lines of product `TOKEN`")
-	host := fs.String("host", "", "only lines for `HOST`")
+	host := fs.String("host", "", "only lines for `SITE`: scheme://host:port (that origin), host:port (any scheme) or host (every scheme and port)")
+	verify := fs.Bool("verify", true, "check the logs' hash chain as audit verify -chain-only does, alongside the report (about twice the CPU; -verify=false skips it and the report says so)")
+	checkpoints := fs.String("checkpoints", "", "checkpoint log `FILE` (audit.checkpoint_file) the chain must pass through, as for audit verify")
+	ckKey := fs.String("checkpoint-key", "", "`FILE` holding the checkpoints' HMAC key, as for audit verify")
+	head := fs.String("head", "", "the chain must end exactly at this head, `SHA` (64 hex digits, kept elsewhere)")
 	top := fs.Int("top", -1, "rows shown per table, `N`; 0 shows every tracked row (default 50 for text and html, all for json and csv)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -66,6 +74,14 @@ LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
 	if !slices.Contains(report.Formats(), *format) {
 		return usageErr("audit report: -format %q: want one of %s", *format, strings.Join(report.Formats(), ", "))
 	}
+	if *tableName != "" && (*format != "csv" || !report.IsTable(*tableName)) {
+		return usageErr("audit report: -table %q: want -format csv and one of %s", *tableName, strings.Join(report.TableNames(), ", "))
+	}
+	if *format == "csv" && *tableName == "" && *out != "" {
+		if err := checkCSVDir(*out); err != nil {
+			return err
+		}
+	}
 	o := report.Options{Token: *token, Host: *host, Top: *top, Stdin: stdin, Now: now}
 	if o.Top < 0 {
 		o.Top = 0
@@ -73,7 +89,15 @@ LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
 			o.Top = 50
 		}
 	}
-	var err error
+	anchors, err := verifyAnchors(*checkpoints, *ckKey, *head)
+	if err != nil {
+		return usageErr("audit report: %v", err)
+	}
+	if *verify {
+		o.Verify = &report.ChainCheck{Checkpoints: anchors.Checkpoints, Head: anchors.Head}
+	} else if *checkpoints != "" || *head != "" {
+		return usageErr("audit report: -checkpoints and -head need the chain check: drop -verify=false")
+	}
 	if o.Since, err = parseWhen(*since, now()); err != nil {
 		return usageErr("audit report: -since: %v", err)
 	}
@@ -84,15 +108,47 @@ LOG is an audit log file, rotated or gzipped; - is stdin.`, stderr)
 	if err != nil {
 		return &exitError{2, err}
 	}
-	return writeReport(*out, stdout, rep, *format)
+	if msg := rep.NoMatch(); msg != "" {
+		fmt.Fprintln(stderr, "audit report: "+msg)
+	}
+	if rep.Integrity.Status == report.IntegrityFailed {
+		fmt.Fprintln(stderr, "audit report: the hash chain does not verify (the report says so): "+rep.Integrity.Reason)
+	}
+	switch {
+	case *tableName != "":
+		return writeReport(*out, stdout, func(w io.Writer) error { return report.WriteCSVTable(w, rep, *tableName) })
+	case *format == "csv" && *out != "":
+		return writeCSVDir(*out, rep)
+	}
+	return writeReport(*out, stdout, func(w io.Writer) error { return report.Render(w, rep, *format) })
 }
 
-// writeReport renders rep to path (stdout when empty). A file is written
-// whole or not at all: to a temporary name, renamed at the end.
-func writeReport(path string, stdout io.Writer, rep *report.Report, format string) error {
+// checkCSVDir refuses a -format csv -o DIR that cannot be the directory,
+// before the logs are read.
+func checkCSVDir(dir string) error {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return &exitError{2, fmt.Errorf("audit report: -format csv -o %s: not a directory; -o names a directory for one CSV file a table (-table NAME -o FILE writes one table)", dir)}
+	} else if err != nil && strings.HasSuffix(dir, ".csv") {
+		return usageErr("audit report: -format csv -o %s: -o names a directory for one CSV file a table; for one table in a file, add -table NAME", dir)
+	}
+	return nil
+}
+
+// writeCSVDir writes -format csv -o DIR: one NAME.csv a table.
+func writeCSVDir(dir string, rep *report.Report) error {
+	if _, err := report.WriteCSVDir(dir, rep); err != nil {
+		return &exitError{2, fmt.Errorf("audit report: %w", err)}
+	}
+	return nil
+}
+
+// writeReport writes the report with write to path (stdout when empty). A
+// file is written whole or not at all: to a temporary name, renamed at the
+// end.
+func writeReport(path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == "" {
 		bw := bufio.NewWriter(stdout)
-		if err := report.Render(bw, rep, format); err != nil {
+		if err := write(bw); err != nil {
 			return &exitError{2, fmt.Errorf("audit report: %w", err)}
 		}
 		if err := bw.Flush(); err != nil {
@@ -109,8 +165,7 @@ func writeReport(path string, stdout io.Writer, rep *report.Report, format strin
 		return &exitError{2, fmt.Errorf("audit report: %w", err)}
 	}
 	bw := bufio.NewWriter(f)
-	err = report.Render(bw, rep, format)
-	err = errors.Join(err, bw.Flush(), f.Close())
+	err = errors.Join(write(bw), bw.Flush(), f.Close())
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}

@@ -21,7 +21,7 @@ var layers = map[string]int{
 	"mitm":                1, // caches certificates in internal/memo
 	"politeness":          0,
 	"auditlog":            0,
-	"audit/report":        1, // reads lines through auditlog
+	"audit/report":        5, // reads lines through auditlog, checks the chain with audit, keys sites as policy does
 	"deploy":              0,
 	"internal/redistest":  0,
 	"internal/keyfile":    0,

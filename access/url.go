@@ -8,7 +8,14 @@ import (
 // RobotsURL returns the robots.txt URL for a canonical scheme and authority
 // (see policy.Authority), without the scheme's default port (RFC 9309 2.3).
 func RobotsURL(scheme, authority string) string {
-	return scheme + "://" + displayAuthority(scheme, authority) + "/robots.txt"
+	return Origin(scheme, authority) + "/robots.txt"
+}
+
+// Origin returns "scheme://authority" for a canonical scheme and authority
+// (see policy.Authority), without the scheme's default port: the site
+// whose robots.txt applies (RFC 9309 2.3), as RobotsURL names it.
+func Origin(scheme, authority string) string {
+	return scheme + "://" + displayAuthority(scheme, authority)
 }
 
 // displayAuthority drops the scheme's default port from host:port.

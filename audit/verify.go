@@ -132,6 +132,9 @@ type VerifyResult struct {
 	// Head is the SHA-256 of the last line: what the next line's prev
 	// must be. Record it elsewhere to anchor the chain.
 	Head [sha256.Size]byte
+	// First is the SHA-256 of the chain's first line (in StartFile), its
+	// newline included: what the second line's prev names.
+	First [sha256.Size]byte
 }
 
 // OK reports whether everything verified: an unbroken chain, no bad line,
@@ -281,6 +284,9 @@ func (v *verifier) line(file string, n int, line []byte, long, cut bool) error {
 	var sum [sha256.Size]byte
 	v.h.Sum(sum[:0])
 	v.prev, v.prevF, v.prevN, v.res.Head = sum, file, n, sum
+	if v.res.Lines-v.res.Operational == 1 {
+		v.res.First = sum
+	}
 	if at, ok := v.passed[sum]; ok && at == 0 {
 		v.passed[sum] = v.res.Lines
 	}

@@ -1,6 +1,7 @@
 package audit_test
 
 import (
+	"crypto/sha256"
 	"os"
 	"strings"
 	"testing"
@@ -55,5 +56,32 @@ func TestVerifyOperationalLines(t *testing.T) {
 	raw, _ := os.ReadFile(f.current)
 	if !res.OK(false) || len(problems) != 0 || res.Operational != 11 || res.Verified != 18 {
 		t.Errorf("got %+v, problems %v, want OK, 11 operational, 18 verified; log:\n%s", res, problems, raw)
+	}
+}
+
+// TestVerifyFirstLineHash: First is the SHA-256 of the first chained line
+// with its newline (an operational line before it is not chained), Head
+// that of the last.
+func TestVerifyFirstLineHash(t *testing.T) {
+	f := newFixture(t)
+	var first string
+	editLines(t, f.backup, func(lines []string) []string {
+		first = lines[0]
+		return append([]string{`{"level":"info","message":"listening"}` + "\n"}, lines...)
+	})
+	cur, err := os.ReadFile(f.current)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(cur), "\n"), "\n")
+	res, err := audit.Verify([]string{f.backup, f.current}, audit.VerifyOptions{ChainOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := sha256.Sum256([]byte(first)); res.First != want {
+		t.Errorf("First: got %x, want %x", res.First, want)
+	}
+	if want := sha256.Sum256([]byte(lines[len(lines)-1] + "\n")); res.Head != want {
+		t.Errorf("Head: got %x, want %x", res.Head, want)
 	}
 }

@@ -510,6 +510,9 @@ func checkAuditReport(t *testing.T, logPath string, reqs []auditReq) {
 	if rep.Summary.Requests != uint64(len(reqs)) || rep.Summary.Skipped != 0 {
 		t.Errorf("report summary: got %d requests, %d skipped; want %d and 0", rep.Summary.Requests, rep.Summary.Skipped, len(reqs))
 	}
+	if in := rep.Integrity; in.Status != report.IntegrityVerified || !in.Genesis || in.NotJSON != 0 || len(in.LastLineSHA256) != 64 {
+		t.Errorf("report integrity: got %+v, want the proxy's chain verified from genesis", in)
+	}
 	want := map[violationKey]uint64{}
 	sha := map[violationKey]string{}
 	wantTokens := map[string]tokenCounts{}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
@@ -125,7 +126,10 @@ type aggregator struct {
 	spendHosts *topK[spendStats]
 	decTL      timeline
 	accTL      timeline
+	sites      sites
+	leftOut    []string // up to maxLeftOut sites of lines the filters left out
 	hostBuf    []byte
+	siteBuf    []byte
 	keyBuf     []byte
 }
 
@@ -171,10 +175,12 @@ func (a *aggregator) tableBytes() (used, budget int64) {
 
 // add counts one parsed line.
 func (a *aggregator) add(r *record) {
-	host := hostOf(a.hostBuf[:0], r.url)
+	st := a.sites.of(r.url)
+	host := append(a.hostBuf[:0], st.host...)
 	a.hostBuf = host
-	if !a.f.keep(r, host) {
+	if !a.f.keep(r, st) {
 		a.filtered++
+		a.noteLeftOut(st.origin)
 		return
 	}
 	if a.counted == 0 || r.ts < a.first {
@@ -199,16 +205,18 @@ func (a *aggregator) add(r *record) {
 	if len(r.tokenSource) > 0 {
 		a.sources.add(r.tokenSource, col)
 	}
-	a.hosts.addBytes(host)
+	origin := append(a.siteBuf[:0], st.origin...)
+	a.siteBuf = origin
+	a.hosts.addBytes(origin)
 	c := classify(r)
 	a.decTL.add(r.ts, slotOf(c))
 	if len(r.access) > 0 {
 		a.accTL.add(r.ts, accessSlot(r.access))
 	}
-	a.tokens.add(r.token, 1).add(r, c, host)
-	a.hostT.add(host, 1).add(r, c)
+	a.tokens.add(r.token, 1).add(r, c, origin)
+	a.hostT.add(origin, 1).add(r, c)
 	if c == classWouldDeny {
-		a.violations.add(a.violationKey(r, host), 1).add(r.ts)
+		a.violations.add(a.violationKey(r, origin), 1).add(r.ts)
 	}
 	if len(r.rule) > 0 {
 		a.rules.add(a.ruleKey(r), 1).add(c)
@@ -247,9 +255,9 @@ func accessSlot(access []byte) int {
 // strings from the proxy do not contain (a hostile \u0000 only merges
 // rows). The rule text comes last: a key cut at maxKeyLen loses only the
 // end of a (very long) rule.
-func (a *aggregator) violationKey(r *record, host []byte) []byte {
+func (a *aggregator) violationKey(r *record, origin []byte) []byte {
 	k := append(a.keyBuf[:0], r.token...)
-	k = append(append(k, 0), host...)
+	k = append(append(k, 0), origin...)
 	k = append(append(k, 0), r.robotsURL...)
 	k = strconv.AppendInt(append(k, 0), r.ruleLine, 10)
 	k = append(append(k, 0), r.sha...)
@@ -265,6 +273,16 @@ func (a *aggregator) ruleKey(r *record) []byte {
 	k = append(append(k, 0), r.rule...)
 	a.keyBuf = k
 	return k
+}
+
+// maxLeftOut is how many sites of lines the filters left out are kept, to
+// name when the filters match nothing.
+const maxLeftOut = 5
+
+func (a *aggregator) noteLeftOut(origin string) {
+	if len(a.leftOut) < maxLeftOut && !slices.Contains(a.leftOut, origin) {
+		a.leftOut = append(a.leftOut, origin)
+	}
 }
 
 // hostOf appends to dst the host of an audit url: the authority of an

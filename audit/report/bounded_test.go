@@ -234,8 +234,8 @@ func TestBoundedBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		fmt.Sprintf("the top %d hosts were tracked (Space-Saving, as many as fit in 12.0 MiB)", rep.Hosts.Tracked),
-		"the top 1000 tokens were tracked (Space-Saving, capacity 1000)",
+		fmt.Sprintf("the top %d sites were tracked (Space-Saving, as many as fit in 12.0 MiB)", rep.Hosts.Tracked),
+		"the top 1000 crawlers were tracked (Space-Saving, capacity 1000)",
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report: want the note %q", want)

@@ -98,7 +98,7 @@ func violationRow(e *topEntry[violation]) ViolationRow {
 	}
 	line, _ := strconv.ParseInt(f[3], 10, 64)
 	return ViolationRow{
-		Token: orNone(f[0]), Host: f[1], RobotsURL: f[2], RuleLine: line,
+		Token: orNone(f[0]), Host: string(hostOf(nil, []byte(f[1]))), Origin: f[1], RobotsURL: f[2], RuleLine: line,
 		RobotsSHA256: f[4], Reason: f[5], Rule: f[6], Count: e.count, Error: e.err,
 		FirstSeen: utc(e.p.first), LastSeen: utc(e.p.last),
 	}
@@ -107,7 +107,8 @@ func violationRow(e *topEntry[violation]) ViolationRow {
 func hostRow(e *topEntry[hostStats]) HostRow {
 	p := e.p // a copy: closing the open spell must not change the table
 	r := HostRow{
-		Host: orNone(e.key), Requests: e.count, Error: e.err,
+		Host: orNone(string(hostOf(nil, []byte(e.key)))), Origin: orNone(e.key), Authority: siteOf(e.key).authority,
+		Requests: e.count, Error: e.err,
 		Denied: p.denied, WouldDeny: p.wouldDeny,
 		Successful: p.access[slotSuccessful], Unavailable: p.access[slotUnavailable],
 		Unreachable: p.access[slotUnreachable], UnreachableSpells: p.spells,
@@ -158,23 +159,23 @@ func (a *aggregator) timelines(rows []TokenRow) Timelines {
 	}
 	d := a.decTL.on(g)
 	t.Decisions = map[string][]uint64{
-		"allowed": column(d, slotAllowed), "denied": column(d, slotDenied),
-		"would_deny": column(d, slotWouldDeny), "not_decided": column(d, slotNotDecided),
+		"allowed": slotColumn(d, slotAllowed), "denied": slotColumn(d, slotDenied),
+		"would_deny": slotColumn(d, slotWouldDeny), "not_decided": slotColumn(d, slotNotDecided),
 	}
 	ac := a.accTL.on(g)
 	t.Access = map[string][]uint64{
-		"successful": column(ac, slotSuccessful), "unavailable": column(ac, slotUnavailable),
-		"unreachable": column(ac, slotUnreachable),
+		"successful": slotColumn(ac, slotSuccessful), "unavailable": slotColumn(ac, slotUnavailable),
+		"unreachable": slotColumn(ac, slotUnreachable),
 	}
 	for _, e := range toks {
 		b := e.p.tl.on(g)
 		t.Tokens = append(t.Tokens, TokenSeries{Token: orNone(e.key),
-			Allowed: column(b, slotAllowed), Denied: column(b, slotDenied), WouldDeny: column(b, slotWouldDeny)})
+			Allowed: slotColumn(b, slotAllowed), Denied: slotColumn(b, slotDenied), WouldDeny: slotColumn(b, slotWouldDeny)})
 	}
 	return t
 }
 
-func column(b [][4]uint64, slot int) []uint64 {
+func slotColumn(b [][4]uint64, slot int) []uint64 {
 	out := make([]uint64, len(b))
 	for i := range b {
 		out[i] = b[i][slot]

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"html/template"
 	"image/color"
 	"sort"
@@ -16,11 +17,16 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// chart is one rendered figure: an inline <svg> element.
+// chart is one rendered figure: an inline <svg> element, its title, and
+// its legend, which the page draws beside the SVG so that it never covers
+// the data.
 type chart struct {
-	Title string
-	SVG   template.HTML
+	Title  string
+	SVG    template.HTML
+	Legend []legendItem
 }
+
+type legendItem struct{ Name, Color string }
 
 var (
 	colAllowed     = color.RGBA{R: 0x2e, G: 0x7d, B: 0x32, A: 0xff}
@@ -31,18 +37,48 @@ var (
 	colUnreachable = color.RGBA{R: 0x6a, G: 0x1b, B: 0x9a, A: 0xff}
 )
 
-// maxHostBars is how many hosts the "top hosts by denials" chart shows.
+// maxHostBars is how many sites the "sites with the most refusals" chart
+// shows.
 const maxHostBars = 15
 
 type series struct {
 	name   string
 	values []uint64
-	color  color.Color
+	color  color.RGBA
+}
+
+func (s series) total() (n uint64) {
+	for _, v := range s.values {
+		n += v
+	}
+	return n
+}
+
+// withData drops the series that are zero throughout: no legend entry for
+// what never happened.
+func withData(ss []series) []series {
+	var out []series
+	for _, s := range ss {
+		if s.total() > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func legendOf(ss []series) []legendItem {
+	out := make([]legendItem, len(ss))
+	for i, s := range ss {
+		out[i] = legendItem{s.name, fmt.Sprintf("#%02x%02x%02x", s.color.R, s.color.G, s.color.B)}
+	}
+	return out
 }
 
 // charts draws the report's figures: the overview (decisions over time,
-// access results over time, top hosts by denials) and decisions over time
-// per shown token.
+// access results over time when any line has one, sites by refusals when
+// any was refused) and decisions over time per shown token. Each time
+// chart is a stacked bar a bucket: a bucket with no request draws
+// nothing, and nothing is drawn between buckets.
 func charts(r *Report) (overview, perToken []chart, err error) {
 	t := r.Timelines
 	if t.Buckets == 0 {
@@ -53,10 +89,10 @@ func charts(r *Report) (overview, perToken []chart, err error) {
 		s     []series
 	}{
 		{"Decisions over time, all crawlers", []series{
-			{"allowed", t.Decisions["allowed"], colAllowed}, {"denied", t.Decisions["denied"], colDenied},
-			{"would deny (report mode)", t.Decisions["would_deny"], colWouldDeny}, {"not decided", t.Decisions["not_decided"], colNotDecided}}},
-		{"Access results over time", []series{
-			{"successful", t.Access["successful"], colAllowed}, {"unavailable", t.Access["unavailable"], colUnavailable},
+			{"allowed", t.Decisions["allowed"], colAllowed}, {"refused", t.Decisions["denied"], colDenied},
+			{labelWouldDeny, t.Decisions["would_deny"], colWouldDeny}, {labelNotDecided, t.Decisions["not_decided"], colNotDecided}}},
+		{"robots.txt access when each request was decided", []series{
+			{"robots.txt fetched", t.Access["successful"], colAllowed}, {"unavailable", t.Access["unavailable"], colUnavailable},
 			{"unreachable", t.Access["unreachable"], colUnreachable}}},
 	}
 	for _, ts := range t.Tokens {
@@ -64,86 +100,67 @@ func charts(r *Report) (overview, perToken []chart, err error) {
 			title string
 			s     []series
 		}{"Decisions over time: " + ts.Token, []series{
-			{"allowed", ts.Allowed, colAllowed}, {"denied", ts.Denied, colDenied}, {"would deny", ts.WouldDeny, colWouldDeny}}})
+			{"allowed", ts.Allowed, colAllowed}, {"refused", ts.Denied, colDenied}, {labelWouldDeny, ts.WouldDeny, colWouldDeny}}})
 	}
 	var out []chart
-	for _, sp := range specs {
-		p, err := timePlot(sp.title, t, sp.s)
+	for i, sp := range specs {
+		ss := withData(sp.s)
+		if len(ss) == 0 {
+			if i == 1 {
+				out = append(out, chart{}) // no access results: no chart
+			}
+			continue
+		}
+		svg, err := toSVG(timePlot(t, ss), sp.title, 600, 230)
 		if err != nil {
 			return nil, nil, err
 		}
-		svg, err := toSVG(p, 600, 220)
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, chart{Title: sp.title, SVG: svg})
+		out = append(out, chart{Title: sp.title, SVG: svg, Legend: legendOf(ss)})
 	}
-	overview, perToken = out[:2:2], out[2:]
-	if p, n, err := hostBars(r.Hosts.Rows); err != nil {
-		return nil, nil, err
-	} else if n > 0 {
-		svg, err := toSVG(p, 600, vg.Length(60+18*n))
+	for _, c := range out[:2] {
+		if c.SVG != "" {
+			overview = append(overview, c)
+		}
+	}
+	perToken = out[2:]
+	if p, n, ss := hostBars(r.Hosts.Rows); n > 0 {
+		svg, err := toSVG(p, "Sites with the most refusals", 600, vg.Length(70+18*n))
 		if err != nil {
 			return nil, nil, err
 		}
-		overview = append(overview, chart{Title: "Top hosts by denials", SVG: svg})
+		overview = append(overview, chart{Title: "Sites with the most refusals", SVG: svg, Legend: legendOf(ss)})
 	}
 	return overview, perToken, nil
 }
 
 // newPlot is a plot in Liberation Sans (metric-compatible with Arial,
-// which the page names as its fallback).
-func newPlot(title string) *plot.Plot {
+// which the page names as its fallback). Its title is the page's
+// figcaption, and its legend the page's.
+func newPlot() *plot.Plot {
 	p := plot.New()
 	sans := font.Font{Typeface: "Liberation", Variant: "Sans"}
-	p.Title.Text = title
-	p.Title.TextStyle.Font = font.From(sans, 12)
 	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
-		ax.Label.TextStyle.Font = font.From(sans, 10)
-		ax.Tick.Label.Font = font.From(sans, 9)
+		ax.Label.TextStyle.Font = font.From(sans, 12)
+		ax.Tick.Label.Font = font.From(sans, 11)
 	}
-	p.Legend.TextStyle.Font = font.From(sans, 9)
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.XOffs = vg.Points(10)
 	return p
 }
 
-func timePlot(title string, t Timelines, ss []series) (*plot.Plot, error) {
-	p := newPlot(title)
-	p.Y.Label.Text = fmt.Sprintf("requests per %s", bucketName(t.BucketSeconds))
-	p.Y.Min = 0
-	p.Y.Tick.Marker = intTicks{}
-	start := t.Start.Unix()
+// timePlot draws the series as stacked bars, one a time bucket, on a
+// labelled time axis and count axis.
+func timePlot(t Timelines, ss []series) *plot.Plot {
+	p := newPlot()
+	bucket := bucketName(t.BucketSeconds)
+	p.Y.Label.Text = "requests per " + bucket
+	p.X.Label.Text = "time (UTC), one bar per " + bucket
+	start := float64(t.Start.Unix())
 	p.X.Tick.Marker = timeTicks{}
-	// One bucket still spans its width, so that its points are drawn.
-	p.X.Min, p.X.Max = float64(start), float64(start+int64(max(t.Buckets-1, 1))*t.BucketSeconds)
-	p.Add(plotter.NewGrid())
-	top := uint64(1)
-	for _, s := range ss {
-		for _, v := range s.values {
-			top = max(top, v)
-		}
-	}
-	p.Y.Max = float64(top) * 1.35 // room for the legend above the lines
-	for _, s := range ss {
-		xy := make(plotter.XYs, len(s.values))
-		for i, v := range s.values {
-			xy[i] = plotter.XY{X: float64(start + int64(i)*t.BucketSeconds), Y: float64(v)}
-		}
-		l, pts, err := plotter.NewLinePoints(xy)
-		if err != nil {
-			return nil, fmt.Errorf("chart %q: %w", title, err)
-		}
-		l.Color, l.Width = s.color, vg.Points(1.5)
-		pts.Color, pts.Radius = s.color, vg.Points(1)
-		if len(xy) > 30 {
-			pts.Radius = 0
-		}
-		p.Add(l, pts)
-		p.Legend.Add(s.name, l)
-	}
-	return p, nil
+	p.X.Min, p.X.Max = start, start+float64(int64(t.Buckets)*t.BucketSeconds)
+	bars := &stackedBars{start: start, width: float64(t.BucketSeconds), series: ss}
+	p.Y.Min, p.Y.Max = 0, float64(countAxis(bars.top()))
+	p.Y.Tick.Marker = countTicks{}
+	p.Add(plotter.NewGrid(), bars)
+	return p
 }
 
 func bucketName(sec int64) string {
@@ -158,9 +175,9 @@ func bucketName(sec int64) string {
 	return fmt.Sprintf("%d s", sec)
 }
 
-// hostBars is a horizontal stacked bar chart of the shown hosts with the
-// most denials (denied, then would deny), the most at the top.
-func hostBars(rows []HostRow) (*plot.Plot, int, error) {
+// hostBars is a horizontal stacked bar chart of the shown sites with the
+// most refusals (refused, then would be refused), the most at the top.
+func hostBars(rows []HostRow) (*plot.Plot, int, []series) {
 	var hs []HostRow
 	for _, h := range rows {
 		if h.Denied+h.WouldDeny > 0 {
@@ -175,42 +192,28 @@ func hostBars(rows []HostRow) (*plot.Plot, int, error) {
 		return nil, 0, nil
 	}
 	n := len(hs)
-	denied, would := make(plotter.Values, n), make(plotter.Values, n)
+	denied, would := make([]uint64, n), make([]uint64, n)
 	names := make([]string, n)
+	var top uint64
 	for i, h := range hs {
 		j := n - 1 - i // the largest on top
-		denied[j], would[j], names[j] = float64(h.Denied), float64(h.WouldDeny), cut(h.Host, 40)
+		denied[j], would[j], names[j] = h.Denied, h.WouldDeny, cut(h.Origin, 40)
+		top = max(top, h.Denied+h.WouldDeny)
 	}
-	p := newPlot("Top hosts by denials")
-	p.X.Label.Text = "requests denied"
-	p.X.Min = 0
-	p.X.Tick.Marker = intTicks{}
-	w := vg.Points(11)
-	b1, err := plotter.NewBarChart(denied, w)
-	if err != nil {
-		return nil, 0, err
-	}
-	b2, err := plotter.NewBarChart(would, w)
-	if err != nil {
-		return nil, 0, err
-	}
-	for _, b := range []*plotter.BarChart{b1, b2} {
-		b.Horizontal = true
-		b.LineStyle.Width = 0
-	}
-	b1.Color, b2.Color = colDenied, colWouldDeny
-	b2.StackOn(b1)
-	p.Add(plotter.NewGrid(), b1, b2)
-	p.Legend.Add("denied", b1)
-	p.Legend.Add("would deny", b2)
-	p.Legend.Left, p.Legend.Top, p.Legend.XOffs = false, false, 0
+	ss := withData([]series{{"refused", denied, colDenied}, {labelWouldDeny, would, colWouldDeny}})
+	p := newPlot()
+	p.X.Label.Text = "requests refused"
+	p.X.Min, p.X.Max = 0, float64(countAxis(top))
+	p.X.Tick.Marker = countTicks{}
+	p.Add(plotter.NewGrid(), &stackedBars{start: -0.35, width: 0.7, series: ss, horizontal: true})
 	p.NominalY(names...)
-	return p, n, nil
+	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
+	return p, n, ss
 }
 
 // toSVG renders p as an inline <svg> element w x h points, scaled by the
-// page to its container's width.
-func toSVG(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
+// page to its container's width, named title for screen readers.
+func toSVG(p *plot.Plot, title string, w, h vg.Length) (template.HTML, error) {
 	c := vgsvg.New(w, h)
 	p.Draw(draw.New(c))
 	var buf bytes.Buffer
@@ -221,7 +224,7 @@ func toSVG(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
 	if i := strings.Index(s, "<svg"); i >= 0 {
 		s = s[i:] // drop the XML prolog: the element goes inside HTML
 	}
-	s = strings.Replace(s, "<svg ", `<svg class="chart" role="img" `, 1)
+	s = strings.Replace(s, "<svg ", `<svg class="chart" role="img" aria-label="`+html.EscapeString(title)+`" `, 1)
 	s = strings.ReplaceAll(s, "font-family:Liberation Sans;", "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;")
 	return template.HTML(s), nil //nolint:gosec // our own SVG, its text escaped by svgo
 }

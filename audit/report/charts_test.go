@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -49,5 +50,63 @@ func TestChartsShortSpan(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A sparse log over one-second buckets draws one bar a non-empty bucket
+// and series: no line joins buckets across the empty ones, each axis has
+// labels past 0, and the legend lists only what happened.
+func TestChartsSparseBars(t *testing.T) {
+	log := `{"time":"2026-11-22T10:00:00Z","url":"https://a.example/1","decision":"allow","reason":"rule","product_token":"gptbot"}
+{"time":"2026-11-22T10:00:12Z","url":"https://a.example/2","decision":"deny","reason":"rule","product_token":"gptbot"}
+{"time":"2026-11-22T10:00:12Z","url":"https://a.example/3","decision":"deny","reason":"rule","product_token":"gptbot"}
+`
+	rep, err := Collect([]string{writeFile(t, t.TempDir(), "audit.log", log)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	overview, perToken, err := charts(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(overview) != 2 || len(perToken) != 1 {
+		t.Fatalf("got %d overview and %d per-token charts, want 2 (decisions, sites; no access results in the log) and 1", len(overview), len(perToken))
+	}
+	for _, c := range []chart{overview[0], perToken[0]} {
+		svg := string(c.SVG)
+		if n := strings.Count(svg, "style=\"fill:#2E7D32\""); n != 1 {
+			t.Errorf("%s: %d green bars, want 1", c.Title, n)
+		}
+		if n := strings.Count(svg, "style=\"fill:#C62828\""); n != 1 {
+			t.Errorf("%s: %d red bars, want 1", c.Title, n)
+		}
+		if strings.Contains(svg, "stroke:#2E7D32") || strings.Contains(svg, "stroke:#C62828") {
+			t.Errorf("%s: a data line is drawn", c.Title)
+		}
+		for _, want := range []string{">1<", ">2<", "requests per 1 s", "time (UTC), one bar per 1 s"} {
+			if !strings.Contains(svg, want) {
+				t.Errorf("%s: want %q in the SVG", c.Title, want)
+			}
+		}
+		if want := []legendItem{{"allowed", "#2e7d32"}, {"refused", "#c62828"}}; !reflect.DeepEqual(c.Legend, want) {
+			t.Errorf("%s: legend %v, want %v", c.Title, c.Legend, want)
+		}
+	}
+	if !strings.Contains(string(overview[1].SVG), "requests refused") || !strings.Contains(string(overview[1].SVG), "https://a.example") {
+		t.Errorf("sites chart: want its axis label and the site")
+	}
+}
+
+func TestCountAxis(t *testing.T) {
+	for _, c := range []struct{ top, step, axis uint64 }{
+		{0, 1, 1}, {1, 1, 1}, {2, 1, 2}, {5, 1, 5}, {7, 2, 8}, {23, 5, 25}, {250, 50, 250}, {251, 100, 300}, {9_999, 2000, 10_000},
+	} {
+		if s, a := countStep(c.top), countAxis(c.top); s != c.step || a != c.axis {
+			t.Errorf("top %d: step %d, axis %d; want %d, %d", c.top, s, a, c.step, c.axis)
+		}
+		ticks := countTicks{}.Ticks(0, float64(c.axis))
+		if len(ticks) < 2 || ticks[len(ticks)-1].Value != float64(c.axis) {
+			t.Errorf("top %d: ticks %v, want 0 up to %d", c.top, ticks, c.axis)
+		}
 	}
 }

@@ -8,6 +8,9 @@
 //
 // # Sections
 //
+//   - Integrity: whether the logs' hash chain was checked (audit.Verify,
+//     chain only, alongside the reading) and holds, first and last line
+//     hashes, checkpoints passed, lines that are not JSON.
 //   - Summary: time span, lines, requests, skipped lines, and requests by
 //     decision, reason, access result and token source, enforced and
 //     report-only (enforced false) apart.
@@ -21,8 +24,9 @@
 //     politeness is logged with the wait's cause as its reason), as audit
 //     verify reads it; the Tokens columns split by it too, while the
 //     Summary counts reasons as logged.
-//   - Hosts: requests, denials, access results, unreachable spells and
-//     their duration, robots.txt versions.
+//   - Hosts (sites): one row per origin, scheme and authority as the
+//     proxy keys robots.txt: requests, denials, access results,
+//     unreachable spells and their duration, robots.txt versions.
 //   - Rules (deciding rules) and denied URLs, the most frequent first.
 //   - Spend (pay per crawl): lines with price, charged or not_paid; the
 //     sum charged per currency (exact, in millionths of the unit), the
@@ -53,8 +57,9 @@
 // more than 1/Tracked of its table's count is kept. Outside the tables
 // the state is fixed: distinct counts are exact up to a cap, then
 // HyperLogLog estimates (see distinct; at most 2 MiB each, eight of them),
-// timelines have at most 240 buckets, the summary's tables at most 64
-// keys each, two 256 KiB read buffers and one line of at most 1 MiB (a
+// timelines have at most 240 buckets, the memo of sites (a url's
+// authority to its origin) at most 16384 entries and 4 MiB, the
+// summary's tables at most 64 keys each, two 256 KiB read buffers and one line of at most 1 MiB (a
 // longer line is skipped). Keys are cut at 2048 octets.
 //
 // Accounting does not include the slack of the tables' growing slices
@@ -62,7 +67,9 @@
 // the Go collector's headroom: with the default GOGC the process peaks at
 // about twice its live heap. Measured, 40,000 lines whose every key is new
 // and 2 KiB long (loggen.WriteUnique) peak at 130 to 150 MiB resident in
-// every format.
+// every format; the command, which also checks the hash chain alongside
+// (Options.Verify), at 180 to 190 MiB (the binary under /usr/bin/time,
+// and up to 205 MiB writing CSV tables to a directory).
 //
 // Rendering holds the Report, whose rows share their strings with the
 // tables, and writes it as it goes: no format builds its whole output in

@@ -20,7 +20,7 @@ func renderJSON(w io.Writer, r *Report) error {
 		v   any
 	}{
 		{"version", r.Version}, {"generated_at", r.GeneratedAt}, {"filters", r.Filters},
-		{"inputs", r.Inputs}, {"summary", r.Summary}, {"tokens", r.Tokens},
+		{"inputs", r.Inputs}, {"summary", r.Summary}, {"integrity", r.Integrity}, {"tokens", r.Tokens},
 		{"violations", r.Violations}, {"hosts", r.Hosts}, {"rules", r.Rules},
 		{"denied_urls", r.DeniedURLs}, {"spend", r.Spend}, {"timelines", r.Timelines},
 	}

@@ -1,10 +1,8 @@
 package report
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -14,9 +12,11 @@ import (
 func Formats() []string { return []string{"text", "json", "csv", "html"} }
 
 // Render writes r in format: "text" (aligned plain text), "json" (the
-// Report as one JSON object), "csv" (every table, each row led by its
-// section name, each table led by a header row whose first cell is
-// "section"), or "html" (one self-contained page with inline SVG charts).
+// Report as one JSON object), "csv" (every table stacked in one stream,
+// each row led by its section name, each table led by a header row whose
+// first cell is "section": for a person; WriteCSVDir and WriteCSVTable
+// write tables a program loads), or "html" (one self-contained page with
+// inline SVG charts).
 // Errors are write errors and an unknown format.
 func Render(w io.Writer, r *Report, format string) error {
 	switch format {
@@ -30,42 +30,6 @@ func Render(w io.Writer, r *Report, format string) error {
 		return renderHTML(w, r)
 	}
 	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats(), ", "))
-}
-
-func renderCSV(w io.Writer, r *Report) error {
-	cw := csv.NewWriter(w)
-	for _, t := range tables(r) {
-		hdr := []string{"section"}
-		for _, h := range t.headers {
-			hdr = append(hdr, strings.ReplaceAll(h, " ", "_"))
-		}
-		if err := cw.Write(hdr); err != nil {
-			return err
-		}
-		for _, row := range t.rows {
-			rec := []string{t.name}
-			for _, v := range row {
-				switch v := v.(type) {
-				case seconds:
-					rec = append(rec, strconv.FormatInt(int64(v), 10))
-					continue
-				case sha:
-					rec = append(rec, string(v))
-					continue
-				}
-				if s, ok := v.(string); ok {
-					rec = append(rec, csvSafe(s))
-					continue
-				}
-				rec = append(rec, cellText(v))
-			}
-			if err := cw.Write(rec); err != nil {
-				return err
-			}
-		}
-	}
-	cw.Flush()
-	return cw.Error()
 }
 
 // csvSafe neutralises a text cell that a spreadsheet would read as a
@@ -91,7 +55,14 @@ func renderText(w io.Writer, r *Report) error {
 		fmt.Fprintf(ew, "filters: %s\n", f)
 	}
 	for _, t := range tables(r) {
+		if !t.shown() {
+			continue
+		}
 		fmt.Fprintf(ew, "\n== %s ==\n", t.title)
+		if len(t.rows) == 0 {
+			fmt.Fprintln(ew, t.empty)
+			continue
+		}
 		writeAligned(ew, t)
 		for _, n := range t.notes {
 			fmt.Fprintf(ew, "(%s)\n", n)
@@ -117,32 +88,29 @@ func filterText(f Filters) string {
 	return strings.Join(parts, ", ")
 }
 
-// writeAligned writes a table in columns: numbers right-aligned, text
-// left-aligned, two spaces apart.
+// writeAligned writes a table's rows in columns: numbers right-aligned,
+// text left-aligned, two spaces apart.
 func writeAligned(w io.Writer, t table) {
-	if len(t.rows) == 0 {
-		fmt.Fprintln(w, "(none)")
-		return
-	}
+	view := t.viewCols()
 	cells := make([][]string, 0, len(t.rows)+1)
-	cells = append(cells, t.headers)
+	hdr := make([]string, len(view))
+	for j, i := range view {
+		hdr[j] = t.cols[i].label
+	}
+	cells = append(cells, hdr)
+	numeric := make([]bool, len(view))
 	for _, row := range t.rows {
-		line := make([]string, len(row))
-		for i, v := range row {
-			line[i] = cellText(v)
+		line := make([]string, len(view))
+		for j, i := range view {
+			line[j] = cellText(row[i])
 			if !t.whole {
-				line[i] = cut(line[i], maxTextCell)
+				line[j] = cut(line[j], maxTextCell)
 			}
+			numeric[j] = numeric[j] || isNumber(row[i])
 		}
 		cells = append(cells, line)
 	}
-	width := make([]int, len(t.headers))
-	numeric := make([]bool, len(t.headers))
-	for _, row := range t.rows {
-		for i, v := range row {
-			numeric[i] = numeric[i] || isNumber(v)
-		}
-	}
+	width := make([]int, len(view))
 	for _, line := range cells {
 		for i, c := range line {
 			width[i] = max(width[i], utf8.RuneCountInString(c))

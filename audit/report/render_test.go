@@ -49,15 +49,15 @@ func TestRenderCSV(t *testing.T) {
 			violation = r
 		}
 	}
-	for _, s := range []string{"summary", "decisions", "reasons", "access_results", "token_sources", "tokens", "violations", "hosts", "rules", "denied_urls", "spend", "inputs", "skipped"} {
+	for _, s := range []string{"summary", "integrity", "decisions", "reasons", "access_results", "token_sources", "tokens", "violations", "hosts", "rules", "denied_urls", "spend", "inputs", "skipped"} {
 		if sections[s] == 0 {
 			t.Errorf("csv: no %q rows", s)
 		}
 	}
-	if sections["section"] != 15 {
-		t.Errorf("csv: got %d header rows, want 15", sections["section"])
+	if sections["section"] != 16 {
+		t.Errorf("csv: got %d header rows, want 16", sections["section"])
 	}
-	want := []string{"violations", "gptbot", "b.example", "https://b.example/robots.txt", "Disallow: /p", "2", "bbb1", "rule", "2", "2026-11-22T10:01:00Z", "2026-11-22T10:02:00Z", "0"}
+	want := []string{"violations", "gptbot", "b.example", "https://b.example/robots.txt", "Disallow: /p", "2", "bbb1", "rule", "2", "2026-11-22T10:01:00Z", "2026-11-22T10:02:00Z", "0", "https://b.example"}
 	if !reflect.DeepEqual(violation, want) {
 		t.Errorf("csv violation row: got %q, want %q", violation, want)
 	}
@@ -68,9 +68,9 @@ func TestRenderText(t *testing.T) {
 	for _, want := range []string{
 		"robotsproxy audit report, generated 2026-11-22T12:00:00Z",
 		"skipped                 3 lines, first at ",
-		"== Violations (report mode: forwarded although denied) ==",
-		"gptbot  b.example  https://b.example/robots.txt  Disallow: /p     2  bbb1           rule",
-		"b.example         5       0           4           3            0            2                   1             2m0s  no                                    2  bbb2                  0",
+		"== Violations (report mode: forwarded although robots.txt refused them) ==",
+		"gptbot   https://b.example  https://b.example/robots.txt  Disallow: /p          2  bbb1                rule                2  2026-11-22T10:01:00Z",
+		"https://b.example         5        0                               4                   3                       0                       2                    1             2m0s  no                                              2  bbb2\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text: want %q in\n%s", want, out)

@@ -106,9 +106,9 @@ func TestTokens(t *testing.T) {
 func TestViolations(t *testing.T) {
 	rep, _ := collectSample(t, Options{})
 	want := []ViolationRow{
-		{Token: "gptbot", Host: "b.example", RobotsURL: "https://b.example/robots.txt", Rule: "", RuleLine: 0, Reason: "unreachable",
+		{Token: "gptbot", Host: "b.example", Origin: "https://b.example", RobotsURL: "https://b.example/robots.txt", Rule: "", RuleLine: 0, Reason: "unreachable",
 			Count: 2, FirstSeen: at("2026-11-22T10:03:00Z"), LastSeen: at("2026-11-22T10:05:00Z")},
-		{Token: "gptbot", Host: "b.example", RobotsURL: "https://b.example/robots.txt", Rule: "Disallow: /p", RuleLine: 2, RobotsSHA256: "bbb1", Reason: "rule",
+		{Token: "gptbot", Host: "b.example", Origin: "https://b.example", RobotsURL: "https://b.example/robots.txt", Rule: "Disallow: /p", RuleLine: 2, RobotsSHA256: "bbb1", Reason: "rule",
 			Count: 2, FirstSeen: at("2026-11-22T10:01:00Z"), LastSeen: at("2026-11-22T10:02:00Z")},
 	}
 	if !reflect.DeepEqual(rep.Violations.Rows, want) {
@@ -119,10 +119,10 @@ func TestViolations(t *testing.T) {
 func TestHosts(t *testing.T) {
 	rep, _ := collectSample(t, Options{})
 	want := []HostRow{
-		{Host: "b.example", Requests: 5, WouldDeny: 4, Successful: 3, Unreachable: 2, UnreachableSpells: 1, UnreachableSeconds: 120, RobotsVersions: 2, LastRobotsSHA256: "bbb2"},
-		{Host: "a.example", Requests: 2, Denied: 1, Successful: 2, RobotsVersions: 1, LastRobotsSHA256: "aaa1"},
-		{Host: "c.example", Requests: 2, Denied: 2, Unreachable: 1, UnreachableSpells: 1, UnreachableAtEnd: true},
-		{Host: "d.example", Requests: 1},
+		{Origin: "https://b.example", Authority: "b.example:443", Host: "b.example", Requests: 5, WouldDeny: 4, Successful: 3, Unreachable: 2, UnreachableSpells: 1, UnreachableSeconds: 120, RobotsVersions: 2, LastRobotsSHA256: "bbb2"},
+		{Origin: "https://a.example", Authority: "a.example:443", Host: "a.example", Requests: 2, Denied: 1, Successful: 2, RobotsVersions: 1, LastRobotsSHA256: "aaa1"},
+		{Origin: "https://c.example", Authority: "c.example:443", Host: "c.example", Requests: 2, Denied: 2, Unreachable: 1, UnreachableSpells: 1, UnreachableAtEnd: true},
+		{Origin: "http://d.example", Authority: "d.example:80", Host: "d.example", Requests: 1},
 	}
 	if !reflect.DeepEqual(rep.Hosts.Rows, want) {
 		t.Errorf("hosts:\ngot  %+v\nwant %+v", rep.Hosts.Rows, want)
@@ -221,7 +221,7 @@ func TestViolationsRobotsReason(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ViolationRow{{Token: "gptbot", Host: "b.example", RobotsURL: "https://b.example/robots.txt", Rule: "Disallow: /p", RuleLine: 2, RobotsSHA256: "bbb1", Reason: "rule",
+	want := []ViolationRow{{Token: "gptbot", Host: "b.example", Origin: "https://b.example", RobotsURL: "https://b.example/robots.txt", Rule: "Disallow: /p", RuleLine: 2, RobotsSHA256: "bbb1", Reason: "rule",
 		Count: 2, FirstSeen: at("2026-11-22T10:01:00Z"), LastSeen: at("2026-11-22T10:02:00Z")}}
 	if !reflect.DeepEqual(rep.Violations.Rows, want) {
 		t.Errorf("violations:\ngot  %+v\nwant %+v", rep.Violations.Rows, want)

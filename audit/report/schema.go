@@ -3,8 +3,10 @@ package report
 import "time"
 
 // SchemaVersion is Report.Version: it changes when a field changes
-// meaning or goes away (new fields may come without a change).
-const SchemaVersion = 1
+// meaning or goes away (new fields may come without a change). Version 2:
+// hosts rows, and the distinct_hosts counts, are per origin (scheme and
+// authority), no longer per host name.
+const SchemaVersion = 2
 
 // Report is the whole audit report; "-format json" writes it as one JSON
 // object, and the other formats render the same value. Counts are
@@ -15,6 +17,8 @@ type Report struct {
 	Filters     Filters   `json:"filters"`
 	Inputs      []Input   `json:"inputs"`
 	Summary     Summary   `json:"summary"`
+	// Integrity says whether the logs' hash chain was checked and holds.
+	Integrity Integrity `json:"integrity"`
 	// Tokens has one row per product token (crawler), the most requests
 	// first; the token "(none)" collects lines without one.
 	Tokens Section[TokenRow] `json:"tokens"`
@@ -34,6 +38,9 @@ type Report struct {
 	// host.
 	Spend     Spend     `json:"spend"`
 	Timelines Timelines `json:"timelines"`
+
+	// leftOut names up to five sites of the lines the filters left out.
+	leftOut []string
 }
 
 // Filters echo the command's selection; empty means no filter.
@@ -41,7 +48,9 @@ type Filters struct {
 	Since *time.Time `json:"since,omitempty"` // inclusive
 	Until *time.Time `json:"until,omitempty"` // exclusive
 	Token string     `json:"token,omitempty"`
-	Host  string     `json:"host,omitempty"`
+	// Host is -host as given, lower-cased: an origin, an authority, or
+	// a host name (see Options.Host).
+	Host string `json:"host,omitempty"`
 }
 
 // Input is one log read, in the order read (by the time of its first line).
@@ -79,8 +88,10 @@ type Summary struct {
 	MoreInputErrors int `json:"more_input_errors,omitempty"`
 	// FieldsCut counts lines where the proxy cut a field (FIELD_truncated).
 	FieldsCut uint64 `json:"fields_cut"`
-	// DistinctHosts is exact up to 65536 (DistinctHostsExact), then a
-	// HyperLogLog estimate (standard error 0.8%).
+	// DistinctHosts counts the distinct sites (origins: scheme and
+	// authority, as HostRow.Origin); exact up to 65536
+	// (DistinctHostsExact), then a HyperLogLog estimate (standard error
+	// 0.8%).
 	DistinctHosts      uint64  `json:"distinct_hosts"`
 	DistinctHostsExact bool    `json:"distinct_hosts_exact"`
 	Decisions          []Count `json:"decisions"`
@@ -141,8 +152,10 @@ type TokenRow struct {
 	DeniedUnreachable uint64 `json:"denied_unreachable"` // deny, enforced, reason "unreachable"
 	OtherRefusals     uint64 `json:"other_refusals"`     // deny, enforced, any other reason
 	NotDecided        uint64 `json:"not_decided"`        // decision "none" (or unknown)
-	// DistinctHosts is exact up to 256, then a HyperLogLog estimate
-	// (standard error 3.3%) and DistinctHostsExact is false.
+	// DistinctHosts counts the distinct sites (origins, as
+	// HostRow.Origin) the crawler asked for; exact up to 256, then a
+	// HyperLogLog estimate (standard error 3.3%) and DistinctHostsExact
+	// is false.
 	DistinctHosts      uint64 `json:"distinct_hosts"`
 	DistinctHostsExact bool   `json:"distinct_hosts_exact"`
 	// Source is the token sources seen, the most frequent first, joined
@@ -157,8 +170,11 @@ type TokenRow struct {
 // robots.txt's: the line's robots_reason when it has one (a request that
 // waited for politeness), else its reason.
 type ViolationRow struct {
-	Token        string    `json:"token"`
+	Token string `json:"token"`
+	// Host is the host name of the request's url, without the port;
+	// Origin is its site, as HostRow.Origin, which rows are keyed by.
 	Host         string    `json:"host"`
+	Origin       string    `json:"origin"`
 	RobotsURL    string    `json:"robots_url"`
 	Rule         string    `json:"rule"`
 	RuleLine     int64     `json:"rule_line"`
@@ -170,9 +186,20 @@ type ViolationRow struct {
 	Error        uint64    `json:"error,omitempty"`
 }
 
-// HostRow is one destination host (the host of the line's url, lower
-// case, without the port).
+// HostRow is one destination site: one origin, the scheme and authority
+// robots.txt applies to (RFC 9309 2.3), so that http and https of one
+// host, and each port, are rows of their own.
 type HostRow struct {
+	// Origin is "scheme://host[:port]", the port left out when it is the
+	// scheme's default: the key of the row. A url that does not read as
+	// an http or https authority keys its row by its authority as written,
+	// lower-cased.
+	Origin string `json:"origin"`
+	// Authority is the origin's host:port with the default port filled
+	// in ("example.com:443"), "" for a url that does not read as one.
+	Authority string `json:"authority,omitempty"`
+	// Host is the origin's host name, lower case, without the port (IPv6
+	// literals keep their brackets).
 	Host        string `json:"host"`
 	Requests    uint64 `json:"requests"`
 	Denied      uint64 `json:"denied"`     // deny, enforced

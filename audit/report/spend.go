@@ -246,17 +246,34 @@ func (s Spend) streamJSON(j *jsonWriter) error {
 }
 
 // spendTables are the spend section for the text, csv and html formats.
+// spendTables are the pay per crawl tables; text and html leave them out
+// when no line was priced (pay per crawl off).
 func spendTables(s Spend) []table {
-	tot := table{name: "spend", title: "Spend (pay per crawl)", whole: true,
-		headers: []string{"priced", "paid", "charged", "not paid", "unsummed"},
-		rows:    [][]any{{s.Priced, s.Paid, moneyText(s.Charged), reasonsText(s.NotPaid), s.Unsummed}}}
-	return []table{tot, spendTable("spend_identities", "Spend per identity", "identity", s.Identities),
-		spendTable("spend_hosts", "Spend per host", "host", s.Hosts)}
+	off := s.Priced == 0
+	tot := table{name: "spend", title: "Spend (pay per crawl)", whole: true, off: off,
+		cols: spendCols("", ""), rows: [][]any{{s.Priced, s.Paid, moneyText(s.Charged), reasonsText(s.NotPaid), s.Unsummed}}}
+	ids := spendTable("spend_identities", "Spend per identity", "identity", s.Identities)
+	hosts := spendTable("spend_hosts", "Spend per host", "host", s.Hosts)
+	ids.off, hosts.off = off, off
+	return []table{tot, ids, hosts}
+}
+
+// spendCols are the spend columns, led by the row's key when what is set.
+func spendCols(what, label string) []column {
+	var cs []column
+	if what != "" {
+		cs = append(cs, col(what, label))
+	}
+	cs = append(cs, col("priced", "priced requests"), col("paid", "paid"), col("charged", "charged"),
+		col("not_paid", "not paid (why)"), column{key: "unsummed", label: "charges not summed", show: sparse})
+	if what != "" {
+		cs = append(cs, errCol)
+	}
+	return cs
 }
 
 func spendTable(name, title, what string, s Section[SpendRow]) table {
-	t := table{name: name, title: title, notes: sectionNotes(s, what+"s"),
-		headers: []string{what, "priced", "paid", "charged", "not paid", "unsummed", "err"}}
+	t := table{name: name, title: title, notes: sectionNotes(s, what+"s"), cols: spendCols(what, what)}
 	for _, r := range s.Rows {
 		t.rows = append(t.rows, []any{r.Key, r.Priced, r.Paid, moneyText(r.Charged), reasonsText(r.NotPaid), r.Unsummed, r.Error})
 	}

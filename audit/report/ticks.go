@@ -1,30 +1,13 @@
 package report
 
 import (
-	"math"
 	"strconv"
 	"time"
 
 	"gonum.org/v1/plot"
 )
 
-// intTicks are gonum's default ticks labelled as whole numbers (counts
-// have no fractions), fractional ticks dropped.
-type intTicks struct{}
-
-func (intTicks) Ticks(lo, hi float64) []plot.Tick {
-	var out []plot.Tick
-	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
-		if t.Label != "" {
-			if t.Value != math.Trunc(t.Value) {
-				continue
-			}
-			t.Label = strconv.FormatFloat(t.Value, 'f', -1, 64)
-		}
-		out = append(out, t)
-	}
-	return out
-}
+func formatCount(v uint64) string { return strconv.FormatUint(v, 10) }
 
 // timeTicks label Unix-second axes at round UTC times: the smallest step
 // of the list giving at most 6 labels.

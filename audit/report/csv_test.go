@@ -1,0 +1,63 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// Every table loads as data: a header of column names, every record as
+// long as it, counts as plain numbers (an estimate without its "~").
+func TestCSVTablesLoadAsData(t *testing.T) {
+	rep, _ := collectSample(t, Options{Now: fixedNow})
+	dir := filepath.Join(t.TempDir(), "out")
+	paths, err := WriteCSVDir(dir, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != len(TableNames()) {
+		t.Errorf("wrote %d files, want %d", len(paths), len(TableNames()))
+	}
+	for _, name := range TableNames() {
+		b, err := os.ReadFile(filepath.Join(dir, name+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var one bytes.Buffer
+		if err := WriteCSVTable(&one, rep, name); err != nil || !bytes.Equal(one.Bytes(), b) {
+			t.Errorf("%s: -table and the directory differ (%v)", name, err)
+		}
+		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		if err != nil || len(recs) == 0 {
+			t.Fatalf("%s.csv: %v", name, err)
+		}
+		for _, num := range []string{"requests", "count", "total", "lines", "distinct_hosts", "unreachable_seconds", "error"} {
+			i := slices.Index(recs[0], num)
+			if i < 0 {
+				continue
+			}
+			for _, r := range recs[1:] {
+				if _, err := strconv.ParseUint(r[i], 10, 64); err != nil {
+					t.Errorf("%s.csv column %s: %q is not a number", name, num, r[i])
+				}
+			}
+		}
+	}
+	if err := WriteCSVTable(&bytes.Buffer{}, rep, "nosuch"); err == nil {
+		t.Error("an unknown table: no error")
+	}
+}
+
+func TestDataCells(t *testing.T) {
+	e := approx(308, false)
+	if cellText(e) != "~308" || csvCell(e) != "308" || cellText(approx(3, true)) != "3" || !isNumber(e) {
+		t.Errorf("estimate cells: text %q, csv %q", cellText(e), csvCell(e))
+	}
+	if cellText(yesNo(true)) != "yes" || csvCell(yesNo(true)) != "true" || csvCell(yesNo(false)) != "false" {
+		t.Errorf("flag cells: text %q, csv %q", cellText(yesNo(true)), csvCell(yesNo(true)))
+	}
+}
