@@ -35,9 +35,9 @@ func publishDirectory(cfg config.Config, st *signing.Settings) (*signing.Publish
 	if err != nil {
 		return nil, err
 	}
-	p, err := signing.Publish(entries)
+	p, err := signing.Publish(entries, cfg.Signing.DirectoryAuthorities...)
 	if err != nil {
-		return nil, fmt.Errorf("signing.identities: %w", err)
+		return nil, fmt.Errorf("signing: %w", err)
 	}
 	return p, nil
 }

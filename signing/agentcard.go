@@ -110,7 +110,8 @@ func (p *Published) card(slug string) (renderedCard, bool) {
 }
 
 // CardHeaders returns the header fields of the card of slug ("" for the
-// first) served for authority at now: Content-Type CardContentType,
+// first) served for authority (one Serves accepts, or the error is
+// ErrAuthority) at now: Content-Type CardContentType,
 // Cache-Control, Content-Digest, and one signature per key of the
 // identity that can sign, as Headers makes them (the draft recommends
 // signing a card that lists keys, covering Content-Digest). ok is false
@@ -119,6 +120,9 @@ func (p *Published) CardHeaders(slug, authority string, now time.Time, validity 
 	c, ok := p.card(slug)
 	if !ok {
 		return nil, nil, false, nil
+	}
+	if !p.Serves(authority) {
+		return nil, nil, true, fmt.Errorf("signature agent card for %q: %w", authority, ErrAuthority)
 	}
 	h, err = signedHeaders(c.digest, CardContentType, c.signers, authority, now, validity)
 	return c.body, h, true, err

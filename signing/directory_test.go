@@ -130,9 +130,22 @@ func directoryJWKs(t *testing.T, body []byte) (map[string]ed25519.PublicKey, map
 	return pubs, jwks
 }
 
+// agentHost is the authority of the tests' signature_agent URLs: what
+// get asks for.
+const agentHost = "bot.example"
+
+// get sends method url with Host agentHost (the directory's authority),
+// and returns the response and its body.
 func get(t *testing.T, method, url string) (*http.Response, []byte) {
 	t.Helper()
+	return getHost(t, method, url, agentHost)
+}
+
+// getHost sends method url with Host host.
+func getHost(t *testing.T, method, url, host string) (*http.Response, []byte) {
+	t.Helper()
 	req, _ := http.NewRequest(method, url, nil)
+	req.Host = host
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +189,7 @@ func TestDirectoryServed(t *testing.T) {
 	if _, has := jwks[shared.ID]["nbf"]; has {
 		t.Errorf("unbounded key %v has nbf", jwks[shared.ID])
 	}
-	authority := strings.TrimPrefix(srv.URL, "http://")
+	authority := agentHost
 	got := checkSignatures(t, res.Header, body, authority, pubs)
 	if fmt.Sprint(sortStrings(got)) != fmt.Sprint(sortStrings([]string{active.ID, shared.ID})) {
 		t.Errorf("verified signatures of %v, want those of the two keys that can sign", got)
@@ -265,7 +278,7 @@ func TestDirectoryRequests(t *testing.T) {
 	if _, ok := pubs[k.ID]; !ok || len(pubs) != 1 {
 		t.Errorf("card keys %s: want the identity's key", keys)
 	}
-	if got := checkSignatures(t, res.Header, body, strings.TrimPrefix(srv.URL, "http://"), pubs); len(got) != 1 {
+	if got := checkSignatures(t, res.Header, body, agentHost, pubs); len(got) != 1 {
 		t.Errorf("card signatures verified: %v", got)
 	}
 }
@@ -274,8 +287,8 @@ func TestDirectoryRequests(t *testing.T) {
 // keys), whole.
 func TestDirectorySet(t *testing.T) {
 	old, next := newKey(t, true, time.Time{}, time.Time{}), newKey(t, true, time.Time{}, time.Time{})
-	p1, _ := signing.Publish([]signing.Entry{{Slug: "default", Keys: []*signing.Key{old}}})
-	p2, _ := signing.Publish([]signing.Entry{{Slug: "default", Keys: []*signing.Key{old, next}}})
+	p1, _ := signing.Publish([]signing.Entry{{Slug: "default", SignatureAgent: "https://bot.example", Keys: []*signing.Key{old}}})
+	p2, _ := signing.Publish([]signing.Entry{{Slug: "default", SignatureAgent: "https://bot.example", Keys: []*signing.Key{old, next}}})
 	d := signing.NewDirectoryServer(p1, signing.DirectoryOptions{})
 	srv := httptest.NewServer(d)
 	defer srv.Close()
@@ -285,7 +298,7 @@ func TestDirectorySet(t *testing.T) {
 		}
 		res, body := get(t, "GET", srv.URL+signing.DirectoryPath)
 		pubs, _ := directoryJWKs(t, body)
-		got := checkSignatures(t, res.Header, body, strings.TrimPrefix(srv.URL, "http://"), pubs)
+		got := checkSignatures(t, res.Header, body, agentHost, pubs)
 		if fmt.Sprint(sortStrings(got)) != fmt.Sprint(sortStrings(want)) || len(pubs) != len(want) {
 			t.Errorf("after %d sets: keys %d, signed by %v; want %v", i, len(pubs), got, want)
 		}
@@ -329,7 +342,7 @@ func TestNormalizeAuthority(t *testing.T) {
 // their .headers files signatures that verify for the authority given.
 func TestWriteStatic(t *testing.T) {
 	k := newKey(t, true, time.Time{}, time.Time{})
-	p, err := signing.Publish([]signing.Entry{{Slug: "examplebot", ProductToken: "ExampleBot", Keys: []*signing.Key{k}}})
+	p, err := signing.Publish([]signing.Entry{{Slug: "examplebot", ProductToken: "ExampleBot", SignatureAgent: "https://bot.example", Keys: []*signing.Key{k}}})
 	if err != nil {
 		t.Fatal(err)
 	}
