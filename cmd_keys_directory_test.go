@@ -54,7 +54,7 @@ func TestKeysDirectoryAuthority(t *testing.T) {
 		}
 	}
 	card, err := os.ReadFile(filepath.Join(out, ".well-known", "signature-agent-card"))
-	if err != nil || !strings.Contains(string(card), `"signature-agent":"https://b.example"`) {
+	if err != nil || !strings.Contains(string(card), `"jwks_uri":"https://b.example/.well-known/http-message-signatures-directory"`) {
 		t.Errorf("the first card is the default identity's: %s %v", card, err)
 	}
 }

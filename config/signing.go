@@ -56,8 +56,10 @@ type SigningIdentity struct {
 	Keys []string `yaml:"keys"`
 	// Active is the one of Keys that signs. Default the first.
 	Active string `yaml:"active"`
-	// SignatureAgent is the https URL of the key directory, sent as the
-	// Signature-Agent member. Required.
+	// SignatureAgent is the https URL of the key directory (a JWK Set),
+	// sent as the Signature-Agent member; an origin alone
+	// (https://crawler.example.com) stands for its well-known directory
+	// URL (signing.JWKSURL). Required.
 	SignatureAgent string `yaml:"signature_agent"`
 	// Card fills the identity's Signature Agent Card.
 	Card signing.Card `yaml:"card"`

@@ -131,8 +131,12 @@ func TestDirectoryListener(t *testing.T) {
 	}
 	card, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if !strings.Contains(string(card), `"name":"Example Bot"`) || !strings.Contains(string(card), k1.ID) {
-		t.Errorf("card %s", card)
+	// The card names the identity, and its keys by the Signature-Agent
+	// URL, the origin-only signature_agent made a JWK Set URI.
+	if !strings.Contains(string(card), `"client_name":"Example Bot"`) ||
+		!strings.Contains(string(card), `"jwks_uri":"https://bot.example/.well-known/http-message-signatures-directory"`) ||
+		res.Header.Get("Signature-Input") == "" || !strings.Contains(res.Header.Get("Signature-Input"), k1.ID) {
+		t.Errorf("card %s, Signature-Input %q", card, res.Header.Get("Signature-Input"))
 	}
 
 	if got := rs.reloadWith(t, yaml(filepath.Join(dir, "k1")+", "+filepath.Join(dir, "k2"))); got != "applied" {

@@ -229,9 +229,10 @@ func sortStrings(s []string) []string {
 // TestDirectoryRequests: HEAD, other methods, other paths, the cards.
 func TestDirectoryRequests(t *testing.T) {
 	k := newKey(t, true, time.Time{}, time.Time{})
-	p, err := signing.Publish([]signing.Entry{{Slug: "examplebot", ProductToken: "ExampleBot", SignatureAgent: "https://bot.example",
-		Card: signing.Card{Name: "Example Bot", Purpose: "search", Contact: "bots@example.com", Description: "https://example.com/bot"},
-		Keys: []*signing.Key{k}}})
+	p, err := signing.Publish([]signing.Entry{{Slug: "examplebot", ProductToken: "ExampleBot",
+		SignatureAgent: "https://bot.example/.well-known/http-message-signatures-directory",
+		Card:           signing.Card{Name: "Example Bot", Purpose: "search", Contact: "bots@example.com", Description: "https://example.com/bot"},
+		Keys:           []*signing.Key{k}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,6 +248,13 @@ func TestDirectoryRequests(t *testing.T) {
 		{"POST", signing.DirectoryPath, 405, ""},
 		{"GET", "/", 404, ""},
 		{"GET", signing.DirectoryPath + "/x", 404, ""},
+		// Discovery takes a 200 and follows no redirect (-01 section
+		// 5.5): another spelling of the path is a 404, never a redirect
+		// (get would follow one to the 200).
+		{"GET", signing.DirectoryPath + "/", 404, ""},
+		{"GET", "/" + signing.DirectoryPath, 404, ""},
+		{"GET", "/.well-known/./http-message-signatures-directory", 404, ""},
+		{"GET", "/.well-known/HTTP-MESSAGE-SIGNATURES-DIRECTORY", 404, ""},
 		{"GET", signing.CardPath, 200, "application/json"},
 		{"GET", signing.CardsPrefix + "examplebot.json", 200, "application/json"},
 		{"GET", signing.CardsPrefix + "otherbot.json", 404, ""},
@@ -265,20 +273,16 @@ func TestDirectoryRequests(t *testing.T) {
 	if err := json.Unmarshal(body, &card); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"name": "Example Bot", "purpose": "search", "contact": "bots@example.com", "about": "https://example.com/bot",
-		"rfc9309-product-token": "ExampleBot", "signature-agent": "https://bot.example",
-		"rfc9309-compliance": []any{"User-Agent", "Allow", "Disallow", "Crawl-delay", "Content-Usage"}}
-	for f, v := range want {
-		if fmt.Sprint(card[f]) != fmt.Sprint(v) {
-			t.Errorf("card %s: %v, want %v", f, card[f], v)
-		}
+	// draft-meunier-webbotauth-registry-04: client metadata and a
+	// web_bot_auth object; the keys by jwks_uri, the Signature-Agent URL.
+	want := `{"client_id":"https://bot.example/.well-known/signature-agent-cards/examplebot.json","client_name":"Example Bot",` +
+		`"client_uri":"https://example.com/bot","contacts":["mailto:bots@example.com"],` +
+		`"jwks_uri":"https://bot.example/.well-known/http-message-signatures-directory",` +
+		`"web_bot_auth":{"purpose":"search","rfc9309-compliance":true,"rfc9309-product-token":"ExampleBot"}}`
+	if string(body) != want {
+		t.Errorf("card:\n%s\nwant\n%s", body, want)
 	}
-	keys, _ := json.Marshal(card["keys"])
-	pubs, _ := directoryJWKs(t, keys)
-	if _, ok := pubs[k.ID]; !ok || len(pubs) != 1 {
-		t.Errorf("card keys %s: want the identity's key", keys)
-	}
-	if got := checkSignatures(t, res.Header, body, agentHost, pubs); len(got) != 1 {
+	if got := checkSignatures(t, res.Header, body, agentHost, map[string]ed25519.PublicKey{k.ID: k.Public}); len(got) != 1 {
 		t.Errorf("card signatures verified: %v", got)
 	}
 }
@@ -369,16 +373,12 @@ func TestWriteStatic(t *testing.T) {
 			name, value, _ := strings.Cut(line, ": ")
 			h.Add(name, value)
 		}
-		var pubs map[string]ed25519.PublicKey
+		pubs := map[string]ed25519.PublicKey{k.ID: k.Public}
 		if path == signing.DirectoryPath {
 			if h.Get("Content-Type") != signing.DirectoryContentType {
 				t.Errorf("%s: Content-Type %q", path, h.Get("Content-Type"))
 			}
 			pubs, _ = directoryJWKs(t, body)
-		} else {
-			var card struct{ Keys json.RawMessage }
-			json.Unmarshal(body, &card)
-			pubs, _ = directoryJWKs(t, card.Keys)
 		}
 		if got := checkSignatures(t, h, body, "bot.example", pubs); len(got) != 1 {
 			t.Errorf("%s: %d signatures verify for bot.example, want 1", path, len(got))
