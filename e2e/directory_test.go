@@ -190,7 +190,7 @@ func TestKeysDirectory(t *testing.T) {
 	}
 	headers, err := os.ReadFile(filepath.Join(out, ".well-known", "http-message-signatures-directory.headers"))
 	if err != nil || !strings.Contains(string(headers), "Content-Type: application/http-message-signatures-directory+json\n") ||
-		!strings.Contains(string(headers), `tag="http-message-signatures-directory";keyid="`+k.ID+`"`) {
+		!strings.Contains(string(headers), `keyid="`+k.ID+`";tag="http-message-signatures-directory"`) {
 		t.Errorf("headers file: %s %v", headers, err)
 	}
 	card, err := os.ReadFile(filepath.Join(out, ".well-known", "signature-agent-cards", "examplebot.json"))

@@ -60,7 +60,7 @@ func members(t *testing.T, field string) map[string]string {
 	return m
 }
 
-var paramsRE = regexp.MustCompile(`^\("@authority";req "content-digest"\);created=(\d+);expires=(\d+);tag="http-message-signatures-directory";keyid="([A-Za-z0-9_-]+)"$`)
+var paramsRE = regexp.MustCompile(`^\("@authority";req "content-digest"\);created=(\d+);expires=(\d+);keyid="([A-Za-z0-9_-]+)";tag="http-message-signatures-directory"$`)
 
 // checkSignatures rebuilds the signature base of each signature of a
 // response (RFC 9421 section 2.5) for authority and verifies it with
