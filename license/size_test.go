@@ -36,8 +36,8 @@ func licenseShapes() map[string]string {
 	return map[string]string{
 		"small benign": `<rsl xmlns="https://rslstandard.org/rsl"><content url="/"><license><permits type="usage">search</permits></license></content>` +
 			`<content url="https://Example.com/articles/*" server="https://rslcollective.org/api">` + terms + `</content></rsl>`,
-		"benign, few contents with long terms": rsl(size, func(i int) string {
-			return fmt.Sprintf(`<content url="/section-%d/*"><license><permits type="usage">search %s</permits></license></content>`, i, strings.Repeat("ai-use ", 2000))
+		"benign, a section per content with long terms": rsl(size, func(i int) string {
+			return fmt.Sprintf(`<content url="/section-%d/*"><license><permits type="usage">search %s</permits></license></content>`, i, strings.Repeat("ai-use ", 30))
 		}),
 		"many tiny contents": rsl(size, func(i int) string { return fmt.Sprintf(`<content url="/%x"/>`, i) }),
 		"many licenses per content": rsl(size, func(i int) string {
@@ -74,7 +74,7 @@ func TestRetainedMatchesHeap(t *testing.T) {
 			if _, err := license.Parse([]byte(doc)); err != nil {
 				t.Fatalf("the document does not parse: %v", err)
 			}
-			n := max(6, min(2000, (4<<20)/len(doc)))
+			n := max(4, min(1000, (2<<20)/len(doc)))
 			heap, accounted := heapPerLicense(t, n, []byte(doc))
 			t.Logf("%d licenses of %d octets: per license, heap %d octets, accounted %d (%.2fx the document)",
 				n, len(doc), heap, accounted, float64(accounted)/float64(len(doc)))
