@@ -167,8 +167,20 @@ func TestDirectoryListener(t *testing.T) {
 	if res.StatusCode != http.StatusMisdirectedRequest || res.Header.Get("Signature") != "" {
 		t.Errorf("Host mirror.attacker.test: status %d, Signature %q; want 421 unsigned", res.StatusCode, res.Header.Get("Signature"))
 	}
+	// A reload that names it in signing.directory_authorities serves it.
+	both := filepath.Join(dir, "k1") + ", " + filepath.Join(dir, "k2")
+	if got := rs.reloadWith(t, strings.Replace(yaml(both), "  identities:\n", "  directory_authorities: [mirror.attacker.test]\n  identities:\n", 1)); got != "applied" {
+		t.Fatalf("reload %s; log:\n%s", got, rs.logText())
+	}
+	if res, err = getAs(base+signing.DirectoryPath, "mirror.attacker.test"); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.Header.Get("Signature") == "" {
+		t.Errorf("Host mirror.attacker.test after the reload that names it: status %d, Signature %q; want 200 signed", res.StatusCode, res.Header.Get("Signature"))
+	}
 	for sample, want := range map[string]float64{
-		`robotsproxy_key_directory_requests_total{code="200"}`: 3, // directory twice, card once
+		`robotsproxy_key_directory_requests_total{code="200"}`: 4, // directory three times, card once
 		`robotsproxy_key_directory_requests_total{code="404"}`: 1,
 		`robotsproxy_key_directory_requests_total{code="421"}`: 1,
 	} {
