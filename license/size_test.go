@@ -118,3 +118,39 @@ func heapPerLicense(t *testing.T, n int, doc []byte) (heap, accounted int64) {
 	runtime.KeepAlive(c)
 	return heap, accounted
 }
+
+// BenchmarkCachedLicensesHeap caches 30 licenses of 512 KiB of one shape
+// in a license cache bounded to 8 MiB (cache.max_bytes) and reports the
+// licenses it kept, the octets it accounts and the live heap they add
+// (MiB): hostile licenses of tiny content elements must not pin more
+// than the bound.
+//
+//	go test -run '^$' -bench CachedLicensesHeap -benchtime 1x ./license/
+func BenchmarkCachedLicensesHeap(b *testing.B) {
+	shapes := licenseShapes()
+	for _, name := range []string{"many tiny contents", "benign, a section per content with long terms"} {
+		doc := []byte(shapes[name])
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				fetch := func(_ context.Context, url string) access.Access {
+					l, _ := license.Parse(doc)
+					return access.Access{Result: access.Successful, URL: url, FinalURL: url, Status: 200, MaxAge: -1, Doc: l, FetchedAt: time.Now()}
+				}
+				var m0, m1 runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&m0)
+				c := access.NewDocumentCache(fetch, access.CacheOptions{MaxBytes: 8 << 20})
+				for i := range 30 {
+					c.GetURL(context.Background(), fmt.Sprintf("https://host-%02d.example/license.xml", i))
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&m1)
+				mib := func(v int64) float64 { return float64(v) / (1 << 20) }
+				b.ReportMetric(float64(c.Len()), "licenses")
+				b.ReportMetric(mib(c.Bytes()), "accounted-MiB")
+				b.ReportMetric(mib(int64(m1.HeapAlloc)-int64(m0.HeapAlloc)), "heap-MiB")
+				runtime.KeepAlive(c)
+			}
+		})
+	}
+}
