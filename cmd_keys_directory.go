@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/config"
@@ -25,7 +26,7 @@ Signature-Input, Signature): the signatures cover HOST and expire after
 -valid, so write the files again before then.`, stderr)
 	cfgPath := fs.String("config", defaultConfig, "configuration `FILE` naming signing.identities")
 	out := fs.String("o", "", "write the files under `DIR` (DIR/.well-known/...)")
-	authority := fs.String("authority", "", "the `HOST` (and :PORT when not 443) that will serve the files (default: the host of the identities' signature_agent URLs, when they share one)")
+	authority := fs.String("authority", "", "the `HOST` (and :PORT when not 443) that will serve the files: a signature_agent host or one of signing.directory_authorities (default: the host of the identities' signature_agent URLs, when they share one)")
 	valid := fs.Duration("valid", signing.DefaultStaticValidity, "how long the files' signatures are valid (`DURATION`)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -56,7 +57,9 @@ Signature-Input, Signature): the signatures cover HOST and expire after
 
 // staticDirectory reads the keys of cfg's signing identities into a
 // directory, and returns it with the authority to sign for: authority,
-// or the host the identities' signature_agent URLs share.
+// which must be one the directory vouches for (a signature_agent host or
+// one of signing.directory_authorities), or the host the identities'
+// signature_agent URLs share.
 func staticDirectory(cfg config.Config, authority string) (*signing.Published, string, error) {
 	if len(cfg.Signing.Identities) == 0 {
 		return nil, "", errors.New("signing.identities: none: nothing to publish")
@@ -69,11 +72,16 @@ func staticDirectory(cfg config.Config, authority string) (*signing.Published, s
 	if err != nil {
 		return nil, "", err
 	}
-	p, err := signing.Publish(entries)
+	p, err := signing.Publish(entries, cfg.Signing.DirectoryAuthorities...)
 	if err != nil {
 		return nil, "", err
 	}
 	if authority != "" {
+		norm, err := signing.NormalizeAuthority(authority, "https")
+		if err != nil || signing.CheckAuthority(authority) != nil || !p.Serves(norm) {
+			return nil, "", fmt.Errorf("-authority %q: the directory is signed only for %s: name another host in signing.directory_authorities",
+				authority, strings.Join(p.Authorities(), ", "))
+		}
 		return p, authority, nil
 	}
 	for _, id := range cfg.Signing.Identities {

@@ -16,6 +16,7 @@ import (
 // policy -> (access, identity) -> robots. A new package must be placed
 // here.
 var layers = map[string]int{
+	"internal/heapsize":   -1, // the allocator's sizes, for robots' and the caches' accounting
 	"robots":              0,
 	"netguard":            0,
 	"mitm":                1, // caches certificates in internal/memo

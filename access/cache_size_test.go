@@ -37,6 +37,18 @@ func latin1Robots(n int) string {
 	return "User-agent: *\n" + strings.Repeat(line, n/len(line))
 }
 
+// hostileRobots returns line(0) line(1) ... while they fit in n octets.
+func hostileRobots(n int, line func(i int) string) string {
+	var b strings.Builder
+	for i := 0; ; i++ {
+		l := line(i)
+		if b.Len()+len(l) > n {
+			return b.String()
+		}
+		b.WriteString(l)
+	}
+}
+
 // heapPerEntry fills a cache with n entries from fetch and returns the
 // live heap they add and the octets the cache accounts, per entry.
 func heapPerEntry(t *testing.T, n int, fetch FetchFunc) (heap, accounted int64) {
@@ -104,6 +116,15 @@ func TestCacheAccountsRetainedBytes(t *testing.T) {
 		}},
 		{"500 KiB", 24, compiled(realisticRobots(500 << 10))},
 		{"Latin-1 rules", 12, compiled(latin1Robots(200 << 10))},
+		{"hostile: many groups", 12, compiled(hostileRobots(500<<10, func(i int) string { return fmt.Sprintf("User-agent: b%x\nDisallow: /\n", i) }))},
+		{"hostile: many agents per group", 12, compiled("" + hostileRobots(500<<10, func(i int) string { return fmt.Sprintf("User-agent: b%x\n", i) }) + "Disallow: /\n")},
+		{"hostile: many rules", 12, compiled("User-agent: *\n" + hostileRobots(500<<10, func(i int) string { return fmt.Sprintf("Allow:/%x\n", i) }))},
+		{"hostile: long patterns", 12, compiled("User-agent: *\n" + hostileRobots(500<<10, func(i int) string {
+			return "Disallow: /" + strings.Repeat("*a", 4000) + fmt.Sprintf("%%%02X$\n", i%256)
+		}))},
+		{"hostile: content usage", 12, compiled("User-agent: *\n" + hostileRobots(500<<10, func(i int) string {
+			return fmt.Sprintf("Content-Usage: /%x train-ai=n\n", i)
+		}))},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			heap, accounted := heapPerEntry(t, tt.n, tt.fetch)

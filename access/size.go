@@ -3,12 +3,14 @@ package access
 import (
 	"unsafe"
 
+	"github.com/robotsproxy/robotsproxy/internal/heapsize"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // Cache size accounting (see CacheOptions.MaxBytes). An entry is accounted
 // as entryOverhead, plus its key, the strings and error text of its access
-// results, each rounded up to a word, and their compiled rules.
+// results, each rounded up to its allocation size class (package
+// heapsize), and their compiled rules or parsed documents.
 // TestCacheAccountsRetainedBytes checks the sum against the heap that
 // entries really keep.
 const (
@@ -53,7 +55,8 @@ func accessSize(a *Access) int64 {
 	return n
 }
 
-func strSize(s string) int64 { return int64(len(s)+7) &^ 7 }
+// strSize returns the octets s's own allocation takes (heapsize.String).
+func strSize(s string) int64 { return int64(heapsize.String(s)) }
 
 // robotsRetained returns the octets a compiled file keeps live beyond the
 // robots.Robots value (robotsOverhead): its arena (robots.Robots.Retained).

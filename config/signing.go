@@ -29,6 +29,12 @@ type Signing struct {
 	// (/.well-known/http-message-signatures-directory); "" serves none.
 	// Default "".
 	DirectoryListen string `yaml:"directory_listen"`
+	// DirectoryAuthorities are authorities (HOST or HOST:PORT, the port
+	// left out when 443) the key directory and the Signature Agent Cards
+	// are also signed for, besides the hosts of the identities'
+	// signature_agent URLs: a request for any other Host gets 421,
+	// unsigned. Default none.
+	DirectoryAuthorities []string `yaml:"directory_authorities"`
 	// Identities map identities to keys. Default none.
 	Identities []SigningIdentity `yaml:"identities"`
 }
@@ -50,8 +56,10 @@ type SigningIdentity struct {
 	Keys []string `yaml:"keys"`
 	// Active is the one of Keys that signs. Default the first.
 	Active string `yaml:"active"`
-	// SignatureAgent is the https URL of the key directory, sent as the
-	// Signature-Agent member. Required.
+	// SignatureAgent is the https URL of the key directory (a JWK Set),
+	// sent as the Signature-Agent member; an origin alone
+	// (https://crawler.example.com) stands for its well-known directory
+	// URL (signing.JWKSURL). Required.
 	SignatureAgent string `yaml:"signature_agent"`
 	// Card fills the identity's Signature Agent Card.
 	Card signing.Card `yaml:"card"`
@@ -59,7 +67,7 @@ type SigningIdentity struct {
 
 func defaultSigning() Signing {
 	return Signing{Label: signing.DefaultLabel, Expires: signing.DefaultExpires, MaxBodyBytes: signing.DefaultMaxBodyBytes,
-		Identities: []SigningIdentity{}}
+		DirectoryAuthorities: []string{}, Identities: []SigningIdentity{}}
 }
 
 // ActiveKey returns the identity's active key directory: Active, or the
@@ -89,6 +97,11 @@ func (c *Config) validateSigning() error {
 	}
 	if err := hostPort(s.DirectoryListen, true); err != nil {
 		return fmt.Errorf("signing.directory_listen: %w", err)
+	}
+	for i, a := range s.DirectoryAuthorities {
+		if err := signing.CheckAuthority(a); err != nil {
+			return fmt.Errorf("signing.directory_authorities[%d]: %w", i, err)
+		}
 	}
 	if s.Enabled && len(s.Identities) == 0 {
 		return errors.New("signing.identities: signing is enabled but no identity has keys")

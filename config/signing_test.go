@@ -48,6 +48,9 @@ func TestLoadSigning(t *testing.T) {
 		{"expires zero", "signing:\n  expires: 0s\n", []string{"signing.expires"}},
 		{"body bound zero", "signing:\n  max_body_bytes: 0\n", []string{"signing.max_body_bytes"}},
 		{"bad directory listen", "signing:\n  directory_listen: 8443\n", []string{"signing.directory_listen"}},
+		{"directory authority with a scheme", "signing:\n  directory_authorities: [https://crawler.example]\n", []string{"signing.directory_authorities[0]", "HOST or HOST:PORT"}},
+		{"directory authority with a path", "signing:\n  directory_authorities: [ok.example, crawler.example/keys]\n", []string{"signing.directory_authorities[1]"}},
+		{"empty directory authority", "signing:\n  directory_authorities: [\"\"]\n", []string{"signing.directory_authorities[0]", "empty"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,16 +35,29 @@ func directoryAddr(t *testing.T, p *proxyProcess) string {
 	return ""
 }
 
-// fetchDirectory returns the kids of the directory served at addr and the
-// keyids that signed the response.
-func fetchDirectory(t *testing.T, addr string) (kids, signers []string) {
+// getDirectory GETs url from the directory listener with Host host and
+// returns the response and its body.
+func getDirectory(t *testing.T, url, host string) (*http.Response, []byte) {
 	t.Helper()
-	res, err := http.Get("http://" + addr + signing.DirectoryPath)
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
+	return res, body
+}
+
+// fetchDirectory returns the kids of the directory served at addr and the
+// keyids that signed the response.
+func fetchDirectory(t *testing.T, addr string) (kids, signers []string) {
+	t.Helper()
+	res, body := getDirectory(t, "http://"+addr+signing.DirectoryPath, "crawler.example")
 	if res.StatusCode != 200 || res.Header.Get("Content-Type") != signing.DirectoryContentType {
 		t.Fatalf("directory: %d %q", res.StatusCode, res.Header.Get("Content-Type"))
 	}
@@ -177,7 +190,7 @@ func TestKeysDirectory(t *testing.T) {
 	}
 	headers, err := os.ReadFile(filepath.Join(out, ".well-known", "http-message-signatures-directory.headers"))
 	if err != nil || !strings.Contains(string(headers), "Content-Type: application/http-message-signatures-directory+json\n") ||
-		!strings.Contains(string(headers), `tag="http-message-signatures-directory";keyid="`+k.ID+`"`) {
+		!strings.Contains(string(headers), `keyid="`+k.ID+`";tag="http-message-signatures-directory"`) {
 		t.Errorf("headers file: %s %v", headers, err)
 	}
 	card, err := os.ReadFile(filepath.Join(out, ".well-known", "signature-agent-cards", "examplebot.json"))

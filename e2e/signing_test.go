@@ -126,7 +126,9 @@ func (o *signingOrigin) verify(r *http.Request) string {
 	if err := httpsign.VerifyRequest("robotsproxy", *v, r); err != nil {
 		return "bad: " + err.Error()
 	}
-	if got := r.Header.Get("Signature-Agent"); got != `robotsproxy="https://crawler.example"` {
+	// signature_agent https://crawler.example, sent as the JWK Set URI
+	// verifiers fetch (draft-ietf-webbotauth-httpsig-protocol-01 5.5).
+	if got := r.Header.Get("Signature-Agent"); got != `robotsproxy="https://crawler.example/.well-known/http-message-signatures-directory"` {
 		return "bad: Signature-Agent " + got
 	}
 	return *details.KeyID

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/internal/heapsize"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 )
 
@@ -16,8 +17,8 @@ const (
 	// MaxLinkBytes bounds the octets the remembered resources and license
 	// URLs take: 16 MiB.
 	MaxLinkBytes = 16 << 20
-	// linkOverhead is the fixed cost accounted per entry (node, map slot,
-	// expiry).
+	// linkOverhead is the fixed cost accounted per entry: the LRU node
+	// (key, URL and expiry, 80 octets) and its map slot (about 40).
 	linkOverhead = 128
 )
 
@@ -37,9 +38,11 @@ type linkEntry struct {
 	expires time.Time
 }
 
-// linkSize accounts an entry in octets.
+// linkSize accounts an entry in octets: its resource and URL strings as
+// the allocator takes them (heapsize.String), and linkOverhead.
+// TestLinksAccountHeap compares it with the live heap.
 func linkSize(k string, v linkEntry) int64 {
-	return int64(len(k) + len(v.url) + linkOverhead)
+	return int64(heapsize.String(k) + heapsize.String(v.url) + linkOverhead)
 }
 
 // newLinks returns an empty links whose entries live ttl on the clock now.

@@ -2,6 +2,8 @@ package license
 
 import (
 	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,3 +51,43 @@ func TestLinks(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestLinksAccountHeap: the octets the Link memo accounts are at least
+// 0.8 times the live heap its entries keep, and at most twice it, for
+// short and long resources and license URLs.
+func TestLinksAccountHeap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills the memo")
+	}
+	for _, tt := range []struct {
+		name          string
+		path, license int // lengths
+	}{
+		{"short", 8, 30},
+		{"long paths", 2000, 30},
+		{"long license URLs", 8, 4000},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := min(MaxLinks, int(MaxLinkBytes/int64(tt.path+tt.license+400)))
+			path, lic := strings.Repeat("p", tt.path), strings.Repeat("l", tt.license)
+			var m0, m1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m0)
+			l := newLinks(time.Hour, nil)
+			for i := range n {
+				l.put(fmt.Sprintf("https://host-%06d.example:443/%s", i, path), fmt.Sprintf("https://licenses.example/%06d/%s", i, lic))
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&m1)
+			if l.len() != n {
+				t.Fatalf("got %d entries, want %d", l.len(), n)
+			}
+			heap, accounted := int64(m1.HeapAlloc)-int64(m0.HeapAlloc), l.lru.Size()
+			t.Logf("%d entries: heap %d octets, accounted %d", n, heap, accounted)
+			if float64(accounted) < 0.8*float64(heap) || accounted > 2*heap {
+				t.Errorf("got %d octets accounted, want between 0.8 and 2 times the %d the heap keeps", accounted, heap)
+			}
+			runtime.KeepAlive(l)
+		})
+	}
+}

@@ -21,7 +21,8 @@ type License struct {
 	// Contents are the content elements that have a url, in document
 	// order.
 	Contents []Content
-	size     int
+	// retained is what the license keeps live (see Retained).
+	retained int
 }
 
 // Content is one content element: what its licenses say for the paths
@@ -82,32 +83,39 @@ func Parse(body []byte) (*License, error) {
 	if err := d.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("rsl: %w", err)
 	}
-	l := &License{size: len(body)}
+	l := &License{}
+	if len(doc.Content) > 0 {
+		l.Contents = make([]Content, 0, len(doc.Content))
+	}
 	for _, c := range doc.Content {
 		if content, ok := newContent(c); ok {
 			l.Contents = append(l.Contents, content)
 		}
 	}
+	l.retained = retainedSize(l)
 	return l, nil
 }
 
 // newContent compiles a content element; ok is false when it has no
 // usable url.
 func newContent(c xmlContent) (Content, bool) {
-	raw := strings.TrimSpace(c.URL)
-	out := Content{URL: raw, Server: strings.TrimSpace(c.Server)}
+	raw := trimmed(c.URL)
+	out := Content{URL: raw, Server: trimmed(c.Server)}
 	path := raw
 	if !strings.HasPrefix(raw, "/") && !strings.HasPrefix(raw, "*") {
 		u, err := url.Parse(raw)
 		if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
 			return out, false
 		}
-		out.host, path = strings.ToLower(u.Hostname()), robots.PathOf(raw)
+		out.host, path = ownedBy(strings.ToLower(u.Hostname()), raw), robots.PathOf(raw)
 	}
 	if path == "" {
 		return out, false
 	}
 	out.pattern = robots.ParsePattern(path)
+	if len(c.License) > 0 {
+		out.terms = make([]terms, 0, len(c.License))
+	}
 	for _, lic := range c.License {
 		out.terms = append(out.terms, newTerms(lic))
 	}
@@ -135,7 +143,7 @@ func newTerms(l xmlLicense) terms {
 // "usage" (case-insensitive).
 func isUsageType(t string) bool { return strings.EqualFold(strings.TrimSpace(t), "usage") }
 
-// Retained returns the octets the parsed license keeps live, accounted
-// as the document's size (an upper bound of what it keeps): see
+// Retained returns the octets the parsed license keeps live, measured
+// from its structure when parsed (see retainedSize): see
 // access.Document.
-func (l *License) Retained() int { return l.size }
+func (l *License) Retained() int { return l.retained }

@@ -1,6 +1,10 @@
 package robots
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/robotsproxy/robotsproxy/internal/heapsize"
+)
 
 // Rule is one allow or disallow line of a group (RFC 9309 2.2.2). It is a
 // small value decoded from the compiled file: Pattern shares the compiled
@@ -132,9 +136,10 @@ type Robots struct {
 
 // Retained returns the octets the compiled form keeps live beyond the
 // Robots value itself: its arena, the one string that holds every group,
-// rule and record (see compile.go), rounded up to a word. A cache can
+// rule and record (see compile.go), as the Go allocator takes it (rounded
+// up to its size class, or to whole pages past 32 KiB). A cache can
 // account for a file by it (robotsproxy's cache.max_bytes).
-func (r *Robots) Retained() int { return (len(r.a) + 7) &^ 7 }
+func (r *Robots) Retained() int { return heapsize.String(r.a) }
 
 // Verdict is the answer of Test: whether a path may be fetched, and why.
 // It holds no pointer into memory of its own: returning it never allocates.

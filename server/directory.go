@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -35,9 +34,9 @@ func publishDirectory(cfg config.Config, st *signing.Settings) (*signing.Publish
 	if err != nil {
 		return nil, err
 	}
-	p, err := signing.Publish(entries)
+	p, err := signing.Publish(entries, cfg.Signing.DirectoryAuthorities...)
 	if err != nil {
-		return nil, fmt.Errorf("signing.identities: %w", err)
+		return nil, fmt.Errorf("signing: %w", err)
 	}
 	return p, nil
 }
@@ -155,13 +154,13 @@ func (s *Server) listenDirectory() error {
 	return nil
 }
 
-// directoryServer is the HTTP server of the key directory listener; its
-// requests are counted in robotsproxy_key_directory_requests_total.
+// directoryServer is the HTTP server of the key directory listener, with
+// the client limits (serviceServer); its requests are counted in
+// robotsproxy_key_directory_requests_total.
 func (s *Server) directoryServer(base context.Context) *http.Server {
 	h := s.keys.handler()
 	if s.ops != nil {
 		h = promhttp.InstrumentHandlerCounter(s.ops.directory, h)
 	}
-	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10,
-		BaseContext: func(net.Listener) context.Context { return base }}
+	return serviceServer(h, base, s.cfg.Client)
 }

@@ -63,9 +63,19 @@ func startDirectoryServer(t *testing.T, yaml string) (*reloadServer, string) {
 
 // directoryKids fetches the directory and returns its kids, sorted, and
 // the keyids of its signatures, sorted.
+// getAs GETs url with Host host (an authority of the directory).
+func getAs(url, host string) (*http.Response, error) {
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Host = host
+	return http.DefaultClient.Do(req)
+}
+
 func directoryKids(t *testing.T, base string) (kids, signedBy []string) {
 	t.Helper()
-	res, err := http.Get(base + signing.DirectoryPath)
+	res, err := getAs(base+signing.DirectoryPath, "bot.example")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,14 +125,18 @@ func TestDirectoryListener(t *testing.T) {
 	if strings.Join(kids, ",") != k1.ID || strings.Join(signed, ",") != k1.ID {
 		t.Fatalf("at start: kids %v signed by %v, want %s", kids, signed, k1.ID)
 	}
-	res, err := http.Get(base + signing.CardPath)
+	res, err := getAs(base+signing.CardPath, "bot.example")
 	if err != nil {
 		t.Fatal(err)
 	}
 	card, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if !strings.Contains(string(card), `"name":"Example Bot"`) || !strings.Contains(string(card), k1.ID) {
-		t.Errorf("card %s", card)
+	// The card names the identity, and its keys by the Signature-Agent
+	// URL, the origin-only signature_agent made a JWK Set URI.
+	if !strings.Contains(string(card), `"client_name":"Example Bot"`) ||
+		!strings.Contains(string(card), `"jwks_uri":"https://bot.example/.well-known/http-message-signatures-directory"`) ||
+		res.Header.Get("Signature-Input") == "" || !strings.Contains(res.Header.Get("Signature-Input"), k1.ID) {
+		t.Errorf("card %s, Signature-Input %q", card, res.Header.Get("Signature-Input"))
 	}
 
 	if got := rs.reloadWith(t, yaml(filepath.Join(dir, "k1")+", "+filepath.Join(dir, "k2"))); got != "applied" {
@@ -144,9 +158,31 @@ func TestDirectoryListener(t *testing.T) {
 	if res, err := http.Get(base + "/nothing-here"); err == nil {
 		res.Body.Close()
 	}
+	// Another Host: refused, unsigned.
+	res, err = getAs(base+signing.DirectoryPath, "mirror.attacker.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusMisdirectedRequest || res.Header.Get("Signature") != "" {
+		t.Errorf("Host mirror.attacker.test: status %d, Signature %q; want 421 unsigned", res.StatusCode, res.Header.Get("Signature"))
+	}
+	// A reload that names it in signing.directory_authorities serves it.
+	both := filepath.Join(dir, "k1") + ", " + filepath.Join(dir, "k2")
+	if got := rs.reloadWith(t, strings.Replace(yaml(both), "  identities:\n", "  directory_authorities: [mirror.attacker.test]\n  identities:\n", 1)); got != "applied" {
+		t.Fatalf("reload %s; log:\n%s", got, rs.logText())
+	}
+	if res, err = getAs(base+signing.DirectoryPath, "mirror.attacker.test"); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.Header.Get("Signature") == "" {
+		t.Errorf("Host mirror.attacker.test after the reload that names it: status %d, Signature %q; want 200 signed", res.StatusCode, res.Header.Get("Signature"))
+	}
 	for sample, want := range map[string]float64{
-		`robotsproxy_key_directory_requests_total{code="200"}`: 3, // directory twice, card once
+		`robotsproxy_key_directory_requests_total{code="200"}`: 4, // directory three times, card once
 		`robotsproxy_key_directory_requests_total{code="404"}`: 1,
+		`robotsproxy_key_directory_requests_total{code="421"}`: 1,
 	} {
 		if got := rs.metric(t, sample); got != want {
 			t.Errorf("%s = %v, want %v", sample, got, want)

@@ -18,7 +18,7 @@ type tracker struct {
 	proxy   *proxy.Proxy
 	metrics *proxy.Metrics
 	now     func() time.Time
-	sem     chan struct{} // one token per open connection; nil: no cap
+	slots   *connSlots // client.max_connections
 
 	stopping atomic.Bool // shutdown began
 
@@ -49,16 +49,14 @@ func (t *tracker) received(sub string) bool {
 // no cap).
 func newTracker(p *proxy.Proxy, m *proxy.Metrics, maxConns int, now func() time.Time) *tracker {
 	t := &tracker{proxy: p, metrics: m, now: now, conns: make(map[*clientConn]struct{})}
-	if maxConns > 0 {
-		t.sem = make(chan struct{}, maxConns)
-	}
+	t.slots = newConnSlots(maxConns, func() { t.count(proxy.CauseMaxConnections) })
 	return t
 }
 
 // listen wraps ln: Accept waits while max_connections are open (the client
 // waits in the kernel's accept queue) and returns watched connections.
 func (t *tracker) listen(ln net.Listener) net.Listener {
-	return &limitListener{Listener: ln, t: t, done: make(chan struct{})}
+	return newLimitListener(ln, t.slots, func(nc net.Conn) net.Conn { return t.add(nc) })
 }
 
 // refuse writes the audit line of a refused request, unless the tracker is
@@ -136,52 +134,80 @@ func (t *tracker) remove(c *clientConn) {
 	delete(t.conns, c)
 	t.mu.Unlock()
 	t.metrics.AddClientConns(-1)
-	if t.sem != nil {
-		<-t.sem
+	t.slots.release()
+}
+
+// connSlots caps the connections open on one listener: one token per
+// open connection (as golang.org/x/net/netutil.LimitListener holds them),
+// and a count of each time Accept had to wait for one.
+type connSlots struct {
+	sem    chan struct{} // nil: no cap
+	waited func()        // called once per Accept that finds no free token
+}
+
+// newConnSlots returns slots for at most max open connections (0: no
+// cap); waited counts each wait (cause max_connections).
+func newConnSlots(max int, waited func()) *connSlots {
+	s := &connSlots{waited: waited}
+	if max > 0 {
+		s.sem = make(chan struct{}, max)
+	}
+	return s
+}
+
+// acquire takes a token, waiting while none is free, until done closes
+// (net.ErrClosed).
+func (s *connSlots) acquire(done <-chan struct{}) error {
+	if s.sem == nil {
+		return nil
+	}
+	select {
+	case s.sem <- struct{}{}:
+		return nil
+	default:
+	}
+	s.waited()
+	select {
+	case s.sem <- struct{}{}:
+		return nil
+	case <-done:
+		return net.ErrClosed
 	}
 }
 
-// limitListener is a net.Listener that holds a token of its tracker for
-// each open connection (like golang.org/x/net/netutil.LimitListener) and
-// counts each time it has to wait for one (cause max_connections).
+// release returns a token taken by acquire.
+func (s *connSlots) release() {
+	if s.sem != nil {
+		<-s.sem
+	}
+}
+
+// limitListener is a net.Listener that holds a token of its slots for
+// each open connection: Accept waits while none is free (the client
+// waits in the kernel's accept queue). wrap turns each accepted
+// connection into one whose Close returns the token, once.
 type limitListener struct {
 	net.Listener
-	t         *tracker
+	slots     *connSlots
+	wrap      func(net.Conn) net.Conn
 	done      chan struct{}
 	closeOnce sync.Once
 }
 
+func newLimitListener(ln net.Listener, slots *connSlots, wrap func(net.Conn) net.Conn) *limitListener {
+	return &limitListener{Listener: ln, slots: slots, wrap: wrap, done: make(chan struct{})}
+}
+
 func (l *limitListener) Accept() (net.Conn, error) {
-	if err := l.acquire(); err != nil {
+	if err := l.slots.acquire(l.done); err != nil {
 		return nil, err
 	}
 	nc, err := l.Listener.Accept()
 	if err != nil {
-		if l.t.sem != nil {
-			<-l.t.sem
-		}
+		l.slots.release()
 		return nil, err
 	}
-	return l.t.add(nc), nil
-}
-
-// acquire takes a connection token, waiting while none is free.
-func (l *limitListener) acquire() error {
-	if l.t.sem == nil {
-		return nil
-	}
-	select {
-	case l.t.sem <- struct{}{}:
-		return nil
-	default:
-	}
-	l.t.count(proxy.CauseMaxConnections)
-	select {
-	case l.t.sem <- struct{}{}:
-		return nil
-	case <-l.done:
-		return net.ErrClosed
-	}
+	return l.wrap(nc), nil
 }
 
 // Close closes the listener and wakes an Accept waiting for a token; it

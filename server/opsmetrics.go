@@ -16,6 +16,11 @@ type opsMetrics struct {
 	lastOKTime  prometheus.Gauge
 	restartKeys prometheus.Gauge
 	directory   *prometheus.CounterVec // by code; no series without a directory listener
+	// listenerConns and listenerRefusals count the connections of the
+	// admin and key directory listeners (the proxy's are
+	// robotsproxy_client_connections and robotsproxy_client_refusals_total).
+	listenerConns    *prometheus.GaugeVec   // by listener
+	listenerRefusals *prometheus.CounterVec // by listener, cause
 }
 
 // newOpsMetrics registers the metrics on reg; the configuration loaded at
@@ -43,6 +48,14 @@ func newOpsMetrics(reg prometheus.Registerer, cfg config.Config, now time.Time) 
 		Name: "robotsproxy_key_directory_requests_total",
 		Help: "Requests to the key directory listener (signing.directory_listen), by HTTP status code.",
 	}, []string{"code"})
+	m.listenerConns = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "robotsproxy_listener_connections",
+		Help: "Connections open on the admin and key directory listeners, by listener.",
+	}, []string{"listener"})
+	m.listenerRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsproxy_listener_refusals_total",
+		Help: "Connections of the admin and key directory listeners held back by a client limit, by listener and cause (max_connections: one waited for a free slot).",
+	}, []string{"listener", "cause"})
 	capacity := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "robotsproxy_cache_max_authorities",
 		Help: "Capacity of the robots.txt cache in authorities (cache.max_entries); compare robotsproxy_cached_authorities.",
@@ -52,7 +65,7 @@ func newOpsMetrics(reg prometheus.Registerer, cfg config.Config, now time.Time) 
 	m.lastOK.Set(1)
 	m.lastOKTime.Set(float64(now.UnixNano()) / 1e9)
 	capacity.Set(float64(cfg.Cache.MaxEntries))
-	reg.MustRegister(m.reloads, m.lastOK, m.lastOKTime, m.restartKeys, m.directory, capacity)
+	reg.MustRegister(m.reloads, m.lastOK, m.lastOKTime, m.restartKeys, m.directory, m.listenerConns, m.listenerRefusals, capacity)
 	return m
 }
 

@@ -20,8 +20,9 @@ var reloadableKeys = []string{
 	"connect", "identity", "shutdown_timeout",
 	// The signing step's settings swap atomically (signing.Transport.Store);
 	// signing.enabled builds the egress chain and directory_listen a
-	// listener, at start.
-	"signing.label", "signing.expires", "signing.max_body_bytes", "signing.identities",
+	// listener, at start; the key directory is published again at each
+	// reload, for its authorities too.
+	"signing.label", "signing.expires", "signing.max_body_bytes", "signing.identities", "signing.directory_authorities",
 }
 
 // reloadable reports whether key ("identity.users", "cache.max_ttl") is

@@ -92,13 +92,12 @@ func (s *Server) serve(ctx context.Context, proxyLn, adminLn net.Listener) error
 	lns := []net.Listener{t.listen(proxyLn)}
 	names := []string{"proxy"}
 	if adminLn != nil {
-		servers = append(servers, &http.Server{Handler: s.admin, ReadHeaderTimeout: 10 * time.Second,
-			BaseContext: func(net.Listener) context.Context { return base }})
-		lns, names = append(lns, adminLn), append(names, "admin")
+		servers = append(servers, serviceServer(s.admin, base, s.cfg.Client))
+		lns, names = append(lns, s.serviceListener("admin", adminLn)), append(names, "admin")
 	}
 	if s.dirLn != nil {
 		servers = append(servers, s.directoryServer(base))
-		lns, names = append(lns, s.dirLn), append(names, "directory")
+		lns, names = append(lns, s.serviceListener("directory", s.dirLn)), append(names, "directory")
 	}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {

@@ -39,9 +39,10 @@ func SigningSettings(c config.Config) (*signing.Settings, error) {
 	return s, nil
 }
 
-// signingAgent reads one identity's key directories.
+// signingAgent reads one identity's key directories; its Signature-Agent
+// URL is the configured one as a JWK Set URI (signing.JWKSURL).
 func signingAgent(id *config.SigningIdentity) (*signing.Agent, error) {
-	a := &signing.Agent{URL: id.SignatureAgent, Card: id.Card}
+	a := &signing.Agent{URL: signing.JWKSURL(id.SignatureAgent), Card: id.Card}
 	active := id.ActiveKey()
 	for j, dir := range id.Keys {
 		k, err := signing.LoadKeyDir(dir)

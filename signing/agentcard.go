@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"time"
 )
 
 // Signature Agent Cards (draft-meunier-webbotauth-registry-04, section
 // "Signature Agent Card"): one JSON object per identity saying who signs,
-// for what, and how it treats robots.txt.
+// for what, and how it treats robots.txt: OAuth client metadata (RFC
+// 7591) with a web_bot_auth object.
 const (
 	// CardPath serves the card of the first identity (the default one
 	// when there is one): the draft's discovery example names
@@ -18,15 +20,10 @@ const (
 	CardPath = "/.well-known/signature-agent-card"
 	// CardsPrefix serves each identity's card at CardsPrefix+SLUG+".json".
 	CardsPrefix = "/.well-known/signature-agent-cards/"
-	// CardContentType is the cards' media type: the draft registers none.
+	// CardContentType is the cards' media type: the draft's (a client
+	// metadata document is application/json).
 	CardContentType = "application/json"
 )
-
-// RFC9309Compliance is the card's rfc9309-compliance: the robots.txt
-// fields robotsproxy enforces for every identity it signs for (RFC 9309
-// user-agent, allow and disallow; crawl-delay through politeness;
-// Content-Usage through usage preferences).
-var RFC9309Compliance = []string{"User-Agent", "Allow", "Disallow", "Crawl-delay", "Content-Usage"}
 
 // renderedCard is one identity's card, rendered.
 type renderedCard struct {
@@ -65,28 +62,47 @@ func buildCards(agents []Entry) ([]renderedCard, error) {
 	return cards, nil
 }
 
-// CardJSON returns the Signature Agent Card of a, as a JSON object: name,
-// contact, about (Card.Description), purpose, rfc9309-product-token
-// (left out for "*" and ""), rfc9309-compliance (RFC9309Compliance),
-// signature-agent (a member the draft does not define: verifiers ignore
-// it, people read it) and keys, the JWKS of a's keys. Empty strings are
-// left out.
+// CardJSON returns the Signature Agent Card of a, as a JSON object
+// (draft-meunier-webbotauth-registry-04 section 3):
+//
+//	client_id     the card's own URL, https://AUTHORITY/.well-known/signature-agent-cards/SLUG.json,
+//	              AUTHORITY that of a.SignatureAgent (left out without one)
+//	client_name   Card.Name
+//	client_uri    Card.Description when it is an https URL
+//	contacts      [Card.Contact], an e-mail address as a mailto URI
+//	jwks_uri      a.SignatureAgent: the JWK Set verifiers fetch (section 3.1.2)
+//	web_bot_auth  rfc9309-product-token (left out for "*" and ""),
+//	              rfc9309-compliance true (robotsproxy enforces RFC 9309 for
+//	              every request it signs), purpose (Card.Purpose)
+//	description   Card.Description when it is not a URL: a member the draft
+//	              does not define (verifiers ignore unknown members)
+//
+// Empty values are left out.
 func CardJSON(a Entry) map[string]any {
-	m := map[string]any{"rfc9309-compliance": RFC9309Compliance}
-	for k, v := range map[string]string{"name": a.Card.Name, "contact": a.Card.Contact, "about": a.Card.Description,
-		"purpose": a.Card.Purpose, "signature-agent": a.SignatureAgent} {
-		if v != "" {
-			m[k] = v
-		}
+	m := map[string]any{}
+	if auth, err := AgentAuthority(a.SignatureAgent); err == nil && a.SignatureAgent != "" {
+		m["client_id"] = "https://" + auth + CardsPrefix + a.Slug + ".json"
+		m["jwks_uri"] = a.SignatureAgent
 	}
+	if a.Card.Name != "" {
+		m["client_name"] = a.Card.Name
+	}
+	if u, err := url.Parse(a.Card.Description); err == nil && u.Scheme == "https" && u.Host != "" {
+		m["client_uri"] = a.Card.Description
+	} else if a.Card.Description != "" {
+		m["description"] = a.Card.Description
+	}
+	if c := a.Card.ContactURI(); c != "" {
+		m["contacts"] = []string{c}
+	}
+	wba := map[string]any{"rfc9309-compliance": true}
 	if a.ProductToken != "" && a.ProductToken != "*" {
-		m["rfc9309-product-token"] = a.ProductToken
+		wba["rfc9309-product-token"] = a.ProductToken
 	}
-	keys := []map[string]any{}
-	for _, k := range a.Keys {
-		keys = append(keys, directoryJWK(k))
+	if a.Card.Purpose != "" {
+		wba["purpose"] = a.Card.Purpose
 	}
-	m["keys"] = map[string]any{"keys": keys}
+	m["web_bot_auth"] = wba
 	return m
 }
 
@@ -110,15 +126,19 @@ func (p *Published) card(slug string) (renderedCard, bool) {
 }
 
 // CardHeaders returns the header fields of the card of slug ("" for the
-// first) served for authority at now: Content-Type CardContentType,
+// first) served for authority (one Serves accepts, or the error is
+// ErrAuthority) at now: Content-Type CardContentType,
 // Cache-Control, Content-Digest, and one signature per key of the
 // identity that can sign, as Headers makes them (the draft recommends
-// signing a card that lists keys, covering Content-Digest). ok is false
+// signing a card, covering Content-Digest). ok is false
 // when there is no such card.
 func (p *Published) CardHeaders(slug, authority string, now time.Time, validity time.Duration) (body []byte, h http.Header, ok bool, err error) {
 	c, ok := p.card(slug)
 	if !ok {
 		return nil, nil, false, nil
+	}
+	if !p.Serves(authority) {
+		return nil, nil, true, fmt.Errorf("signature agent card for %q: %w", authority, ErrAuthority)
 	}
 	h, err = signedHeaders(c.digest, CardContentType, c.signers, authority, now, validity)
 	return c.body, h, true, err

@@ -55,7 +55,9 @@ func (b *signatureBase) addField(h http.Header, name string) {
 }
 
 // sigParams are a signature's parameters (RFC 9421 section 2.3), in the
-// order they are serialized.
+// order they are serialized: created, expires, nonce, keyid, tag, the
+// order of draft-ietf-webbotauth-httpsig-protocol-01's directory test
+// vector (appendix E.2.3), which TestDirectoryVector reproduces.
 type sigParams struct {
 	created, expires  int64
 	nonce, tag, keyID string
@@ -72,7 +74,7 @@ func (b *signatureBase) finish(p sigParams) (input, base string) {
 	b.list.WriteString(strconv.FormatInt(p.created, 10))
 	b.list.WriteString(";expires=")
 	b.list.WriteString(strconv.FormatInt(p.expires, 10))
-	for _, kv := range [...][2]string{{";nonce=", p.nonce}, {";tag=", p.tag}, {";keyid=", p.keyID}} {
+	for _, kv := range [...][2]string{{";nonce=", p.nonce}, {";keyid=", p.keyID}, {";tag=", p.tag}} {
 		if kv[1] == "" {
 			continue // a parameter not set (the directory's have no nonce)
 		}

@@ -50,6 +50,36 @@ func (c Card) Validate() error {
 	return fmt.Errorf("contact: want an https or mailto URL or an e-mail address, got %q", c.Contact)
 }
 
+// JWKSURL returns the Signature-Agent member value for a configured
+// signature_agent URL (one CheckAgentURL accepts): the URL itself when it
+// has a path or a query, or, when it names an origin only
+// (https://crawler.example or https://crawler.example/), the URL of the
+// key directory at that origin's well-known path (DirectoryPath).
+// draft-ietf-webbotauth-httpsig-protocol-01 section 5.5 makes the member
+// a JWK Set URI that verifiers fetch as it is, with no path appended:
+// an origin alone would name its home page.
+func JWKSURL(agent string) string {
+	u, err := url.Parse(agent)
+	if err != nil || u.Host == "" || u.RawQuery != "" || u.ForceQuery || (u.Path != "" && u.Path != "/") {
+		return agent
+	}
+	return u.Scheme + "://" + u.Host + DirectoryPath
+}
+
+// ContactURI returns Contact as a URI for a card's contacts
+// (draft-meunier-webbotauth-registry-04: an array of URIs): an e-mail
+// address ("bots@example.com", "Bots <bots@example.com>") as a mailto
+// URI of the address, a URL as it is, "" for none.
+func (c Card) ContactURI() string {
+	if c.Contact == "" || strings.Contains(c.Contact, ":") {
+		return c.Contact
+	}
+	if a, err := mail.ParseAddress(c.Contact); err == nil {
+		return "mailto:" + a.Address
+	}
+	return c.Contact
+}
+
 // CheckAgentURL checks a Signature-Agent URL: an absolute https URL with a
 // host and no user information or fragment
 // (draft-ietf-webbotauth-httpsig-protocol-01).

@@ -61,13 +61,24 @@ type Published struct {
 	signers []*Key         // the keys with a private key, once each
 	keys    []*Key         // every key, once each, in the order listed
 	cards   []renderedCard // in the order of the agents
+	// authorities are those the responses may be signed for (see
+	// Serves), normalized for https.
+	authorities map[string]bool
 }
 
 // Publish builds the directory of agents: every key of every agent,
-// once each (by ID), in the order given. Errors: a key without an ID or a
-// public key, an agent with a bad Slug, two agents with one Slug.
-func Publish(agents []Entry) (*Published, error) {
+// once each (by ID), in the order given. Its responses are signed only
+// for the authorities the agents' SignatureAgent URLs name and for extra
+// (HOST or HOST:PORT each, the port left out when 443; see Serves).
+// Errors: a key without an ID or a public key, an agent with a bad Slug,
+// two agents with one Slug, a SignatureAgent or an extra authority that
+// names no authority.
+func Publish(agents []Entry, extra ...string) (*Published, error) {
 	p := &Published{}
+	var err error
+	if p.authorities, err = directoryAuthorities(agents, extra); err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
 	jwks := []map[string]any{}
 	for _, a := range agents {
@@ -114,13 +125,17 @@ func (p *Published) Body() []byte { return p.body }
 func (p *Published) Keys() []*Key { return p.keys }
 
 // Headers returns the header fields of a directory response served for
-// authority (the request's Host, see NormalizeAuthority) at now: the
+// authority (the request's Host, see NormalizeAuthority; one Serves
+// accepts, or the error is ErrAuthority) at now: the
 // Content-Type, Cache-Control, Content-Digest and, for each key that can
 // sign, one signature (labels sig1, sig2, ... in key order) in
 // Signature-Input and Signature, covering "@authority";req and
 // "content-digest", with created, expires (now + validity), keyid (the
 // key's thumbprint) and tag DirectoryTag.
 func (p *Published) Headers(authority string, now time.Time, validity time.Duration) (http.Header, error) {
+	if !p.Serves(authority) {
+		return nil, fmt.Errorf("key directory for %q: %w", authority, ErrAuthority)
+	}
 	return signedHeaders(p.digest, DirectoryContentType, p.signers, authority, now, validity)
 }
 

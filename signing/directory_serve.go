@@ -30,7 +30,14 @@ type DirectoryOptions struct {
 //	GET CardsPrefix+SLUG+".json"    the card of identity SLUG
 //
 // HEAD is answered as GET without the body; another method gets 405,
-// another path 404. Set swaps the directory in (a start or reload): a
+// another path 404. A request whose Host is not an authority of the
+// directory (Published.Serves: the signature_agent hosts and the extra
+// authorities) gets 421 Misdirected Request (RFC 9110 section 15.5.20),
+// unsigned: the directory vouches only for its own authorities.
+// Every answer is its status code, never a redirect
+// (draft-ietf-webbotauth-httpsig-protocol-01 section 5.5: verifiers
+// treat any status but 200 as a discovery failure and follow no
+// redirect). Set swaps the directory in (a start or reload): a
 // request sees the old one or the new one, never a mix. It is safe for
 // concurrent use.
 type DirectoryServer struct {
@@ -83,6 +90,10 @@ func (d *DirectoryServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := d.cur.Load()
+	if !p.Serves(authority) {
+		http.Error(w, "this host serves no key directory", http.StatusMisdirectedRequest)
+		return
+	}
 	var body []byte
 	var h http.Header
 	if isCard {

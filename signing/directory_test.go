@@ -60,7 +60,7 @@ func members(t *testing.T, field string) map[string]string {
 	return m
 }
 
-var paramsRE = regexp.MustCompile(`^\("@authority";req "content-digest"\);created=(\d+);expires=(\d+);tag="http-message-signatures-directory";keyid="([A-Za-z0-9_-]+)"$`)
+var paramsRE = regexp.MustCompile(`^\("@authority";req "content-digest"\);created=(\d+);expires=(\d+);keyid="([A-Za-z0-9_-]+)";tag="http-message-signatures-directory"$`)
 
 // checkSignatures rebuilds the signature base of each signature of a
 // response (RFC 9421 section 2.5) for authority and verifies it with
@@ -130,9 +130,22 @@ func directoryJWKs(t *testing.T, body []byte) (map[string]ed25519.PublicKey, map
 	return pubs, jwks
 }
 
+// agentHost is the authority of the tests' signature_agent URLs: what
+// get asks for.
+const agentHost = "bot.example"
+
+// get sends method url with Host agentHost (the directory's authority),
+// and returns the response and its body.
 func get(t *testing.T, method, url string) (*http.Response, []byte) {
 	t.Helper()
+	return getHost(t, method, url, agentHost)
+}
+
+// getHost sends method url with Host host.
+func getHost(t *testing.T, method, url, host string) (*http.Response, []byte) {
+	t.Helper()
 	req, _ := http.NewRequest(method, url, nil)
+	req.Host = host
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +189,7 @@ func TestDirectoryServed(t *testing.T) {
 	if _, has := jwks[shared.ID]["nbf"]; has {
 		t.Errorf("unbounded key %v has nbf", jwks[shared.ID])
 	}
-	authority := strings.TrimPrefix(srv.URL, "http://")
+	authority := agentHost
 	got := checkSignatures(t, res.Header, body, authority, pubs)
 	if fmt.Sprint(sortStrings(got)) != fmt.Sprint(sortStrings([]string{active.ID, shared.ID})) {
 		t.Errorf("verified signatures of %v, want those of the two keys that can sign", got)
@@ -216,9 +229,10 @@ func sortStrings(s []string) []string {
 // TestDirectoryRequests: HEAD, other methods, other paths, the cards.
 func TestDirectoryRequests(t *testing.T) {
 	k := newKey(t, true, time.Time{}, time.Time{})
-	p, err := signing.Publish([]signing.Entry{{Slug: "examplebot", ProductToken: "ExampleBot", SignatureAgent: "https://bot.example",
-		Card: signing.Card{Name: "Example Bot", Purpose: "search", Contact: "bots@example.com", Description: "https://example.com/bot"},
-		Keys: []*signing.Key{k}}})
+	p, err := signing.Publish([]signing.Entry{{Slug: "examplebot", ProductToken: "ExampleBot",
+		SignatureAgent: "https://bot.example/.well-known/http-message-signatures-directory",
+		Card:           signing.Card{Name: "Example Bot", Purpose: "search", Contact: "bots@example.com", Description: "https://example.com/bot"},
+		Keys:           []*signing.Key{k}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,6 +248,13 @@ func TestDirectoryRequests(t *testing.T) {
 		{"POST", signing.DirectoryPath, 405, ""},
 		{"GET", "/", 404, ""},
 		{"GET", signing.DirectoryPath + "/x", 404, ""},
+		// Discovery takes a 200 and follows no redirect (-01 section
+		// 5.5): another spelling of the path is a 404, never a redirect
+		// (get would follow one to the 200).
+		{"GET", signing.DirectoryPath + "/", 404, ""},
+		{"GET", "/" + signing.DirectoryPath, 404, ""},
+		{"GET", "/.well-known/./http-message-signatures-directory", 404, ""},
+		{"GET", "/.well-known/HTTP-MESSAGE-SIGNATURES-DIRECTORY", 404, ""},
 		{"GET", signing.CardPath, 200, "application/json"},
 		{"GET", signing.CardsPrefix + "examplebot.json", 200, "application/json"},
 		{"GET", signing.CardsPrefix + "otherbot.json", 404, ""},
@@ -252,20 +273,16 @@ func TestDirectoryRequests(t *testing.T) {
 	if err := json.Unmarshal(body, &card); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"name": "Example Bot", "purpose": "search", "contact": "bots@example.com", "about": "https://example.com/bot",
-		"rfc9309-product-token": "ExampleBot", "signature-agent": "https://bot.example",
-		"rfc9309-compliance": []any{"User-Agent", "Allow", "Disallow", "Crawl-delay", "Content-Usage"}}
-	for f, v := range want {
-		if fmt.Sprint(card[f]) != fmt.Sprint(v) {
-			t.Errorf("card %s: %v, want %v", f, card[f], v)
-		}
+	// draft-meunier-webbotauth-registry-04: client metadata and a
+	// web_bot_auth object; the keys by jwks_uri, the Signature-Agent URL.
+	want := `{"client_id":"https://bot.example/.well-known/signature-agent-cards/examplebot.json","client_name":"Example Bot",` +
+		`"client_uri":"https://example.com/bot","contacts":["mailto:bots@example.com"],` +
+		`"jwks_uri":"https://bot.example/.well-known/http-message-signatures-directory",` +
+		`"web_bot_auth":{"purpose":"search","rfc9309-compliance":true,"rfc9309-product-token":"ExampleBot"}}`
+	if string(body) != want {
+		t.Errorf("card:\n%s\nwant\n%s", body, want)
 	}
-	keys, _ := json.Marshal(card["keys"])
-	pubs, _ := directoryJWKs(t, keys)
-	if _, ok := pubs[k.ID]; !ok || len(pubs) != 1 {
-		t.Errorf("card keys %s: want the identity's key", keys)
-	}
-	if got := checkSignatures(t, res.Header, body, strings.TrimPrefix(srv.URL, "http://"), pubs); len(got) != 1 {
+	if got := checkSignatures(t, res.Header, body, agentHost, map[string]ed25519.PublicKey{k.ID: k.Public}); len(got) != 1 {
 		t.Errorf("card signatures verified: %v", got)
 	}
 }
@@ -274,8 +291,8 @@ func TestDirectoryRequests(t *testing.T) {
 // keys), whole.
 func TestDirectorySet(t *testing.T) {
 	old, next := newKey(t, true, time.Time{}, time.Time{}), newKey(t, true, time.Time{}, time.Time{})
-	p1, _ := signing.Publish([]signing.Entry{{Slug: "default", Keys: []*signing.Key{old}}})
-	p2, _ := signing.Publish([]signing.Entry{{Slug: "default", Keys: []*signing.Key{old, next}}})
+	p1, _ := signing.Publish([]signing.Entry{{Slug: "default", SignatureAgent: "https://bot.example", Keys: []*signing.Key{old}}})
+	p2, _ := signing.Publish([]signing.Entry{{Slug: "default", SignatureAgent: "https://bot.example", Keys: []*signing.Key{old, next}}})
 	d := signing.NewDirectoryServer(p1, signing.DirectoryOptions{})
 	srv := httptest.NewServer(d)
 	defer srv.Close()
@@ -285,7 +302,7 @@ func TestDirectorySet(t *testing.T) {
 		}
 		res, body := get(t, "GET", srv.URL+signing.DirectoryPath)
 		pubs, _ := directoryJWKs(t, body)
-		got := checkSignatures(t, res.Header, body, strings.TrimPrefix(srv.URL, "http://"), pubs)
+		got := checkSignatures(t, res.Header, body, agentHost, pubs)
 		if fmt.Sprint(sortStrings(got)) != fmt.Sprint(sortStrings(want)) || len(pubs) != len(want) {
 			t.Errorf("after %d sets: keys %d, signed by %v; want %v", i, len(pubs), got, want)
 		}
@@ -329,7 +346,7 @@ func TestNormalizeAuthority(t *testing.T) {
 // their .headers files signatures that verify for the authority given.
 func TestWriteStatic(t *testing.T) {
 	k := newKey(t, true, time.Time{}, time.Time{})
-	p, err := signing.Publish([]signing.Entry{{Slug: "examplebot", ProductToken: "ExampleBot", Keys: []*signing.Key{k}}})
+	p, err := signing.Publish([]signing.Entry{{Slug: "examplebot", ProductToken: "ExampleBot", SignatureAgent: "https://bot.example", Keys: []*signing.Key{k}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,16 +373,12 @@ func TestWriteStatic(t *testing.T) {
 			name, value, _ := strings.Cut(line, ": ")
 			h.Add(name, value)
 		}
-		var pubs map[string]ed25519.PublicKey
+		pubs := map[string]ed25519.PublicKey{k.ID: k.Public}
 		if path == signing.DirectoryPath {
 			if h.Get("Content-Type") != signing.DirectoryContentType {
 				t.Errorf("%s: Content-Type %q", path, h.Get("Content-Type"))
 			}
 			pubs, _ = directoryJWKs(t, body)
-		} else {
-			var card struct{ Keys json.RawMessage }
-			json.Unmarshal(body, &card)
-			pubs, _ = directoryJWKs(t, card.Keys)
 		}
 		if got := checkSignatures(t, h, body, "bot.example", pubs); len(got) != 1 {
 			t.Errorf("%s: %d signatures verify for bot.example, want 1", path, len(got))

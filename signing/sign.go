@@ -64,8 +64,11 @@ type Agent struct {
 	// Active is the key that signs; it is one of Keys and holds its
 	// private key.
 	Active *Key
-	// URL is the https URL of the identity's key directory, the value of
-	// its Signature-Agent member (an RFC 9651 sf-string).
+	// URL is the https URL of the identity's key directory, a JWK Set
+	// URI, the value of its Signature-Agent member (an RFC 9651
+	// sf-string, with no parameters:
+	// draft-ietf-webbotauth-httpsig-protocol-01 section 5.2.1). See
+	// JWKSURL.
 	URL string
 	// ProductToken is the product token the identity's Signature Agent
 	// Card names, "" when the identity has none (a default).
