@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/mitm"
 )
 
 const chartDir = "helm/robotsproxy"
@@ -104,15 +105,20 @@ func helmTemplate(t *testing.T, helm string, args ...string) ([]manifest, error)
 func TestHelmChart(t *testing.T) {
 	helm := helmBinary(t)
 	cases := []struct {
-		name     string
-		args     []string
-		kinds    []string // present
-		absent   []string
-		inSecret bool
-		replicas any // Deployment spec.replicas; nil: left to the HPA
+		name      string
+		args      []string
+		kinds     []string // present
+		absent    []string
+		inSecret  bool
+		replicas  any  // Deployment spec.replicas; nil: left to the HPA
+		hostLevel bool // mitm.mode host-level, no CA mounted
 	}{
+		// The defaults intercept HTTPS with a CA the chart generates.
 		{name: "defaults", kinds: []string{"Deployment", "Service", "ConfigMap", "HorizontalPodAutoscaler",
-			"PodDisruptionBudget", "NetworkPolicy", "ServiceAccount"}, absent: []string{"Secret", "ServiceMonitor"}},
+			"PodDisruptionBudget", "NetworkPolicy", "ServiceAccount", "Secret"}, absent: []string{"ServiceMonitor"}},
+		// Opting out of interception is explicit.
+		{name: "no CA, host-level", args: []string{"--set", "ca.generate=false"},
+			kinds: []string{"ConfigMap"}, absent: []string{"Secret"}, hostLevel: true},
 		{name: "users, client ranges and a CA Secret", args: []string{"-f", chartDir + "/ci/users-values.yaml"},
 			kinds: []string{"Deployment", "Secret"}, absent: []string{"ConfigMap", "NetworkPolicy", "HorizontalPodAutoscaler"},
 			inSecret: true, replicas: 3},
@@ -154,7 +160,8 @@ func TestHelmChart(t *testing.T) {
 				t.Errorf("Deployment replicas: got %v, want %v", got, c.replicas)
 			}
 			checkPod(t, dep, c.inSecret)
-			checkRenderedConfig(t, renderedConfig(t, byKind, c.inSecret))
+			cfg := checkRenderedConfig(t, renderedConfig(t, byKind, c.inSecret))
+			checkInterception(t, cfg, byKind, c.hostLevel)
 		})
 	}
 }
@@ -183,6 +190,54 @@ func checkPod(t *testing.T, dep manifest, inSecret bool) {
 			t.Errorf("%s: got %v, want %v", c.what, c.got, c.want)
 		}
 	}
+}
+
+// checkInterception checks that the rendered configuration intercepts
+// HTTPS with a CA Secret's tls.crt and tls.key that the CA loader takes,
+// or, for hostLevel, says mitm.mode host-level with no CA.
+func checkInterception(t *testing.T, cfg config.Config, byKind map[string][]manifest, hostLevel bool) {
+	t.Helper()
+	if hostLevel {
+		if cfg.MITM.Mode != config.MITMHostLevel || cfg.MITM.CACert != "" {
+			t.Errorf("mitm: mode %q ca_cert %q; want host-level and no CA", cfg.MITM.Mode, cfg.MITM.CACert)
+		}
+		return
+	}
+	if cfg.MITM.Mode != config.MITMIntercept || cfg.MITM.CACert == "" || cfg.MITM.CAKey == "" {
+		t.Errorf("mitm: mode %q ca_cert %q ca_key %q; want intercept with the mounted CA", cfg.MITM.Mode, cfg.MITM.CACert, cfg.MITM.CAKey)
+	}
+	for _, m := range byKind["Secret"] {
+		if m.at("type") != "kubernetes.io/tls" {
+			continue
+		}
+		crt, _ := m.at("data", "tls.crt").(string)
+		key, _ := m.at("data", "tls.key").(string)
+		if crt == "" || key == "" {
+			t.Fatalf("CA Secret without tls.crt or tls.key")
+		}
+		if crt == base64.StdEncoding.EncodeToString([]byte("CERT")) {
+			return // the inline placeholder of the "inline CA" case
+		}
+		dir := t.TempDir()
+		for name, b64 := range map[string]string{"ca.pem": crt, "ca-key.pem": key} {
+			raw, err := base64.StdEncoding.DecodeString(b64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), raw, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := mitm.LoadCA(filepath.Join(dir, "ca.pem"), filepath.Join(dir, "ca-key.pem")); err != nil {
+			t.Errorf("the chart's CA does not load: %v", err)
+		}
+		return
+	}
+	if len(byKind["Secret"]) > 0 || cfg.MITM.CACert != "" {
+		// users-values.yaml names an existing Secret, which is not rendered.
+		return
+	}
+	t.Error("no CA Secret rendered")
 }
 
 // renderedConfig returns config.yaml from the ConfigMap or the Secret.

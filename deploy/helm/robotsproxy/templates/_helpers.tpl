@@ -33,7 +33,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/* Whether the CA is configured: an existing Secret, or PEM text. */}}
 {{- define "robotsproxy.caEnabled" -}}
-{{- if or .Values.ca.existingSecret .Values.ca.cert -}}true{{- end -}}
+{{- if or .Values.ca.existingSecret .Values.ca.cert .Values.ca.generate -}}true{{- end -}}
 {{- end -}}
 
 {{- define "robotsproxy.caSecretName" -}}
@@ -83,9 +83,9 @@ to render a proxy that nothing guards.
 {{- $_ := set $mitm "ca_key" "/etc/robotsproxy/ca/tls.key" -}}
 {{- $_ := set $cfg "mitm" $mitm -}}
 {{- else -}}
-{{- /* No CA: a CA of each pod's own could not be trusted fleet-wide, so
-     the chart opts out explicitly (host-level) unless config.mitm.mode
-     says otherwise. */ -}}
+{{- /* No CA and ca.generate false: a CA of each pod's own could not be
+     trusted fleet-wide, so the chart opts out explicitly (host-level)
+     unless config.mitm.mode says otherwise. */ -}}
 {{- $mitm := deepCopy (get $cfg "mitm" | default dict) -}}
 {{- if not (hasKey $mitm "mode") -}}
 {{- $_ := set $mitm "mode" "host-level" -}}
