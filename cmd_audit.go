@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/audit/report"
+	"github.com/robotsproxy/robotsproxy/internal/audit/report"
 )
 
 // runAudit dispatches "robotsproxy audit SUBCOMMAND ...": a new

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/audit/report"
-	"github.com/robotsproxy/robotsproxy/audit/report/loggen"
+	"github.com/robotsproxy/robotsproxy/internal/audit/report"
+	"github.com/robotsproxy/robotsproxy/internal/audit/report/loggen"
 )
 
 // runCLI runs the command line as a user types it and returns stdout,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit"
 )
 
 // runAuditVerify implements "robotsproxy audit verify [-archive DIR]

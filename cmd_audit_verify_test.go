@@ -14,8 +14,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/access"
-	"github.com/robotsproxy/robotsproxy/audit"
+	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/audit"
 )
 
 // verifyFixture writes an archive with one robots.txt and a chained log of

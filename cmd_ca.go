@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/robotsproxy/robotsproxy/mitm"
+	"github.com/robotsproxy/robotsproxy/internal/mitm"
 )
 
 // runCA implements "robotsproxy ca init -cert FILE -key FILE [-name NAME]".

@@ -9,9 +9,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/config"
-	"github.com/robotsproxy/robotsproxy/mitm"
-	"github.com/robotsproxy/robotsproxy/server"
+	"github.com/robotsproxy/robotsproxy/internal/config"
+	"github.com/robotsproxy/robotsproxy/internal/mitm"
+	"github.com/robotsproxy/robotsproxy/internal/server"
 )
 
 // runCAShow implements "robotsproxy ca show [-config FILE] [-data-dir

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/check"
+	"github.com/robotsproxy/robotsproxy/internal/check"
 )
 
 const checkSynopsis = "check [-json] [-rfc] [-usage PURPOSE] [-license FILE] ROBOTS_FILE USER_AGENT URL..."

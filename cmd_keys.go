@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/signing"
+	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
 )
 
 // defaultKeyValidity is how long "keys init" makes a key valid: a year,

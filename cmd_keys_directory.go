@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/config"
-	"github.com/robotsproxy/robotsproxy/server"
-	"github.com/robotsproxy/robotsproxy/signing"
+	"github.com/robotsproxy/robotsproxy/internal/config"
+	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
+	"github.com/robotsproxy/robotsproxy/internal/server"
 )
 
 // runKeysDirectory implements "robotsproxy keys directory [-config FILE]

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/signing"
+	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
 )
 
 // TestKeysDirectoryAuthority: identities whose signature_agent URLs name

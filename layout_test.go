@@ -16,39 +16,85 @@ import (
 // policy -> (access, identity) -> robots. A new package must be placed
 // here.
 var layers = map[string]int{
-	"internal/heapsize":   -1, // the allocator's sizes, for robots' and the caches' accounting
-	"robots":              0,
-	"netguard":            0,
-	"mitm":                1, // caches certificates in internal/memo
-	"politeness":          0,
-	"auditlog":            0,
-	"audit/report":        5, // reads lines through auditlog, checks the chain with audit, keys sites as policy does
-	"deploy":              0,
-	"internal/redistest":  0,
-	"internal/keyfile":    0,
-	"internal/memo":       0,
-	"egress":              0, // the forwarded request's identity and record
-	"payments":            1, // pay per crawl: the paying egress step and its ledger
-	"payments/paytest":    2, // a pay per crawl origin for tests
-	"signing":             1, // Web Bot Auth signatures, an egress step (imports egress)
-	"access":              1,
-	"identity":            1,
-	"usage":               1,
-	"fleet":               2, // shares access results
-	"license":             2, // RSL licenses: fetched by access, decided for usage's purposes
-	"policy":              3,
-	"check":               4,
-	"audit":               4,
-	"config":              4, // validation and defaults only
-	"audit/report/loggen": 5,
-	"proxy":               5,
-	"proxy/cpubench":      6,
-	"server":              6,
-	".":                   7, // main
-	"e2e":                 7,
+	"internal/heapsize":                -1, // the allocator's sizes, for robots' and the caches' accounting
+	"robots":                           0,
+	"internal/netguard":                0,
+	"internal/mitm":                    1, // caches certificates in internal/memo
+	"internal/politeness":              0,
+	"auditlog":                         0,
+	"internal/audit/report":            5, // reads lines through auditlog, checks the chain with audit, keys sites as policy does
+	"internal/redistest":               0,
+	"internal/keyfile":                 0,
+	"internal/memo":                    0,
+	"internal/egress":                  0, // the forwarded request's identity and record
+	"internal/egress/payments":         1, // pay per crawl: the paying egress step and its ledger
+	"internal/egress/payments/paytest": 2, // a pay per crawl origin for tests
+	"internal/egress/signing":          1, // Web Bot Auth signatures, an egress step (imports egress)
+	"internal/access":                  1,
+	"internal/identity":                1,
+	"internal/usage":                   1,
+	"internal/fleet":                   2, // shares access results
+	"internal/license":                 2, // RSL licenses: fetched by access, decided for usage's purposes
+	"policy":                           3,
+	"internal/check":                   4,
+	"internal/audit":                   4,
+	"internal/config":                  4, // validation and defaults only
+	"internal/audit/report/loggen":     5,
+	"proxy":                            5,
+	"internal/cpubench":                6,
+	"internal/server":                  6,
+	".":                                7, // main
+	"e2e":                              7,
 }
 
 const module = "github.com/robotsproxy/robotsproxy"
+
+// public lists the packages that programs outside the module may import:
+// the RFC 9309 library, the audit line's schema and scanner, the proxy and
+// its decider (the design's named packages), and the in-process transport
+// for Go crawlers. Every other package with code lives under internal/,
+// where it can change without breaking anyone; packages of tests only
+// (deploy, e2e) have nothing to import.
+var public = map[string]bool{
+	"robots":   true,
+	"auditlog": true,
+	"policy":   true,
+	"proxy":    true,
+	".":        true, // package main: a command, not importable
+}
+
+// TestPublicSurface fails when a package outside public has code that a
+// program outside the module could import: it must move under internal/.
+func TestPublicSurface(t *testing.T) {
+	seen := map[string]bool{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bench" ||
+				d.Name() == "node_modules" || path == "internal") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != "." {
+				return filepath.SkipDir // a module of its own (bench/, an example module)
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		if !public[pkg] && !seen[pkg] {
+			seen[pkg] = true
+			t.Errorf("package %q is importable from outside the module but is not public: move it under internal/, or add it to public if it is meant", pkg)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
 
 // TestImportsRunOneWay parses every non-test Go file of the module (bench/
 // is a module of its own) and checks that no package imports one of its

@@ -39,8 +39,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/config"
-	"github.com/robotsproxy/robotsproxy/server"
+	"github.com/robotsproxy/robotsproxy/internal/config"
+	"github.com/robotsproxy/robotsproxy/internal/server"
 )
 
 const defaultConfig = "config.yaml"

@@ -20,7 +20,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/internal/config"
 )
 
 func TestRunUsageErrors(t *testing.T) {

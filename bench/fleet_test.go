@@ -19,11 +19,11 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/access"
-	"github.com/robotsproxy/robotsproxy/config"
-	"github.com/robotsproxy/robotsproxy/fleet"
+	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/config"
+	"github.com/robotsproxy/robotsproxy/internal/fleet"
 	"github.com/robotsproxy/robotsproxy/internal/redistest"
-	"github.com/robotsproxy/robotsproxy/server"
+	"github.com/robotsproxy/robotsproxy/internal/server"
 )
 
 // Parameters of BenchmarkFleetAtNetworkDistance.

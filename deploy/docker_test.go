@@ -11,7 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/robotsproxy/robotsproxy/config"
+	"github.com/robotsproxy/robotsproxy/internal/config"
 )
 
 // dockerInstr is one Dockerfile instruction, continuation lines joined.

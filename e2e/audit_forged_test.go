@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit"
 )
 
 // checkForgedAppends appends to the log, one at a time, a forged line of

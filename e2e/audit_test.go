@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/audit/report"
+	"github.com/robotsproxy/robotsproxy/internal/audit/report"
 )
 
 // auditIdent is a proxy user pinned to a product token in one mode.

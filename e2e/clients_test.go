@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/mitm"
+	"github.com/robotsproxy/robotsproxy/internal/mitm"
 )
 
 // This file runs each recipe of docs/clients.md through the binary on its

@@ -10,7 +10,7 @@ import (
 
 	"github.com/yaronf/httpsign"
 
-	"github.com/robotsproxy/robotsproxy/signing"
+	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
 )
 
 // TestDirectoryAuthorities runs serve with a key directory listener: the

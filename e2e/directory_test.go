@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/audit"
-	"github.com/robotsproxy/robotsproxy/signing"
+	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
 )
 
 // directoryAddr waits for serve's "listening" line of the key directory

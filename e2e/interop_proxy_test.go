@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/signing"
+	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
 )
 
 // interopProxyConfig signs every request with the key in keyDir under the

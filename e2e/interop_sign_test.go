@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/signing"
+	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
 )
 
 // interopRequest is a request the interop tests sign and the components

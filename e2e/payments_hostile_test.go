@@ -14,9 +14,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/robotsproxy/robotsproxy/payments"
-	"github.com/robotsproxy/robotsproxy/payments/paytest"
-	"github.com/robotsproxy/robotsproxy/signing"
+	"github.com/robotsproxy/robotsproxy/internal/egress/payments"
+	"github.com/robotsproxy/robotsproxy/internal/egress/payments/paytest"
+	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
 )
 
 // payConfig is a configuration that pays for ExampleBot at most max a

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/audit/report"
-	"github.com/robotsproxy/robotsproxy/payments/paytest"
+	"github.com/robotsproxy/robotsproxy/internal/audit/report"
+	"github.com/robotsproxy/robotsproxy/internal/egress/payments/paytest"
 )
 
 // TestPaymentsEndToEnd: the binary with payments on pays priced pages

@@ -16,7 +16,7 @@ import (
 
 	"github.com/yaronf/httpsign"
 
-	"github.com/robotsproxy/robotsproxy/signing"
+	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
 )
 
 // TestKeysInit runs "robotsproxy keys init DIR": it writes the pair, the

@@ -3,7 +3,7 @@ package policy
 import (
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/access"
+	"github.com/robotsproxy/robotsproxy/internal/access"
 
 	"github.com/robotsproxy/robotsproxy/robots"
 )

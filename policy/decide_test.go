@@ -3,7 +3,7 @@ package policy_test
 import (
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/access"
+	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )

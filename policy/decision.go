@@ -3,11 +3,11 @@ package policy
 import (
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/identity"
+	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/robots"
-	"github.com/robotsproxy/robotsproxy/usage"
 )
 
 // Reason says why a request was allowed or denied.

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/access"
-	"github.com/robotsproxy/robotsproxy/identity"
+	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/identity"
 )
 
 // DefaultConnectPorts are the ports CONNECT may reach when Options leave

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/access"
+	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
-	"github.com/robotsproxy/robotsproxy/usage"
 )
 
 // TestDecisionCarriesExtras: a decision carries the extras and usage

@@ -3,9 +3,9 @@ package policy_test
 import (
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/identity"
+	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
-	"github.com/robotsproxy/robotsproxy/usage"
 )
 
 func TestDenyForLicense(t *testing.T) {

@@ -1,6 +1,6 @@
 package policy
 
-import "github.com/robotsproxy/robotsproxy/identity"
+import "github.com/robotsproxy/robotsproxy/internal/identity"
 
 // Mode says how a robots.txt denial is acted on; it is identity.Mode, the
 // mode a pinned identity carries.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/access"
-	"github.com/robotsproxy/robotsproxy/netguard"
+	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/netguard"
 )
 
 // origin is an httptest server that counts the requests it answers.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/access"
+	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 )
 

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/access"
-	"github.com/robotsproxy/robotsproxy/identity"
-	"github.com/robotsproxy/robotsproxy/netguard"
+	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/netguard"
 )
 
 // TestPolicyAuthorityRemembersAuthority: Policy.Authority answers as the

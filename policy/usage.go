@@ -1,9 +1,9 @@
 package policy
 
 import (
-	"github.com/robotsproxy/robotsproxy/identity"
+	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/robots"
-	"github.com/robotsproxy/robotsproxy/usage"
 )
 
 // DenyForUsage turns d into a denial for a usage preference (reason

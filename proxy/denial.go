@@ -4,7 +4,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/robotsproxy/robotsproxy/access"
+	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"

@@ -8,9 +8,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/egress"
-	"github.com/robotsproxy/robotsproxy/identity"
-	"github.com/robotsproxy/robotsproxy/payments"
+	"github.com/robotsproxy/robotsproxy/internal/egress"
+	"github.com/robotsproxy/robotsproxy/internal/egress/payments"
+	"github.com/robotsproxy/robotsproxy/internal/identity"
 )
 
 // outbound is what carries a forwarded request to its origin: the egress

@@ -9,8 +9,8 @@ import (
 
 	"github.com/elazarl/goproxy"
 
-	"github.com/robotsproxy/robotsproxy/netguard"
-	"github.com/robotsproxy/robotsproxy/payments"
+	"github.com/robotsproxy/robotsproxy/internal/egress/payments"
+	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 

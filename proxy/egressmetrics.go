@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/robotsproxy/robotsproxy/egress"
+	"github.com/robotsproxy/robotsproxy/internal/egress"
 )
 
 // maxSpentCurrencies bounds the currency label of robotsproxy_spent_total:

@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/egress"
+	"github.com/robotsproxy/robotsproxy/internal/egress"
 )
 
 // countEgress counts each record once by what it holds; the currency

@@ -8,9 +8,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/license"
+	"github.com/robotsproxy/robotsproxy/internal/license"
+	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
-	"github.com/robotsproxy/robotsproxy/usage"
 )
 
 // checkLicense reads the RSL licenses that apply to the request, when

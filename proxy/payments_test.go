@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/egress"
-	"github.com/robotsproxy/robotsproxy/payments"
-	"github.com/robotsproxy/robotsproxy/payments/paytest"
+	"github.com/robotsproxy/robotsproxy/internal/egress"
+	"github.com/robotsproxy/robotsproxy/internal/egress/payments"
+	"github.com/robotsproxy/robotsproxy/internal/egress/payments/paytest"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
+	"github.com/robotsproxy/robotsproxy/internal/politeness"
 	"github.com/robotsproxy/robotsproxy/policy"
-	"github.com/robotsproxy/robotsproxy/politeness"
 )
 
 // admit holds a request that is to be forwarded until politeness lets it

@@ -4,10 +4,10 @@ import (
 	"crypto/tls"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/mitm"
-	"github.com/robotsproxy/robotsproxy/politeness"
+	"github.com/robotsproxy/robotsproxy/internal/mitm"
+	"github.com/robotsproxy/robotsproxy/internal/politeness"
+	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/proxy"
-	"github.com/robotsproxy/robotsproxy/usage"
 )
 
 // TestPolitenessInsideInterceptedTunnels: requests inside an intercepted

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/politeness"
+	"github.com/robotsproxy/robotsproxy/internal/politeness"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 

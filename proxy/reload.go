@@ -3,8 +3,8 @@ package proxy
 import (
 	"sync/atomic"
 
+	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
-	"github.com/robotsproxy/robotsproxy/usage"
 )
 
 // livePolicy is the policy that decides new requests: Options.Policy until

@@ -10,19 +10,19 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/egress"
-	"github.com/robotsproxy/robotsproxy/identity"
-	"github.com/robotsproxy/robotsproxy/license"
-	"github.com/robotsproxy/robotsproxy/netguard"
-	"github.com/robotsproxy/robotsproxy/payments"
-	"github.com/robotsproxy/robotsproxy/payments/paytest"
+	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/egress"
+	"github.com/robotsproxy/robotsproxy/internal/egress/payments"
+	"github.com/robotsproxy/robotsproxy/internal/egress/payments/paytest"
+	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
+	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/license"
+	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/internal/politeness"
+	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
-	"github.com/robotsproxy/robotsproxy/politeness"
 	"github.com/robotsproxy/robotsproxy/proxy"
-	"github.com/robotsproxy/robotsproxy/signing"
-	"github.com/robotsproxy/robotsproxy/usage"
 )
 
 // signAndPay returns the egress steps as the server chains them (paying

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/egress"
-	"github.com/robotsproxy/robotsproxy/signing"
+	"github.com/robotsproxy/robotsproxy/internal/egress"
+	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
 )
 
 // benchSigner returns the signing egress step around next, signing every

@@ -14,9 +14,9 @@ import (
 	"github.com/yaronf/httpsign"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/egress"
+	"github.com/robotsproxy/robotsproxy/internal/egress"
+	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
 	"github.com/robotsproxy/robotsproxy/proxy"
-	"github.com/robotsproxy/robotsproxy/signing"
 )
 
 // verifyingOrigin wraps an origin: each request's signature (label

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/netguard"
+	"github.com/robotsproxy/robotsproxy/internal/netguard"
 )
 
 // TransportOptions size the outbound transport. Zero values mean the

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/mitm"
+	"github.com/robotsproxy/robotsproxy/internal/mitm"
 )
 
 // serverHandshake runs a TLS server with a certificate for example.test

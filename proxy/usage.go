@@ -7,8 +7,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/license"
-	"github.com/robotsproxy/robotsproxy/usage"
+	"github.com/robotsproxy/robotsproxy/internal/license"
+	"github.com/robotsproxy/robotsproxy/internal/usage"
 )
 
 // maxUsageRuleBytes bounds auditlog.FieldUsageRule (a robots.txt line) like one

@@ -8,7 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/usage"
+	"github.com/robotsproxy/robotsproxy/internal/usage"
 )
 
 // TestUsageFieldsBoundTheLine adds the worst usage fields a site can

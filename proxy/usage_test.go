@@ -5,9 +5,9 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
-	"github.com/robotsproxy/robotsproxy/usage"
 )
 
 const usageRobots = "User-agent: *\nAllow: /\nContent-Usage: train-ai=n, search=y\nContent-Signal: ai-input=yes\n"

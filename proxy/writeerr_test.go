@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/audit"
-	"github.com/robotsproxy/robotsproxy/mitm"
+	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/mitm"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )

@@ -1,0 +1,89 @@
+package audit
+
+import (
+	"fmt"
+
+	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/license"
+	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/policy"
+)
+
+// licenseReasons are the license decisions each license reason stands
+// for.
+var licenseReasons = map[policy.Reason][]usage.LicenseDecision{
+	policy.ReasonLicense:         {usage.LicenseProhibited, usage.LicenseUnreadable},
+	policy.ReasonLicenseRequired: {usage.LicenseRequired},
+}
+
+// checkLicense checks a line with reason license or license-required:
+// robots.txt's own decision, re-decided, allows the request (a license
+// denies only what robots.txt allows) and, for license_source robots.txt
+// (or none, on older lines), its first License line names license_url;
+// the archived license document (license_sha256), parsed and decided for
+// the line's purposes, host and path, gives license_decision and
+// license_refused. For license_source link the license was named by a
+// Link header field of an earlier response for the resource, which the
+// archive does not keep: that it was named cannot be checked, and the
+// decision is verified from the archived license alone. A license that
+// was not read at all (unreadable without license_sha256: unreachable, or
+// larger than the limit) has nothing to re-decide: the line is
+// unverifiable.
+func (d *decider) checkLicense(l *auditLine) (Kind, string, error) {
+	if k, msg := l.licenseForm(); k != "" {
+		return k, msg, nil
+	}
+	dec, from, k, msg, err := d.redecideBefore(l, "the license")
+	if k != "" || err != nil {
+		return k, msg, err
+	}
+	switch usage.LicenseSource(l.LicenseSource) {
+	case "", usage.LicenseFromRobots:
+		refs := dec.Robots.Licenses()
+		if len(refs) == 0 || refs[0].URL != l.LicenseURL {
+			return KindDecision, fmt.Sprintf("license_url %q, but %s names no such License line first", l.LicenseURL, from), nil
+		}
+	case usage.LicenseFromLink:
+		// Named by an earlier response's Link header field: not archived.
+	default:
+		return KindDecision, fmt.Sprintf("license_source %q is neither %s nor %s", l.LicenseSource, usage.LicenseFromRobots, usage.LicenseFromLink), nil
+	}
+	if l.LicenseSHA256 == "" {
+		return KindUnverifiable, "license_decision unreadable without license_sha256: the license was not read (unreachable, or larger than the limit)", nil
+	}
+	body, err := ReadBody(d.dir, l.LicenseSHA256)
+	if err != nil {
+		_, k, msg, err := bodyProblem(l.LicenseSHA256, err)
+		return k, msg, err
+	}
+	got, refused := usage.LicenseUnreadable, ""
+	if lic, perr := license.Parse(body); perr == nil {
+		_, host, _ := l.target()
+		path := dec.ResolvedPath
+		if path == "" {
+			path = l.path()
+		}
+		got, _, refused = lic.Decide(host, path, l.Purposes)
+	}
+	if string(got) != l.LicenseDecision || refused != l.LicenseRefused {
+		return KindDecision, fmt.Sprintf("license_decision %s (refused %q), but the archived license %.16s… gives %s (refused %q) for the purposes %q",
+			l.LicenseDecision, l.LicenseRefused, l.LicenseSHA256, got, refused, l.Purposes), nil
+	}
+	return "", "", nil
+}
+
+// licenseForm checks the fields a license line must have: decision deny,
+// access_result successful (robots.txt named the license), license_url,
+// and a license_decision its reason stands for.
+func (l *auditLine) licenseForm() (Kind, string) {
+	ok := l.Decision == "deny" && l.Access == string(access.Successful) && l.LicenseURL != ""
+	found := false
+	for _, v := range licenseReasons[policy.Reason(l.Reason)] {
+		found = found || string(v) == l.LicenseDecision
+	}
+	if !ok || !found {
+		return KindDecision, fmt.Sprintf("reason %s needs decision deny, access_result successful, license_url and license_decision %v; the line has %s, %q, %q, %q",
+			l.Reason, licenseReasons[policy.Reason(l.Reason)], l.Decision, l.Access, l.LicenseURL, l.LicenseDecision)
+	}
+	return "", ""
+}

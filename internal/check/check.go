@@ -1,0 +1,321 @@
+// Package check implements "robotsproxy check": it decides URLs against a
+// local robots.txt file for one crawler, as the proxy would on a successful
+// access (policy.DecideAccess: the path as sent and every reading an origin
+// may take of it), or under the plain RFC 9309 reading of the path as sent
+// (Options.RFC), and explains each decision, with the other records of the
+// crawler's groups and the usage preferences that apply to each URL.
+package check
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/robots"
+)
+
+// Options configure a check run.
+type Options struct {
+	// JSON writes one JSON object per URL instead of text lines.
+	JSON bool
+	// Stdin is read, one URL per line, for the URL "-".
+	Stdin io.Reader
+	// Stdout receives one line per URL.
+	Stdout io.Writer
+	// RFC decides each URL's path as sent only, the plain RFC 9309 2.2.2
+	// reading (-rfc), instead of as the proxy does: as sent and as origins
+	// may resolve it (dot segments, "%2F", "%2e", ";parameters", "//").
+	// The output says which reading decided.
+	RFC bool
+	// Usage is a purpose, a usage category label such as "train-ai",
+	// "search" or "ai-input" (-usage): the preference that applies to each
+	// URL for it is written, from Content-Usage rules and from the
+	// Content-Signal of that name. "" writes none in text output.
+	Usage string
+	// License is a local copy of the RSL license robots.txt names
+	// (-license FILE): each URL's Result.License says what it decides.
+	// "" decides nothing; the License line is still shown.
+	License string
+}
+
+// Result is the JSON form of one URL's decision.
+type Result struct {
+	URL           string   `json:"url"`
+	Allowed       bool     `json:"allowed"`
+	ProductTokens []string `json:"product_tokens"`
+	Group         string   `json:"group,omitempty"`
+	Groups        []Group  `json:"groups"`
+	Rule          *Rule    `json:"rule,omitempty"`
+	StarFallback  bool     `json:"star_fallback"`
+	Implicit      bool     `json:"implicit_robots_txt,omitempty"`
+	// PathResolved is the reading of the path that decided when it is not
+	// the path as sent (see policy.MatchPath), normalised as rules are
+	// matched; omitted when the path as sent decided.
+	PathResolved string `json:"path_resolved,omitempty"`
+	// Reading is ReadingRFC under -rfc (Options.RFC); omitted otherwise,
+	// when the path is read as the proxy reads it (ReadingProxy).
+	Reading string `json:"reading,omitempty"`
+	// The other records of the crawler's groups and file (the same for
+	// every URL), null or empty when the file has none.
+	CrawlDelay    *CrawlDelay       `json:"crawl_delay"`
+	RequestRate   *RequestRate      `json:"request_rate"`
+	Sitemaps      []string          `json:"sitemaps"`
+	ContentSignal map[string]Signal `json:"content_signal"`
+	// ContentUsage is what the Content-Usage rules say of this URL.
+	ContentUsage ContentUsage `json:"content_usage"`
+	// Usage answers -usage PURPOSE; omitted without it.
+	Usage *UsageResult `json:"usage,omitempty"`
+	// License is the RSL license that applies (robots.txt's License
+	// line, decided from -license FILE); omitted when there is none.
+	License *LicenseResult `json:"license,omitempty"`
+}
+
+// The readings of a path check decides by (Result.Reading).
+const (
+	// ReadingProxy: the path as sent and every reading an origin may take
+	// of it, as the proxy decides; denied when any reading is disallowed.
+	ReadingProxy = "proxy"
+	// ReadingRFC: the path as sent only (RFC 9309 2.2.2), the -rfc
+	// reading; the proxy may deny what it allows.
+	ReadingRFC = "rfc9309"
+)
+
+// Group is a matched group: where it starts and whom it names.
+type Group struct {
+	Line   int      `json:"line"`
+	Agents []string `json:"agents"`
+}
+
+// Rule is the deciding rule.
+type Rule struct {
+	Text  string `json:"text"`
+	Line  int    `json:"line"`
+	Allow bool   `json:"allow"`
+}
+
+// Run decides each URL for the crawler named by userAgent (a bare product
+// token or a whole User-Agent header) against the robots.txt file at path.
+// It reports whether every URL was allowed. Errors are I/O errors, and an
+// Options.Usage that is not a usage category label (robots.IsUsageLabel).
+func Run(path, userAgent string, urls []string, o Options) (bool, error) {
+	if o.Usage != "" && !robots.IsUsageLabel(o.Usage) {
+		return false, fmt.Errorf("-usage %q: not a usage label (a lower-case letter or \"*\", then lower-case letters, digits, \"_\", \"-\", \".\", \"*\")", o.Usage)
+	}
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return false, fmt.Errorf("read robots.txt: %w", err)
+	}
+	c := checker{
+		robots: robots.Parse(body),
+		id:     identity.NewIdentifier(identity.DefaultBrowserTokens(), nil).Identify(userAgent),
+		out:    bufio.NewWriter(o.Stdout),
+		json:   o.JSON,
+		usage:  o.Usage,
+		rfc:    o.RFC,
+		all:    true,
+	}
+	c.access = access.Access{Result: access.Successful, Robots: c.robots}
+	if c.license, err = readLicense(c.robots, o.License); err != nil {
+		return false, err
+	}
+	c.extras = newFileExtras(c.robots, c.id.Candidates)
+	for _, u := range urls {
+		if u == "-" {
+			if err := c.stream(o.Stdin); err != nil {
+				return false, err
+			}
+			continue
+		}
+		c.decide(u)
+	}
+	if err := c.out.Flush(); err != nil {
+		return false, fmt.Errorf("write: %w", err)
+	}
+	return c.all, c.err
+}
+
+type checker struct {
+	robots *robots.Robots
+	access access.Access // a successful access to robots
+	id     identity.Identity
+	rfc    bool
+	out    *bufio.Writer
+	json   bool
+	usage  string
+	extras fileExtras
+	// license is the license robots.txt names, nil for none.
+	license *licenseInput
+	all     bool
+	err     error
+}
+
+// asciiSpace is the white space trimmed from a URL line read from stdin:
+// ASCII only, since Unicode spaces such as U+00A0 may be part of a URL.
+const asciiSpace = " \t\r\n\v\f"
+
+// stream decides URLs read from r, one per line, in constant memory. The
+// line terminator (LF or CRLF) and the ASCII white space around the URL are
+// removed; nothing else is.
+func (c *checker) stream(r io.Reader) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if u := strings.Trim(sc.Text(), asciiSpace); u != "" {
+			c.decide(u)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read URLs from stdin: %w", err)
+	}
+	return nil
+}
+
+// verdict is one URL's decision as check writes it.
+type verdict struct {
+	up robots.UsagePrefs // the crawl verdict, and the preferences that apply
+	// resolved is the reading of the path that decided, "" when the path
+	// as sent decided.
+	resolved string
+}
+
+// decide writes the decision for one URL.
+func (c *checker) decide(u string) {
+	v := c.verdict(u)
+	if !v.up.Verdict.Allowed {
+		c.all = false
+	}
+	var err error
+	if c.json {
+		err = c.writeJSON(u, v)
+	} else {
+		err = c.writeText(u, v)
+	}
+	if err != nil && c.err == nil {
+		c.err = fmt.Errorf("write: %w", err)
+	}
+}
+
+// verdict decides one URL: the path a client sends for it (without its
+// fragment, which HTTP clients do not send) as the proxy decides it on a
+// successful access (policy.DecideAccess), or under -rfc as sent only. The
+// usage preferences are read for the path the proxy reads them for: the
+// deciding reading when it is not the path as sent.
+func (c *checker) verdict(u string) verdict {
+	if i := strings.IndexByte(u, '#'); i >= 0 {
+		u = u[:i]
+	}
+	path := policy.RequestPath(u)
+	cands := c.id.Candidates
+	if c.rfc {
+		return verdict{up: c.robots.Usage(path, cands...)}
+	}
+	d := policy.DecideAccess(&c.access, path, cands)
+	var v verdict
+	switch {
+	case d.Reason == policy.ReasonImplicit:
+		v.up = c.robots.Usage(path, cands...)
+		v.up.Verdict = robots.Verdict{Allowed: true, Implicit: true}
+	case !d.Allowed:
+		v.up.Verdict = d.Verdict // no preference applies to a disallowed URL
+		if c.robots.Test(path, cands...).Allowed {
+			v.resolved = d.ResolvedPath // another reading decided
+		}
+	default:
+		p := path
+		if d.ResolvedPath != "" {
+			p = d.ResolvedPath
+		}
+		v.up = c.robots.Usage(p, cands...)
+		v.up.Verdict = d.Verdict
+	}
+	return v
+}
+
+func (c *checker) writeText(u string, v verdict) error {
+	word := "ALLOWED"
+	if !v.up.Verdict.Allowed {
+		word = "DISALLOWED"
+	}
+	more := ""
+	if v.resolved != "" {
+		more = "	path_resolved " + v.resolved
+	}
+	if c.usage != "" {
+		more += "\t" + c.extras.usageText(v.up, c.usage)
+	}
+	if c.rfc {
+		more += "\treading rfc9309: the path as sent only; the proxy also decides the readings origins may take of it"
+	}
+	_, err := fmt.Fprintf(c.out, "%s %s\t%s%s\n", word, u, detail(v.up.Verdict), more)
+	return err
+}
+
+// detail explains a verdict in a few words.
+func detail(v robots.Verdict) string {
+	group := "group " + v.Agent
+	switch {
+	case v.Implicit:
+		return "/robots.txt is always allowed"
+	case v.Agent == "":
+		return "no group applies"
+	case v.Fallback:
+		group = "group * (fallback)"
+	}
+	if !v.Matched() {
+		return group + ": no matching rule"
+	}
+	return fmt.Sprintf("%s: line %d: %s", group, v.Rule.Line, v.Rule.Text())
+}
+
+func (c *checker) writeJSON(u string, vd verdict) error {
+	up := vd.up
+	v := up.Verdict
+	res := Result{
+		PathResolved:  vd.resolved,
+		URL:           u,
+		Allowed:       v.Allowed,
+		ProductTokens: c.id.Candidates,
+		Group:         v.Agent,
+		Groups:        []Group{},
+		StarFallback:  v.Fallback,
+		Implicit:      v.Implicit,
+		CrawlDelay:    c.extras.crawlDelay,
+		RequestRate:   c.extras.requestRate,
+		Sitemaps:      c.extras.sitemaps,
+		ContentSignal: c.extras.signals,
+		ContentUsage:  contentUsage(up, c.usage),
+	}
+	if c.usage != "" {
+		r := c.extras.usageResult(up, c.usage)
+		res.Usage = &r
+	}
+	if c.license != nil {
+		res.License = c.license.result(u, licensePath(u, vd.resolved), c.usage)
+	}
+	if c.rfc {
+		res.Reading = ReadingRFC
+	}
+	if res.ProductTokens == nil {
+		res.ProductTokens = []string{}
+	}
+	for _, gi := range v.Groups() {
+		g := c.robots.Group(gi)
+		res.Groups = append(res.Groups, Group{Line: g.Line, Agents: g.Agents})
+	}
+	if v.Matched() {
+		res.Rule = &Rule{Text: v.Rule.Text(), Line: v.Rule.Line, Allow: v.Rule.Allow}
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = c.out.Write(b)
+	return err
+}

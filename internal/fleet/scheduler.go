@@ -1,0 +1,162 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/robotsproxy/robotsproxy/internal/politeness"
+)
+
+// SchedulerOptions configure Store.Scheduler. Zero values mean the
+// politeness package's defaults.
+type SchedulerOptions struct {
+	// DefaultBackoff is the pause after a 429 without Retry-After,
+	// doubled for each such answer until a success
+	// (politeness.default_backoff). Default 5s.
+	DefaultBackoff time.Duration
+	// MaxBackoff caps every pause (politeness.max_backoff). Default 10m.
+	MaxBackoff time.Duration
+}
+
+// Scheduler is a politeness.Scheduler whose state is in the shared store,
+// so that the replicas of a fleet space their requests together: three
+// replicas honour one Crawl-delay. Each call is one Lua script on the
+// store's clock. While the store is unreachable, calls go to the local
+// fallback scheduler (the replica spaces its own requests only).
+// Unlike LocalScheduler it never returns politeness.ErrFull: keys expire
+// when idle.
+type Scheduler struct {
+	s        *Store
+	o        SchedulerOptions
+	fallback politeness.Scheduler
+}
+
+// Scheduler returns a shared Scheduler that falls back to fallback; on a
+// nil Store it returns fallback itself.
+func (s *Store) Scheduler(fallback politeness.Scheduler, o SchedulerOptions) politeness.Scheduler {
+	if s == nil {
+		return fallback
+	}
+	if o.DefaultBackoff <= 0 {
+		o.DefaultBackoff = politeness.DefaultBackoffPause
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = politeness.DefaultMaxBackoff
+	}
+	return &Scheduler{s: s, o: o, fallback: fallback}
+}
+
+// paceKey is the store key of a politeness key. The authority is its
+// hash tag (see Store.gateKey).
+func (sc *Scheduler) paceKey(k politeness.Key) string {
+	return sc.s.key("pace", "{"+k.Authority+"} "+k.Token)
+}
+
+// run runs a politeness script on the store key; ok is false when the
+// caller must use its local fallback (the store is down or failed; both
+// counted as a politeness fallback).
+func (s *Store) run(ctx context.Context, script *redis.Script, key string, args ...any) (any, bool) {
+	return s.runKeys(ctx, script, []string{key}, args...)
+}
+
+// runKeys is run with several keys.
+func (s *Store) runKeys(ctx context.Context, script *redis.Script, keys []string, args ...any) (any, bool) {
+	if !s.h.usable() {
+		s.m.fallbacks.WithLabelValues(fallbackPoliteness).Inc()
+		return nil, false
+	}
+	cctx, cancel := s.ctx(ctx)
+	defer cancel()
+	v, err := script.Run(cctx, s.rdb, keys, args...).Result()
+	if err != nil {
+		s.h.failed(opPoliteness, err)
+		s.m.fallbacks.WithLabelValues(fallbackPoliteness).Inc()
+		return nil, false
+	}
+	s.h.ok()
+	return v, true
+}
+
+// run runs a politeness script for key (see Store.run).
+func (sc *Scheduler) run(ctx context.Context, script *redis.Script, key politeness.Key, args ...any) (any, bool) {
+	return sc.s.run(ctx, script, sc.paceKey(key), args...)
+}
+
+// us returns d in microseconds.
+func us(d time.Duration) int64 { return d.Microseconds() }
+
+// dur converts a script's integer reply in microseconds. A reply that is
+// negative or larger than the largest time.Duration is an error (the
+// Limiter refuses the request), never a wrapped duration.
+func dur(v any) (time.Duration, error) {
+	n, ok := v.(int64)
+	if !ok {
+		return 0, fmt.Errorf("politeness script: want an integer, got %T", v)
+	}
+	if n < 0 || n > math.MaxInt64/int64(time.Microsecond) {
+		return 0, fmt.Errorf("politeness script: %d microseconds is out of range", n)
+	}
+	return time.Duration(n) * time.Microsecond, nil
+}
+
+// Reserve implements politeness.Scheduler.
+func (sc *Scheduler) Reserve(ctx context.Context, key politeness.Key, delay, maxWait time.Duration) (politeness.Slot, error) {
+	v, ok := sc.run(ctx, reserveScript, key, us(delay), us(maxWait), us(sc.o.MaxBackoff))
+	if !ok {
+		return sc.fallback.Reserve(ctx, key, delay, maxWait)
+	}
+	reply, isList := v.([]any)
+	if !isList || len(reply) != 3 {
+		return politeness.Slot{}, fmt.Errorf("politeness reserve script: unexpected reply %v", v)
+	}
+	granted, _ := reply[0].(int64)
+	wait, err := dur(reply[1])
+	if err != nil {
+		return politeness.Slot{}, err
+	}
+	cause, _ := reply[2].(string)
+	return politeness.Slot{Wait: wait, Granted: granted == 1, Cause: politeness.Cause(cause)}, nil
+}
+
+// Start implements politeness.Scheduler.
+func (sc *Scheduler) Start(ctx context.Context, key politeness.Key, delay time.Duration) (time.Duration, error) {
+	v, ok := sc.run(ctx, startScript, key, us(delay), us(sc.o.MaxBackoff))
+	if !ok {
+		return sc.fallback.Start(ctx, key, delay)
+	}
+	return dur(v)
+}
+
+// Pause implements politeness.Scheduler.
+func (sc *Scheduler) Pause(ctx context.Context, key politeness.Key) (time.Duration, error) {
+	v, ok := sc.run(ctx, pauseScript, key)
+	if !ok {
+		return sc.fallback.Pause(ctx, key)
+	}
+	return dur(v)
+}
+
+// Backoff implements politeness.Scheduler.
+func (sc *Scheduler) Backoff(ctx context.Context, key politeness.Key, b politeness.Backoff) (time.Duration, error) {
+	has := 0
+	if b.HasRetryAfter {
+		has = 1
+	}
+	v, ok := sc.run(ctx, backoffScript, key, us(b.RetryAfter), has, us(sc.o.DefaultBackoff), us(sc.o.MaxBackoff))
+	if !ok {
+		return sc.fallback.Backoff(ctx, key, b)
+	}
+	return dur(v)
+}
+
+// Succeeded implements politeness.Scheduler.
+func (sc *Scheduler) Succeeded(ctx context.Context, key politeness.Key) error {
+	if _, ok := sc.run(ctx, succeededScript, key); !ok {
+		return sc.fallback.Succeeded(ctx, key)
+	}
+	return nil
+}

@@ -1,0 +1,212 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/politeness"
+)
+
+// near reports whether got is want within tolerance (the store's clock
+// runs while the test does).
+func near(got, want time.Duration) bool {
+	const tolerance = 50 * time.Millisecond
+	return got >= want-tolerance && got <= want+tolerance
+}
+
+// TestSchedulerSharedSpacing reserves slots of one key from two replicas:
+// they are handed out one delay apart, first come first served, as one
+// LocalScheduler would.
+func TestSchedulerSharedSpacing(t *testing.T) {
+	rs := startRedis(t)
+	local := func() politeness.Scheduler { return politeness.NewLocalScheduler(politeness.LocalOptions{}) }
+	a := newReplica(t, rs.URL(), nil).Scheduler(local(), SchedulerOptions{})
+	b := newReplica(t, rs.URL(), nil).Scheduler(local(), SchedulerOptions{})
+	key := politeness.Key{Token: "Bot", Authority: "http://spacing.example:80"}
+	ctx := context.Background()
+	tests := []struct {
+		s           politeness.Scheduler
+		maxWait     time.Duration
+		wantWait    time.Duration
+		wantGranted bool
+		wantCause   politeness.Cause
+	}{
+		{a, time.Minute, 0, true, ""},
+		{b, time.Minute, time.Second, true, politeness.CauseCrawlDelay},
+		{a, time.Minute, 2 * time.Second, true, politeness.CauseCrawlDelay},
+		{b, time.Second, 3 * time.Second, false, politeness.CauseCrawlDelay}, // too far: not recorded
+		{b, time.Minute, 3 * time.Second, true, politeness.CauseCrawlDelay},
+	}
+	for i, tc := range tests {
+		got, err := tc.s.Reserve(ctx, key, time.Second, tc.maxWait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Granted != tc.wantGranted || !near(got.Wait, tc.wantWait) || got.Cause != tc.wantCause {
+			t.Errorf("Reserve %d: got %+v, want wait %v granted %v cause %q", i, got, tc.wantWait, tc.wantGranted, tc.wantCause)
+		}
+	}
+	// Start: the first start is recorded; a second one from the other
+	// replica must wait the delay.
+	if w, err := a.Start(ctx, key, time.Second); err != nil || w != 0 {
+		t.Errorf("Start on a: got %v %v, want 0", w, err)
+	}
+	if w, err := b.Start(ctx, key, time.Second); err != nil || !near(w, time.Second) {
+		t.Errorf("Start on b right after: got %v %v, want about 1s", w, err)
+	}
+}
+
+func TestSchedulerSharedBackoff(t *testing.T) {
+	rs := startRedis(t)
+	local := politeness.NewLocalScheduler(politeness.LocalOptions{})
+	o := SchedulerOptions{DefaultBackoff: 100 * time.Millisecond, MaxBackoff: 350 * time.Millisecond}
+	a := newReplica(t, rs.URL(), nil).Scheduler(local, o)
+	b := newReplica(t, rs.URL(), nil).Scheduler(local, o)
+	key := politeness.Key{Token: "Bot", Authority: "http://backoff.example:80"}
+	ctx := context.Background()
+	steps := []struct {
+		name string
+		s    politeness.Scheduler
+		b    politeness.Backoff
+		want time.Duration
+	}{
+		{"first 429 without Retry-After", a, politeness.Backoff{}, 100 * time.Millisecond},
+		{"second doubles", b, politeness.Backoff{}, 200 * time.Millisecond},
+		{"third is capped", a, politeness.Backoff{}, 350 * time.Millisecond},
+		{"Retry-After never shortens", b, politeness.Backoff{RetryAfter: time.Millisecond, HasRetryAfter: true}, 350 * time.Millisecond},
+	}
+	for _, st := range steps {
+		got, err := st.s.Backoff(ctx, key, st.b)
+		if err != nil || !near(got, st.want) {
+			t.Errorf("%s: got %v %v, want about %v", st.name, got, err, st.want)
+		}
+	}
+	if p, _ := b.Pause(ctx, key); !near(p, 350*time.Millisecond) {
+		t.Errorf("Pause from the other replica: got %v, want about 350ms", p)
+	}
+	if s, _ := b.Reserve(ctx, key, 0, time.Minute); !s.Granted || s.Cause != politeness.CauseBackoff || !near(s.Wait, 350*time.Millisecond) {
+		t.Errorf("Reserve in the pause: got %+v, want granted after about 350ms for backoff", s)
+	}
+	// Succeeded during the pause keeps it; after it, clears the streak.
+	_ = a.Succeeded(ctx, key)
+	if p, _ := a.Pause(ctx, key); p == 0 {
+		t.Error("Succeeded during the pause cleared it")
+	}
+	time.Sleep(400 * time.Millisecond)
+	_ = a.Succeeded(ctx, key)
+	if got, _ := b.Backoff(ctx, key, politeness.Backoff{}); !near(got, 100*time.Millisecond) {
+		t.Errorf("429 after a success: got %v, want about 100ms (the streak restarts)", got)
+	}
+}
+
+// TestSchedulerConcurrentStarts has 3 replicas start 6 requests of one key
+// at once through the politeness.Limiter: their starts are a delay apart.
+func TestSchedulerConcurrentStarts(t *testing.T) {
+	rs := startRedis(t)
+	const delay = 200 * time.Millisecond
+	var mu sync.Mutex
+	var starts []time.Time
+	var wg sync.WaitGroup
+	for range 3 {
+		r := newReplica(t, rs.URL(), nil)
+		l := politeness.New(politeness.Options{CrawlDelay: true,
+			Scheduler: r.Scheduler(politeness.NewLocalScheduler(politeness.LocalOptions{}), SchedulerOptions{})})
+		for range 2 {
+			wg.Go(func() {
+				tk := l.Admit(context.Background(), politeness.Request{Key: politeness.Key{Token: "Bot", Authority: "http://c.example:80"},
+					Delay: delay, HasDelay: true})
+				defer tk.Release()
+				if tk.Refused != "" {
+					t.Errorf("refused: %s %v", tk.Refused, tk.Err)
+					return
+				}
+				mu.Lock()
+				starts = append(starts, time.Now())
+				mu.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	sortTimes(starts)
+	for i := 1; i < len(starts); i++ {
+		if gap := starts[i].Sub(starts[i-1]); gap < delay-20*time.Millisecond {
+			t.Errorf("starts %d and %d: %v apart, want at least %v", i-1, i, gap, delay)
+		}
+	}
+}
+
+func sortTimes(ts []time.Time) {
+	for i := 1; i < len(ts); i++ {
+		for j := i; j > 0 && ts[j].Before(ts[j-1]); j-- {
+			ts[j], ts[j-1] = ts[j-1], ts[j]
+		}
+	}
+}
+
+// TestSchedulerFallsBackWhenDown: with the store gone, the local
+// scheduler spaces the replica's own requests.
+func TestSchedulerFallsBackWhenDown(t *testing.T) {
+	rs := startRedis(t)
+	r := newReplica(t, rs.URL(), nil)
+	sc := r.Scheduler(politeness.NewLocalScheduler(politeness.LocalOptions{}), SchedulerOptions{})
+	rs.Kill()
+	key := politeness.Key{Token: "Bot", Authority: "http://down.example:80"}
+	ctx := context.Background()
+	first, err1 := sc.Reserve(ctx, key, time.Second, time.Minute)
+	second, err2 := sc.Reserve(ctx, key, time.Second, time.Minute)
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	if first.Wait != 0 || !second.Granted || !near(second.Wait, time.Second) {
+		t.Errorf("Reserve with the store down: got %+v then %+v, want 0 then about 1s (local spacing)", first, second)
+	}
+	if r.counter("up") != 0 {
+		t.Error("robotsproxy_shared_up: got 1, want 0")
+	}
+}
+
+func TestGateSharedLeases(t *testing.T) {
+	rs := startRedis(t)
+	ga := newReplica(t, rs.URL(), nil).Gate(2, politeness.NewLocalGate(2))
+	gb := newReplica(t, rs.URL(), nil).Gate(2, politeness.NewLocalGate(2))
+	ctx := context.Background()
+	rel1, err1 := ga.Acquire(ctx, "http://g.example:80", false)
+	rel2, err2 := gb.Acquire(ctx, "http://g.example:80", false)
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ga.Acquire(ctx, "http://g.example:80", false); !errors.Is(err, politeness.ErrBusy) {
+		t.Errorf("third slot of 2 across replicas: got %v, want ErrBusy", err)
+	}
+	if rel, err := gb.Acquire(ctx, "http://other.example:80", false); err != nil {
+		t.Errorf("another authority: got %v, want a slot", err)
+	} else {
+		rel()
+	}
+	time.AfterFunc(100*time.Millisecond, rel1)
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	start := time.Now()
+	rel3, err := gb.Acquire(wctx, "http://g.example:80", true)
+	if err != nil || time.Since(start) < 90*time.Millisecond {
+		t.Fatalf("waiting Acquire: got %v after %v, want a slot once the first is released", err, time.Since(start))
+	}
+	rel2()
+	rel3()
+	rel3() // twice does nothing
+	short, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel2()
+	for range 2 {
+		rel, err := ga.Acquire(short, "http://g.example:80", true)
+		if err != nil {
+			t.Fatalf("after every release: %v", err)
+		}
+		defer rel()
+	}
+	if _, err := ga.Acquire(short, "http://g.example:80", true); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("waiting past the context: got %v, want the context's error", err)
+	}
+}

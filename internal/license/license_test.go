@@ -1,0 +1,226 @@
+package license_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/license"
+	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/robots"
+)
+
+// siteLicense is the RSL document most cases are decided under.
+const siteLicense = `<?xml version="1.0" encoding="UTF-8"?>
+<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/">
+    <license>
+      <permits type="usage">all</permits>
+      <prohibits type="usage">ai-train</prohibits>
+    </license>
+  </content>
+  <content url="/docs/*.pdf$">
+    <license>
+      <permits type="usage">search</permits>
+    </license>
+  </content>
+  <content url="/open/">
+    <license/>
+  </content>
+  <content url="https://example.com/paid/" server="https://rsl.example.com/api">
+    <license>
+      <permits type="usage">ai-input, search</permits>
+      <permits type="geo">US</permits>
+    </license>
+  </content>
+  <content url="https://other.example/" server="https://x">
+    <license><prohibits type="usage">all</prohibits></license>
+  </content>
+</rsl>`
+
+const scopedLicense = `<rsl><content url="/blog/"><license><prohibits type="usage">ai-all</prohibits></license></content></rsl>`
+
+func TestDecide(t *testing.T) {
+	tests := []struct {
+		name     string
+		status   int
+		body     string
+		host     string
+		path     string
+		purposes []string
+		want     usage.LicenseDecision
+		element  string
+		refused  string
+	}{
+		{"permits", 200, siteLicense, "example.com", "/a", []string{"search", "ai-input"}, usage.LicensePermitted, `<content url="/">`, ""},
+		{"prohibits", 200, siteLicense, "example.com", "/a", []string{"search", "train-ai"}, usage.LicenseProhibited, `<content url="/">`, "train-ai"},
+		{"permits list is exhaustive", 200, siteLicense, "example.com", "/docs/x.pdf", []string{"ai-input"}, usage.LicenseProhibited, `<content url="/docs/*.pdf$">`, "ai-input"},
+		{"longest match scopes the path", 200, siteLicense, "example.com", "/docs/x.pdf", []string{"search"}, usage.LicensePermitted, `<content url="/docs/*.pdf$">`, ""},
+		{"the $ anchor ends the match", 200, siteLicense, "example.com", "/docs/x.pdf?v=1", []string{"train-ai"}, usage.LicenseProhibited, `<content url="/">`, "train-ai"},
+		{"a license without terms permits all", 200, siteLicense, "example.com", "/open/a", []string{"train-ai"}, usage.LicensePermitted, `<content url="/open/">`, ""},
+		{"server requires a token", 200, siteLicense, "Example.COM:8080", "/paid/x", []string{"ai-input"}, usage.LicenseRequired, `<content url="https://example.com/paid/" server="https://rsl.example.com/api">`, ""},
+		{"prohibited before server", 200, siteLicense, "example.com", "/paid/x", []string{"train-ai"}, usage.LicenseProhibited, `<content url="https://example.com/paid/" server="https://rsl.example.com/api">`, "train-ai"},
+		{"absolute url of another host", 200, siteLicense, "example.com", "/x", []string{"search"}, usage.LicensePermitted, `<content url="/">`, ""},
+		{"no matching content", 200, scopedLicense, "example.com", "/shop/", []string{"train-ai"}, usage.LicenseNoMatch, "", ""},
+		{"ai-all prohibits ai-input", 200, scopedLicense, "example.com", "/blog/1", []string{"search", "ai-input"}, usage.LicenseProhibited, `<content url="/blog/">`, "ai-input"},
+		{"percent-encoding normalised", 200, `<rsl><content url="/a%7e/"><license><prohibits type="usage">search</prohibits></license></content></rsl>`, "example.com", "/a~/b", []string{"search"}, usage.LicenseProhibited, `<content url="/a%7e/">`, "search"},
+		{"a pattern that starts with *", 200, `<rsl><content url="*.pdf$"><license><prohibits type="usage">search</prohibits></license></content></rsl>`, "example.com", "/a/b.pdf", []string{"search"}, usage.LicenseProhibited, `<content url="*.pdf$">`, "search"},
+		{"missing license (404)", 404, "", "example.com", "/a", []string{"train-ai"}, usage.LicenseUnavailable, "", ""},
+		{"server error", 500, "", "example.com", "/a", []string{"train-ai"}, usage.LicenseUnreadable, "", ""},
+		{"oversized license", 200, "<rsl>" + strings.Repeat(" ", 2048) + "</rsl>", "example.com", "/a", []string{"search"}, usage.LicenseUnreadable, "", ""},
+		{"malformed XML", 200, `<rsl><content url="/">`, "example.com", "/a", []string{"search"}, usage.LicenseUnreadable, "", ""},
+		{"not RSL", 200, `<html><body/></html>`, "example.com", "/a", []string{"search"}, usage.LicenseUnreadable, "", ""},
+		{"empty body", 200, "", "example.com", "/a", []string{"search"}, usage.LicenseUnreadable, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", license.MediaType)
+				w.WriteHeader(tt.status)
+				w.Write([]byte(tt.body))
+			}))
+			defer origin.Close()
+			src := newSource(1024, nil)
+			r := robots.Parse([]byte("User-agent: *\nAllow: /\nLicense: " + origin.URL + "/license.xml\n"))
+			got := src.Check(context.Background(), r, tt.host, tt.path, tt.purposes)
+			if got == nil {
+				t.Fatal("no result")
+			}
+			if got.Decision != tt.want || got.Element != tt.element || got.Refused != tt.refused {
+				t.Fatalf("got %s %q refused %q (err %v), want %s %q refused %q", got.Decision, got.Element, got.Refused, got.Err, tt.want, tt.element, tt.refused)
+			}
+			if got.URL != origin.URL+"/license.xml" || got.Line != 3 || got.FetchedAt.IsZero() {
+				t.Errorf("evidence: %+v", got)
+			}
+			read := tt.status == 200 && len(tt.body) <= 1024
+			if (got.SHA256 != [32]byte{}) != read {
+				t.Errorf("SHA256 %x, want a body read %v", got.SHA256, read)
+			}
+			if got.Refuses() != (tt.want == usage.LicenseProhibited || tt.want == usage.LicenseRequired || tt.want == usage.LicenseUnreadable) {
+				t.Errorf("Refuses() = %v for %s", got.Refuses(), got.Decision)
+			}
+			if tt.want == usage.LicenseUnreadable && got.Err == nil {
+				t.Error("unreadable without an error")
+			}
+		})
+	}
+}
+
+func newSource(max int, record func(access.Access) access.Access) *license.Source {
+	f := access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})
+	return license.NewSource(license.SourceOptions{Fetcher: f, MaxBytes: max, Record: record})
+}
+
+// TestCheckSkips checks that nothing is fetched when robots.txt names no
+// license or no purpose is declared, and that the first absolute License
+// line applies and the license is fetched once.
+func TestCheckSkips(t *testing.T) {
+	fetches := 0
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches++
+		w.Write([]byte(siteLicense))
+	}))
+	defer origin.Close()
+	var recorded []access.Access
+	src := newSource(0, func(a access.Access) access.Access {
+		recorded = append(recorded, a)
+		a.Raw = nil
+		return a
+	})
+	ctx := context.Background()
+	with := robots.Parse([]byte("License: /relative.xml\nLicense: " + origin.URL + "/l.xml\nLicense: " + origin.URL + "/other.xml\n"))
+	without := robots.Parse([]byte("User-agent: *\nDisallow: /x\n"))
+	if got := src.Check(ctx, without, "example.com", "/", []string{"search"}); got != nil {
+		t.Errorf("no License line: %+v", got)
+	}
+	if got := src.Check(ctx, with, "example.com", "/", nil); got != nil {
+		t.Errorf("no purpose: %+v", got)
+	}
+	if got := (*license.Source)(nil).Check(ctx, with, "example.com", "/", []string{"search"}); got != nil {
+		t.Errorf("nil Source: %+v", got)
+	}
+	for range 3 {
+		if got := src.Check(ctx, with, "example.com", "/", []string{"search"}); got == nil || got.Line != 2 || got.Decision != usage.LicensePermitted {
+			t.Fatalf("got %+v", got)
+		}
+	}
+	if fetches != 1 || len(recorded) != 1 || string(recorded[0].Raw) != siteLicense {
+		t.Errorf("%d fetches, %d recorded", fetches, len(recorded))
+	}
+}
+
+func TestPurposes(t *testing.T) {
+	tests := map[string][]string{
+		"all":      {"train-ai", "search", "ai-input"},
+		"ai-all":   {"train-ai", "ai-input"},
+		"AI-Train": {"train-ai"},
+		"search":   {"search"},
+		"ai-input": {"ai-input"},
+		"ai-index": nil,
+		"other":    nil,
+	}
+	for v, want := range tests {
+		if got := license.Purposes(v); !reflect.DeepEqual(got, want) {
+			t.Errorf("Purposes(%q) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestLinkURL(t *testing.T) {
+	base, _ := url.Parse("https://example.com/a/page")
+	tests := []struct {
+		name   string
+		values []string
+		want   string
+	}{
+		{"absolute", []string{`<https://example.com/license.xml>; rel="license"; type="application/rsl+xml"`}, "https://example.com/license.xml"},
+		{"relative, among others", []string{`</style.css>; rel=stylesheet, </l.xml>; type="application/RSL+xml"; rel="nofollow license"`}, "https://example.com/l.xml"},
+		{"second field", []string{`</a>; rel=next`, `<https://x.example/l.xml>;rel=license;type=application/rsl+xml`}, "https://x.example/l.xml"},
+		{"wrong type", []string{`</l.html>; rel="license"; type="text/html"`}, ""},
+		{"no rel", []string{`</l.xml>; type="application/rsl+xml"`}, ""},
+		{"comma in quoted title", []string{`</l.xml>; title="a, b"; rel=license; type="application/rsl+xml"`}, "https://example.com/l.xml"},
+		{"other scheme", []string{`<ftp://x/l.xml>; rel=license; type="application/rsl+xml"`}, ""},
+		{"malformed", []string{`l.xml; rel=license`}, ""},
+		{"none", nil, ""},
+	}
+	for _, tt := range tests {
+		if got := license.LinkURL(tt.values, base); got != tt.want {
+			t.Errorf("%s: LinkURL = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestParseNeverPanics feeds hostile documents to Parse.
+func TestParseNeverPanics(t *testing.T) {
+	for _, body := range []string{"", "<", "<rsl", "<rsl><content url=\"\x00\"/></rsl>", "<!DOCTYPE rsl [<!ENTITY a \"b\">]><rsl>&a;</rsl>",
+		"<rsl><content url=\"/\"><license><permits type=\"usage\">" + strings.Repeat("all,", 1000) + "</permits></license></content></rsl>"} {
+		l, err := license.Parse([]byte(body))
+		if (l == nil) == (err == nil) {
+			t.Errorf("Parse(%.30q) = %v, %v", body, l, err)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(siteLicense))
+	f.Add([]byte(scopedLicense))
+	f.Add([]byte(`<rsl><content url="https://e.com/*$" server="x"><license><permits type="usage">all ai-index</permits></license></content></rsl>`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		l, err := license.Parse(body)
+		if (l == nil) == (err == nil) {
+			t.Fatalf("Parse = %v, %v", l, err)
+		}
+		if l != nil {
+			d, c, refused := l.Decide("e.com", "/a/b", []string{"train-ai", "search", "ai-input"})
+			if (c == nil) != (d == usage.LicenseNoMatch) || (refused != "") != (d == usage.LicenseProhibited) {
+				t.Fatalf("Decide = %s, %v, %q", d, c, refused)
+			}
+		}
+	})
+}

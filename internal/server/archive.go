@@ -1,0 +1,53 @@
+package server
+
+import (
+	"github.com/rs/zerolog"
+
+	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/config"
+	"github.com/robotsproxy/robotsproxy/internal/license"
+	"github.com/robotsproxy/robotsproxy/robots"
+)
+
+// openArchive opens the robots.txt archive of audit.archive_dir, nil when
+// it is off.
+func openArchive(cfg config.Config, logger zerolog.Logger) (*audit.Archive, error) {
+	if cfg.Audit.ArchiveDir == "" {
+		return nil, nil
+	}
+	return audit.OpenArchive(audit.ArchiveOptions{
+		Dir:        cfg.Audit.ArchiveDir,
+		MaxBytes:   int64(cfg.Audit.ArchiveMaxMB) << 20,
+		ParseLimit: robots.Options{MaxBytes: cfg.Robots.MaxBytes}.Limit(),
+		Log:        logger,
+	})
+}
+
+// archiveFetch records a fetch in the archive (when there is one), then
+// drops the body's text: the cache keeps the compiled rules only. An
+// archive failure is logged; the fetch stands (the decision's line is then
+// unverifiable, not wrong).
+func archiveFetch(ar *audit.Archive, a access.Access, logger zerolog.Logger) access.Access {
+	if ar != nil {
+		if err := ar.Record(a); err != nil {
+			logger.Error().Err(err).Str("robots_url", a.URL).Msg("robots.txt archive: the fetch is not archived")
+		}
+	}
+	a.Raw = nil
+	return a
+}
+
+// licenseSource returns the source of the RSL licenses robots.txt files
+// name: fetched by the robots.txt fetcher (its guard, timeouts and user
+// agent), at most robots.max_bytes octets each, cached in a cache of their
+// own with the robots.txt cache's bounds and TTL rules, and archived like
+// robots.txt bodies (by SHA-256) when the archive is on.
+func licenseSource(cfg config.Config, f *access.Fetcher, ar *audit.Archive, logger zerolog.Logger) *license.Source {
+	return license.NewSource(license.SourceOptions{
+		Fetcher:  f,
+		MaxBytes: robots.Options{MaxBytes: cfg.Robots.MaxBytes}.Limit(),
+		Cache:    CacheOptions(cfg),
+		Record:   func(a access.Access) access.Access { return archiveFetch(ar, a, logger) },
+	})
+}

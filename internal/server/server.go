@@ -1,0 +1,222 @@
+// Package server assembles robotsproxy from its configuration: the
+// destination guard, the robots.txt fetcher and cache, the policy, the
+// proxy, the audit log, metrics and the admin listener, and runs them until
+// the context ends.
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/config"
+	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
+	"github.com/robotsproxy/robotsproxy/internal/fleet"
+	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/proxy"
+	"github.com/robotsproxy/robotsproxy/robots"
+	"github.com/rs/zerolog"
+)
+
+// Server is an assembled robotsproxy.
+type Server struct {
+	// cfg is the running configuration; only reload changes it, on
+	// serve's goroutine.
+	cfg     config.Config
+	proxy   *proxy.Proxy
+	metrics *proxy.Metrics
+	cache   *access.Cache      // robots.txt results, kept across reloads
+	pinner  *identity.Pinner   // kept across reloads that leave the pins alone
+	shared  *fleet.Store       // the fleet's shared store, nil when off; kept across reloads
+	signer  *signing.Transport // the signing egress step, nil when signing is off; its keys swap on reload
+	ops     *opsMetrics
+	https   intercepted // how HTTPS is enforced, for the startup line
+	ready   *readiness
+	run     RunOptions
+	admin   http.Handler
+	audit   io.Writer
+	closeFn func() error
+	log     zerolog.Logger
+	// archive is the robots.txt and key archive, nil when off.
+	archive *audit.Archive
+	// keys is the key directory (Web Bot Auth), nil when none is
+	// published; reload swaps its content.
+	keys *keyDirectory
+	// dirLn is the key directory's listener (signing.directory_listen)
+	// while Run serves, nil when none.
+	dirLn net.Listener
+	// conns is the client connection tracker of the running serve, for
+	// tests that must know what a connection has sent.
+	conns atomic.Pointer[tracker]
+}
+
+// registry is where the metrics are registered and gathered from.
+type registry interface {
+	prometheus.Registerer
+	prometheus.Gatherer
+}
+
+// New assembles a Server from a validated configuration. Audit lines go to
+// cfg.Log.File, or to stdout when it is empty; operational messages go to
+// logger.
+func New(cfg config.Config, stdout io.Writer, logger zerolog.Logger) (*Server, error) {
+	return assemble(cfg, stdout, logger, prometheus.NewRegistry())
+}
+
+// assemble is New with the metrics registry.
+func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg registry) (*Server, error) {
+	guard := &netguard.Guard{AllowPrivate: cfg.AllowPrivate, Allow: cfg.PrivateRanges()}
+	fetcher := access.NewFetcher(access.FetcherOptions{
+		Guard:                      guard,
+		UserAgent:                  cfg.Robots.UserAgent,
+		ConnectTimeout:             cfg.Robots.ConnectTimeout,
+		Timeout:                    cfg.Robots.Timeout,
+		Parse:                      robots.Options{MaxBytes: cfg.Robots.MaxBytes},
+		TooManyRequestsUnreachable: cfg.Robots.TooManyRequests == "unreachable",
+	})
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var metrics *proxy.Metrics
+	archive, err := openArchive(cfg, logger)
+	if err != nil {
+		return nil, fmt.Errorf("audit.archive_dir: %w", err)
+	}
+	shared, err := sharedStore(cfg, reg, logger) // nil when off
+	if err != nil {
+		return nil, err
+	}
+	fromOrigin := func(ctx context.Context, scheme, authority string) access.Access {
+		a := fetcher.Fetch(ctx, scheme, authority)
+		metrics.ObserveFetch(a)
+		return a
+	}
+	cache := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
+		return archiveFetch(archive, shared.Fetch(ctx, scheme, authority, fromOrigin), logger)
+	}, CacheOptions(cfg))
+	metrics = proxy.NewMetrics(reg, cache.Len)
+	proxy.RegisterCacheMetrics(reg, cache.Bytes)
+	pinner, err := identity.NewPinner(PinOptions(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("identity: %w", err)
+	}
+	pol, err := buildPolicy(cfg, cache, pinner)
+	if err != nil {
+		return nil, err
+	}
+	https, err := interception(cfg, os.Getenv, reg, logger)
+	if err != nil {
+		return nil, err
+	}
+	auditErrs := &auditErrors{log: logger, now: time.Now, interval: time.Second}
+	auditW, closeFn, err := auditWriter(cfg, stdout, auditErrs.report)
+	if err != nil {
+		return nil, err
+	}
+	registerAuditMetrics(reg, auditW)
+	transport := proxy.NewTransport(guard, proxy.TransportOptions{
+		ConnectTimeout:        cfg.Upstream.ConnectTimeout,
+		ResponseHeaderTimeout: cfg.Upstream.ResponseHeaderTimeout,
+		MaxIdleConns:          cfg.Upstream.MaxIdleConns,
+		MaxIdleConnsPerHost:   cfg.Upstream.MaxIdleConnsPerHost,
+		IdleTimeout:           cfg.Upstream.IdleTimeout,
+	})
+	keysRead := time.Now() // before egressChain reads the keys: the archive's seen_at
+	egressSteps, signer, err := egressChain(cfg, shared, transport, logger)
+	if err != nil {
+		return nil, err
+	}
+	var published *signing.Published // the key directory, nil when signing is off
+	if signer != nil {
+		if published, err = publishDirectory(cfg, signer.Settings()); err != nil {
+			return nil, err
+		}
+	}
+	p := proxy.New(proxy.Options{
+		Intercept:     https.config,
+		OnUntrusted:   untrustedLog(logger, https),
+		Policy:        pol,
+		Transport:     transport,
+		Egress:        egressSteps,
+		Audit:         auditW,
+		AuditContinue: cfg.Audit.OnWriteError == "continue",
+		Metrics:       metrics,
+		MaxFieldBytes: cfg.Log.MaxFieldBytes,
+
+		MaxRequestTargetBytes: cfg.Client.MaxRequestTargetBytes,
+		MaxHeaderBytes:        cfg.Client.MaxHeaderBytes,
+		ReadHeaderTimeout:     cfg.Client.ReadHeaderTimeout,
+		IdleTimeout:           cfg.Client.IdleTimeout,
+		BodyIdleTimeout:       cfg.Client.BodyIdleTimeout,
+		BodyMinRate:           cfg.Client.BodyMinRate,
+
+		Politeness: politenessLimiter(cfg, reg, shared),
+		Usage: proxy.UsageOptions{Enforce: cfg.Usage.Enforce, Declarations: UsageDeclarations(cfg),
+			Licenses: licenseSource(cfg, fetcher, archive, logger)},
+	})
+	ready := &readiness{}
+	ready.addCheck("audit", auditReady(auditW))
+	if shared != nil {
+		ready.addCheck("shared", shared.Ready)
+		closeFn = closeBoth(closeFn, shared.Close)
+	}
+	return &Server{cfg: cfg, proxy: p, metrics: metrics, cache: cache, pinner: pinner, shared: shared, signer: signer,
+		https: https, ops: newOpsMetrics(reg, cfg, time.Now()), ready: ready, admin: adminHandler(reg, ready),
+		audit: auditW, closeFn: closeFn, log: logger,
+		archive: archive, keys: newKeyDirectory(published, archive, "start", keysRead, logger)}, nil
+}
+
+// auditWriter opens the audit log destination, stdout or a file rotated
+// by lumberjack, behind the group-commit writer of package audit (which
+// also repairs a cut last line, chains lines when cfg.Audit.Chain, takes
+// back failed writes and appends checkpoints when
+// cfg.Audit.CheckpointFile). onError gets each failed write. The close
+// function drains it and closes the checkpoint log.
+func auditWriter(cfg config.Config, stdout io.Writer, onError func(error)) (*audit.Writer, func() error, error) {
+	opts := AuditOptions(cfg)
+	opts.OnError, opts.Now = onError, time.Now
+	var out io.Writer = nopCloser{stdout}
+	if cfg.Log.File != "" {
+		f, prev, err := audit.OpenFile(audit.FileOptions{Path: cfg.Log.File, MaxSizeMB: cfg.Log.MaxSizeMB,
+			MaxBackups: cfg.Log.MaxBackups, MaxAgeDays: cfg.Log.MaxAgeDays})
+		if err != nil {
+			return nil, nil, fmt.Errorf("log.file: %w", err)
+		}
+		out, opts.Prev = f, prev
+	}
+	cp, err := openCheckpoints(cfg)
+	if err != nil {
+		if c, ok := out.(io.Closer); ok {
+			_ = c.Close()
+		}
+		return nil, nil, err
+	}
+	opts.Checkpoints = cp
+	w := audit.NewWriter(out, opts)
+	return w, w.Close, nil
+}
+
+// nopCloser keeps the audit writer from closing stdout.
+type nopCloser struct{ io.Writer }
+
+// adminHandler serves GET /healthz (200 while the process serves),
+// GET /readyz (see readiness) and GET /metrics.
+func adminHandler(reg registry, ready *readiness) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.Handle("GET /readyz", ready)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	return mux
+}
