@@ -38,6 +38,7 @@ var layers = map[string]int{
 	"policy":              3,
 	"check":               4,
 	"audit":               4,
+	"accesslog":           4, // judges web server access logs through policy
 	"config":              4, // validation and defaults only
 	"audit/report/loggen": 5,
 	"proxy":               5,
