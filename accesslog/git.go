@@ -18,7 +18,7 @@ func gitHistory(ctx context.Context, repo, path string) (*History, error) {
 	if err != nil {
 		return nil, fmt.Errorf("robots history git:%s:%s: %w", repo, path, err)
 	}
-	cmd := exec.CommandContext(ctx, git, "-C", repo, "log", "--follow", "--format=%x00%H %cI", "--name-status", "--no-renames=false", "--", path)
+	cmd := exec.CommandContext(ctx, git, "-C", repo, "log", "--follow", "--format=%x00%H %cI", "--name-status", "--", path)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
