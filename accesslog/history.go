@@ -40,10 +40,11 @@ type Version struct {
 type loaded struct {
 	access access.Access // a successful access to the version, unless absent
 	absent bool
+	size   int // estimated octets held
 }
 
 // History is a site's robots.txt versions in time order. Bodies are read
-// when first needed and at most historyCache compiled versions are kept,
+// when first needed and compiled versions of about historyBytes are kept,
 // so a history of any length stays bounded in memory. Not safe for
 // concurrent use.
 type History struct {
@@ -51,16 +52,20 @@ type History struct {
 	cache    *memo.LRU[int, *loaded]
 }
 
-// historyCache bounds the compiled versions kept: those of the 24-hour
-// windows being judged.
-const historyCache = 64
+// historyBytes bounds the estimated size of the compiled versions kept
+// (those of the 24-hour windows being judged), in octets.
+const historyBytes = 64 << 20
+
+// loadedSize estimates the memory a compiled version holds: its body
+// several times over, plus a fixed cost.
+func loadedSize(_ int, l *loaded) int64 { return int64(l.size) }
 
 func newHistory(vs []Version) (*History, error) {
 	if len(vs) == 0 {
 		return nil, errors.New("no robots.txt version")
 	}
 	slices.SortStableFunc(vs, func(a, b Version) int { return a.From.Compare(b.From) })
-	return &History{versions: vs, cache: memo.NewLRU[int, *loaded](historyCache, 0, nil)}, nil
+	return &History{versions: vs, cache: memo.NewLRU[int, *loaded](len(vs), historyBytes, loadedSize)}, nil
 }
 
 // Len is the number of versions.
@@ -87,7 +92,7 @@ func (h *History) get(i int) (*loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("robots.txt version %s: %w", h.versions[i].Source, err)
 	}
-	l := &loaded{absent: absent}
+	l := &loaded{absent: absent, size: 4*len(body) + 2048}
 	if !absent {
 		if len(body) > MaxRobotsBody {
 			body = body[:MaxRobotsBody]

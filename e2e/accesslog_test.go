@@ -192,7 +192,7 @@ func generateAccessLog(t *testing.T) ([]byte, []*want) {
 	g("2026-11-15T01:00:00Z", "/robots.txt", 200, "", 0)
 	g("2026-11-15T02:00:00Z", "/private/c", 200, "", 0) // allowed by the version it fetched
 	g("2026-11-15T03:00:00Z", "/drafts/d", 200, accesslog.KindViolation, 2)
-	b("2026-11-15T05:00:00Z", "/robots.txt", 503, "", 0)                       // a failed fetch refreshes nothing
+	b("2026-11-15T05:00:00Z", "/robots.txt", 503, "", 0)                      // a failed fetch refreshes nothing
 	b("2026-11-15T06:00:00Z", "/private/e", 200, accesslog.KindDisputable, 1) // so the 24 hours decide
 	slices.SortStableFunc(ws, func(x, y *want) int { return x.t.Compare(y.t) })
 

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRunAuditAccessLogErrors(t *testing.T) {
+	dir := t.TempDir()
+	robots := filepath.Join(dir, "robots.txt")
+	log := filepath.Join(dir, "access.log")
+	os.WriteFile(robots, []byte("User-agent: *\nDisallow: /p\n"), 0o644)
+	os.WriteFile(log, []byte(`1.2.3.4 - - [20/Nov/2026:10:00:00 +0000] "GET /p HTTP/1.1" 200 1 "-" "B/1"`+"\n"), 0o644)
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"prefixes":[]}`), 0o644)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"audit", "access-log", "-robots", robots}, "want at least one LOG"},
+		{[]string{"audit", "access-log", log}, "want -robots PATH"},
+		{[]string{"audit", "access-log", "-robots", robots, "-format", "xml", log}, `-format "xml"`},
+		{[]string{"audit", "access-log", "-robots", robots, "-log-format", "w3c", log}, `-log-format "w3c"`},
+		{[]string{"audit", "access-log", "-robots", robots, "-json-fields", "client=ip", log}, "only with -log-format json"},
+		{[]string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot", log}, "want TOKEN=FILE"},
+		{[]string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot=" + bad, log}, "no ipv4Prefix"},
+		{[]string{"audit", "access-log", "-robots", robots, "-dns", "localhost", log}, "want HOST:PORT"},
+		{[]string{"audit", "access-log", "-robots", filepath.Join(dir, "none"), log}, "no such file"},
+		{[]string{"audit", "access-log", "-robots", robots, filepath.Join(dir, "none.log")}, "no such file"},
+		{[]string{"audit", "access-log", "-robots", robots, log, "-format", "json"}, "flags come before LOG"},
+		{[]string{"audit", "access-log", "-robots", robots, "-o", dir, log}, "not a regular file"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		err := run(t.Context(), tt.args, strings.NewReader(""), &stdout, &stderr)
+		if code := exitCode(err, &stderr); code != 2 || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tt.args, code, stderr.String(), tt.want)
+		}
+	}
+}
+
+func TestRunAuditAccessLogOutput(t *testing.T) {
+	dir := t.TempDir()
+	robots := filepath.Join(dir, "robots.txt")
+	os.WriteFile(robots, []byte("User-agent: *\nDisallow: /p\n"), 0o644)
+	log := `1.2.3.4 - - [20/Nov/2026:10:00:00 +0000] "GET /p HTTP/1.1" 200 1 "-" "B/1"` + "\n"
+	out := filepath.Join(dir, "report.html")
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"audit", "access-log", "-robots", robots, "-format", "html", "-o", out, "-"}, strings.NewReader(log), &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(b), "Disallow: /p") || stdout.Len() != 0 {
+		t.Errorf("report %q, %v; stdout %q", b, err, stdout.String())
+	}
+	stdout.Reset()
+	jl := `{"remote_addr":"1.2.3.4","time_iso8601":"2026-11-20T10:00:00+00:00","request":"GET /p HTTP/1.1","status":200,"http_user_agent":"B/1"}` + "\n"
+	err = run(t.Context(), []string{"audit", "access-log", "-log-format", "json", "-robots", robots, "-format", "csv", "-"}, strings.NewReader(jl), &stdout, &stderr)
+	if err != nil || !strings.HasPrefix(stdout.String(), "kind,file,line,") || !strings.Contains(stdout.String(), "violation,-,1,2026-11-20T10:00:00Z,1.2.3.4,GET,/p,200,B/1,B,,Disallow: /p,2") {
+		t.Errorf("%v: %s", err, stdout.String())
+	}
+}
