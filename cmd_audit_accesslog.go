@@ -83,6 +83,7 @@ LOG is an access log file, gzipped or not; - is stdin.`, stderr)
 	if err != nil {
 		return &exitError{2, fmt.Errorf("audit access-log: %w", err)}
 	}
+	defer aud.Close()
 	for _, name := range fs.Args() {
 		if err := aud.ReadFile(ctx, name, stdin); err != nil {
 			return &exitError{2, fmt.Errorf("audit access-log: %w", err)}

@@ -54,7 +54,7 @@ type History struct {
 
 // historyBytes bounds the estimated size of the compiled versions kept
 // (those of the 24-hour windows being judged), in octets.
-const historyBytes = 64 << 20
+const historyBytes = 32 << 20
 
 // loadedSize estimates the memory a compiled version holds: its body
 // several times over, plus a fixed cost.

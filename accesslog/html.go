@@ -5,40 +5,58 @@ import (
 	"io"
 )
 
+// htmlRows is the most findings of a kind shown in a crawler's section;
+// the json and csv outputs have every one.
+const htmlRows = 200
+
 // htmlSection is one crawler's section of the HTML page.
 type htmlSection struct {
 	*Crawler
 	Violations, Disputable, Impostors []Finding
-	MaxDay                            int64
+	// More counts the findings of each kind left out past htmlRows.
+	More   map[string]int64
+	MaxDay int64
 }
 
 type htmlPage struct {
-	R        *Result
-	Sections []htmlSection
+	R                                 *Result
+	Violations, Disputable, Impostors int64
+	Sections                          []htmlSection
 }
 
 func renderHTML(w io.Writer, r *Result) error {
-	p := htmlPage{R: r}
+	p := htmlPage{R: r, Violations: r.Count(KindViolation), Disputable: r.Count(KindDisputable), Impostors: r.Count(KindImpostor)}
 	idx := map[string]int{}
 	for _, c := range r.Crawlers {
 		idx[c.Token] = len(p.Sections)
-		s := htmlSection{Crawler: c}
+		s := htmlSection{Crawler: c, More: map[string]int64{}}
 		for _, d := range c.Timeline {
 			s.MaxDay = max(s.MaxDay, d.Requests)
 		}
 		p.Sections = append(p.Sections, s)
 	}
-	add := func(fs []Finding, pick func(*htmlSection) *[]Finding) {
-		for _, f := range fs {
-			if i, ok := idx[f.ProductToken]; ok {
-				l := pick(&p.Sections[i])
-				*l = append(*l, f)
+	for _, k := range Kinds() {
+		err := r.Each(k, func(f *Finding) error {
+			i, ok := idx[f.ProductToken]
+			if !ok {
+				i, ok = idx[OtherCrawlers]
 			}
+			if !ok {
+				return nil
+			}
+			s := &p.Sections[i]
+			l := map[string]*[]Finding{KindViolation: &s.Violations, KindDisputable: &s.Disputable, KindImpostor: &s.Impostors}[k]
+			if len(*l) >= htmlRows {
+				s.More[k]++
+				return nil
+			}
+			*l = append(*l, *f)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
-	add(r.Violations, func(s *htmlSection) *[]Finding { return &s.Violations })
-	add(r.Disputable, func(s *htmlSection) *[]Finding { return &s.Disputable })
-	add(r.Impostors, func(s *htmlSection) *[]Finding { return &s.Impostors })
 	return htmlTmpl.Execute(w, p)
 }
 
@@ -75,7 +93,7 @@ dt{font-weight:bold}
 <tr><th>robots.txt versions</th><td class="n">{{.Versions}}</td></tr>
 </table>
 {{end}}
-<p>{{len .R.Violations}} violations, {{len .R.Disputable}} disputable requests, {{len .R.Impostors}} impostors.</p>
+<p>{{.Violations}} violations, {{.Disputable}} disputable requests, {{.Impostors}} impostors.</p>
 <h2>Crawlers</h2>
 <table><tr><th>product token</th><th>requests</th><th>verified</th><th>unverified</th><th>impostor</th><th>robots.txt fetches</th><th>violations</th><th>disputable</th></tr>
 {{range .R.Crawlers}}<tr><td><a href="#c-{{.Token}}">{{.Token}}</a></td><td class="n">{{.Requests}}</td><td class="n">{{.Verified}}</td><td class="n">{{.Unverified}}</td><td class="n">{{.Impostor}}</td><td class="n">{{.RobotsFetches}}</td><td class="n">{{.Violations}}</td><td class="n">{{.Disputable}}</td></tr>
@@ -84,9 +102,9 @@ dt{font-weight:bold}
 <section id="c-{{.Token}}">
 <h2>{{.Token}}</h2>
 <p>Claimed by {{.Requests}} requests{{if or .Verified .Unverified .Impostor}}: {{.Verified}} verified, {{.Unverified}} unverified, {{.Impostor}} from addresses the crawler does not use (impostors){{end}}. {{.RobotsFetches}} fetches of /robots.txt.</p>
-{{if .Violations}}<h3>Violations</h3>{{template "findings" .Violations}}{{end}}
-{{if .Disputable}}<h3>Disputable requests</h3>{{template "findings" .Disputable}}{{end}}
-{{if .Impostors}}<h3>Impostors</h3>{{template "findings" .Impostors}}{{end}}
+{{if .Violations}}<h3>Violations</h3>{{template "findings" .Violations}}{{with index .More "violation"}}<p>{{.}} more: see the json or csv output.</p>{{end}}{{end}}
+{{if .Disputable}}<h3>Disputable requests</h3>{{template "findings" .Disputable}}{{with index .More "disputable"}}<p>{{.}} more: see the json or csv output.</p>{{end}}{{end}}
+{{if .Impostors}}<h3>Impostors</h3>{{template "findings" .Impostors}}{{with index .More "impostor"}}<p>{{.}} more: see the json or csv output.</p>{{end}}{{end}}
 {{if .TopViolated}}<h3>Paths most often violated</h3>
 <table><tr><th>path</th><th>violations</th></tr>{{range .TopViolated}}<tr><td><code>{{.Path}}</code></td><td class="n">{{.Count}}</td></tr>{{end}}</table>{{end}}
 {{if .Timeline}}<h3>Timeline (UTC days)</h3>

@@ -26,10 +26,13 @@ const (
 	// maxCrawlers is the most product tokens tracked one by one; the
 	// rest are counted under OtherCrawlers.
 	maxCrawlers = 10000
-	// maxPaths is the most distinct violated paths counted per crawler.
-	maxPaths = 1000
-	// maxDays is the most days in a crawler's timeline.
-	maxDays = 3660
+	// maxPaths is the most distinct violated paths counted, over all
+	// crawlers, and maxPathLen the longest counted whole (a longer one is
+	// counted by its first maxPathLen octets and "...").
+	maxPaths   = 50000
+	maxPathLen = 256
+	// maxDays is the most crawler-days in the timelines, over all crawlers.
+	maxDays = 100000
 )
 
 // OtherCrawlers is the Crawler.Token the crawlers past the first 10,000
@@ -44,12 +47,17 @@ type Options struct {
 	Verifier *Verifier
 	// NewParser returns the parser of the log format; nil is Combined.
 	NewParser func() Parser
+	// TempDir holds the findings while a log is read ("" is the system's
+	// temporary directory), so that memory stays bounded.
+	TempDir string
 }
 
 // Auditor judges access logs. Feed it logs with Read, in time order, then
 // take the Result. Not safe for concurrent use.
 type Auditor struct {
 	o        Options
+	paths    int // distinct violated paths counted
+	days     int // crawler-days in the timelines
 	ident    *identity.Identifier
 	crawlers map[string]*crawlerState
 	res      Result
@@ -79,7 +87,15 @@ func New(o Options) (*Auditor, error) {
 		crawlers: map[string]*crawlerState{},
 	}
 	a.res.Summary.Versions = o.History.Len()
-	a.res.Violations, a.res.Disputable, a.res.Impostors = []Finding{}, []Finding{}, []Finding{}
+	a.res.lists = map[string]*findingList{}
+	for _, k := range Kinds() {
+		l, err := newFindingList(o.TempDir)
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+		a.res.lists[k] = l
+	}
 	return a, nil
 }
 
@@ -144,7 +160,7 @@ func (a *Auditor) judge(ctx context.Context, file string, line int64, e *Entry) 
 	}
 	cs := a.crawler(id.Token)
 	cs.c.Requests++
-	day := cs.day(e.Time)
+	day := a.day(cs, e.Time)
 	f := Finding{File: file, Line: line, Time: e.Time, ProductToken: id.Token}
 	if verdict := a.verify(ctx, id, string(e.Client)); verdict != "" {
 		f.Identity = verdict
@@ -155,8 +171,8 @@ func (a *Auditor) judge(ctx context.Context, file string, line int64, e *Entry) 
 			cs.c.Unverified++
 		case Impostor:
 			cs.c.Impostor++
-			a.res.Impostors = append(a.res.Impostors, fill(f, e))
-			return nil // not the crawler it claims: neither judged nor its fetches counted
+			f = fill(f, e)
+			return a.res.lists[KindImpostor].add(&f) // not the crawler it claims: neither judged nor its fetches counted
 		}
 	}
 	if day != nil {
@@ -228,19 +244,17 @@ func (a *Auditor) decide(cs *crawlerState, day *Day, f Finding, e *Entry, cands 
 	a.evidence(&f, decider, &dd)
 	if deny == considered {
 		cs.c.Violations++
-		cs.count(f.Path)
+		a.count(cs, f.Path)
 		if day != nil {
 			day.Violations++
 		}
-		a.res.Violations = append(a.res.Violations, f)
-		return nil
+		return a.res.lists[KindViolation].add(&f)
 	}
 	cs.c.Disputable++
 	if day != nil {
 		day.Disputable++
 	}
-	a.res.Disputable = append(a.res.Disputable, f)
-	return nil
+	return a.res.lists[KindDisputable].add(&f)
 }
 
 // namesRobotsTxt reports whether the decider reads path as /robots.txt
@@ -311,25 +325,45 @@ func (a *Auditor) crawler(token string) *crawlerState {
 }
 
 // day returns the crawler's timeline entry for t's UTC day, nil past
-// maxDays days.
-func (cs *crawlerState) day(t time.Time) *Day {
-	k := t.UTC().Format(time.DateOnly)
-	if d, ok := cs.days[k]; ok {
+// maxDays crawler-days.
+func (a *Auditor) day(cs *crawlerState, t time.Time) *Day {
+	var buf [10]byte
+	k := t.UTC().AppendFormat(buf[:0], time.DateOnly)
+	if d, ok := cs.days[string(k)]; ok {
 		return d
 	}
-	if len(cs.days) >= maxDays {
+	if a.days >= maxDays {
 		return nil
 	}
-	d := &Day{Date: k}
-	cs.days[k] = d
+	a.days++
+	d := &Day{Date: string(k)}
+	cs.days[d.Date] = d
 	return d
 }
 
 // count counts a violated path, up to maxPaths distinct paths.
-func (cs *crawlerState) count(p string) {
-	if _, ok := cs.paths[p]; ok || len(cs.paths) < maxPaths {
+func (a *Auditor) count(cs *crawlerState, p string) {
+	if len(p) > maxPathLen {
+		p = p[:maxPathLen] + "..."
+	}
+	if _, ok := cs.paths[p]; ok || a.paths < maxPaths {
+		if !ok {
+			a.paths++
+		}
 		cs.paths[p]++
 	}
+}
+
+// Close releases the findings' temporary files; the Result is unusable
+// after it.
+func (a *Auditor) Close() error {
+	var err error
+	for _, l := range a.res.lists {
+		if l != nil {
+			err = errors.Join(err, l.close())
+		}
+	}
+	return err
 }
 
 // Result returns the findings so far, crawlers ordered by violations,

@@ -38,10 +38,15 @@ func audit(t *testing.T, h *History, log string) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { a.Close() })
 	if err := a.Read(context.Background(), "x.log", strings.NewReader(log)); err != nil {
 		t.Fatal(err)
 	}
-	return a.Result(0)
+	r := a.Result(0)
+	if err := r.Load(); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 func TestHostileLinesAreCountedAndSkipped(t *testing.T) {
@@ -176,5 +181,32 @@ func TestRenderFormats(t *testing.T) {
 	}
 	if err := Render(&bytes.Buffer{}, r, "xml"); err == nil {
 		t.Error("xml: want an error")
+	}
+}
+
+// Findings kept on disk render as the same JSON as findings in memory.
+func TestSpilledFindingsRenderTheSame(t *testing.T) {
+	h := historyDir(t, map[string]string{"2026-11-01T00:00:00Z.txt": "User-agent: *\nDisallow: /p\n"})
+	a, err := New(Options{History: h, TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var log strings.Builder
+	for i := range 1000 {
+		log.WriteString(line("2026-11-05T00:00:00Z", "1.2.3.4", fmt.Sprintf("/p%d", i), "B/1"))
+	}
+	a.Read(context.Background(), "x.log", strings.NewReader(log.String()))
+	var disk, mem bytes.Buffer
+	r := a.Result(0)
+	if err := Render(&disk, r, "json"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Load(); err != nil || len(r.Violations) != 1000 {
+		t.Fatalf("%v, %d", err, len(r.Violations))
+	}
+	Render(&mem, r, "json")
+	if disk.String() != mem.String() {
+		t.Error("the JSON differs")
 	}
 }

@@ -23,9 +23,7 @@ func Render(w io.Writer, r *Result, format string) error {
 	case "text":
 		return renderText(w, r)
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		return enc.Encode(r)
+		return renderJSON(w, r)
 	case "csv":
 		return renderCSV(w, r)
 	case "html":
@@ -33,13 +31,6 @@ func Render(w io.Writer, r *Result, format string) error {
 	}
 	return fmt.Errorf("format %q: want one of text, json, csv, html", format)
 }
-
-// Kinds of findings, as the csv kind column and the text output name them.
-const (
-	KindViolation  = "violation"
-	KindDisputable = "disputable"
-	KindImpostor   = "impostor"
-)
 
 // csvHeader is the csv output's header row.
 var csvHeader = []string{"kind", "file", "line", "time", "client", "method", "path", "status", "user_agent",
@@ -51,14 +42,9 @@ func renderCSV(w io.Writer, r *Result) error {
 	if err := cw.Write(csvHeader); err != nil {
 		return err
 	}
-	for _, set := range []struct {
-		kind string
-		fs   []Finding
-	}{{KindViolation, r.Violations}, {KindDisputable, r.Disputable}, {KindImpostor, r.Impostors}} {
-		for i := range set.fs {
-			if err := cw.Write(csvRow(set.kind, &set.fs[i])); err != nil {
-				return err
-			}
+	for _, k := range Kinds() {
+		if err := r.Each(k, func(f *Finding) error { return cw.Write(csvRow(k, f)) }); err != nil {
+			return err
 		}
 	}
 	cw.Flush()
@@ -95,9 +81,9 @@ func renderText(w io.Writer, r *Result) error {
 	fmt.Fprintf(tw, "requests\t%d\t(%d name no crawler, %d before the first robots.txt version)\n", s.Requests, s.Browsers, s.Unjudged)
 	fmt.Fprintf(tw, "period\t%s .. %s\n", stamp(s.First), stamp(s.Last))
 	fmt.Fprintf(tw, "robots.txt versions\t%d\n", s.Versions)
-	fmt.Fprintf(tw, "violations\t%d\n", len(r.Violations))
-	fmt.Fprintf(tw, "disputable\t%d\n", len(r.Disputable))
-	fmt.Fprintf(tw, "impostors\t%d\n\n", len(r.Impostors))
+	fmt.Fprintf(tw, "violations\t%d\n", r.Count(KindViolation))
+	fmt.Fprintf(tw, "disputable\t%d\n", r.Count(KindDisputable))
+	fmt.Fprintf(tw, "impostors\t%d\n\n", r.Count(KindImpostor))
 	fmt.Fprintf(tw, "crawler\trequests\tverified\tunverified\timpostor\trobots.txt fetches\tviolations\tdisputable\n")
 	for _, c := range r.Crawlers {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", c.Token, c.Requests, c.Verified, c.Unverified, c.Impostor, c.RobotsFetches, c.Violations, c.Disputable)
@@ -105,18 +91,18 @@ func renderText(w io.Writer, r *Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, set := range []struct {
-		title string
-		fs    []Finding
-	}{{"violations", r.Violations}, {"disputable requests", r.Disputable}, {"impostors", r.Impostors}} {
-		if len(set.fs) == 0 {
+	titles := map[string]string{KindViolation: "violations", KindDisputable: "disputable requests", KindImpostor: "impostors"}
+	for _, k := range Kinds() {
+		if r.Count(k) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s\n", set.title)
-		for i := range set.fs {
-			if _, err := fmt.Fprintln(w, textFinding(&set.fs[i])); err != nil {
-				return err
-			}
+		fmt.Fprintf(w, "\n%s\n", titles[k])
+		err := r.Each(k, func(f *Finding) error {
+			_, err := fmt.Fprintln(w, textFinding(f))
+			return err
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -145,4 +131,41 @@ func validity(f *Finding) string {
 		return "in force from " + stamp(f.RobotsFrom)
 	}
 	return "in force from " + stamp(f.RobotsFrom) + " to " + stamp(f.RobotsUntil)
+}
+
+// renderJSON writes the Result object, its findings streamed from disk.
+func renderJSON(w io.Writer, r *Result) error {
+	head, err := json.Marshal(struct {
+		Summary  Summary    `json:"summary"`
+		Crawlers []*Crawler `json:"crawlers"`
+	}{r.Summary, r.Crawlers})
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(head[:len(head)-1]); err != nil {
+		return err
+	}
+	names := map[string]string{KindViolation: "violations", KindDisputable: "disputable", KindImpostor: "impostors"}
+	for _, k := range Kinds() {
+		fmt.Fprintf(w, ",%q:[", names[k])
+		first := true
+		err := r.Each(k, func(f *Finding) error {
+			b, err := json.Marshal(f)
+			if err != nil {
+				return err
+			}
+			if !first {
+				b = append([]byte{','}, b...)
+			}
+			first = false
+			_, err = w.Write(b)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(w, "]")
+	}
+	_, err = fmt.Fprint(w, "}\n")
+	return err
 }

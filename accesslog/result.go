@@ -109,11 +109,73 @@ type Summary struct {
 }
 
 // Result is a run's outcome: the JSON object "audit access-log -format
-// json" writes.
+// json" writes. An Auditor's Result keeps its findings on disk: read them
+// with Each, or Load them into the slices; a Result decoded from JSON has
+// them in the slices.
 type Result struct {
 	Summary    Summary    `json:"summary"`
 	Crawlers   []*Crawler `json:"crawlers"`
 	Violations []Finding  `json:"violations"`
 	Disputable []Finding  `json:"disputable"`
 	Impostors  []Finding  `json:"impostors"`
+
+	lists map[string]*findingList // by kind, nil when the slices hold them
+}
+
+// Kinds of findings: the JSON arrays and the csv kind column.
+const (
+	KindViolation  = "violation"
+	KindDisputable = "disputable"
+	KindImpostor   = "impostor"
+)
+
+// Kinds are the kinds of findings in output order.
+func Kinds() []string { return []string{KindViolation, KindDisputable, KindImpostor} }
+
+func (r *Result) slice(kind string) *[]Finding {
+	switch kind {
+	case KindViolation:
+		return &r.Violations
+	case KindDisputable:
+		return &r.Disputable
+	}
+	return &r.Impostors
+}
+
+// Count is the number of findings of kind.
+func (r *Result) Count(kind string) int64 {
+	if l := r.lists[kind]; l != nil {
+		return l.n
+	}
+	return int64(len(*r.slice(kind)))
+}
+
+// Each calls fn with every finding of kind, in log order; it stops at
+// fn's first error, and returns it.
+func (r *Result) Each(kind string, fn func(*Finding) error) error {
+	if l := r.lists[kind]; l != nil {
+		return l.each(fn)
+	}
+	for i := range *r.slice(kind) {
+		if err := fn(&(*r.slice(kind))[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Load reads every finding into the slices, for a result small enough.
+func (r *Result) Load() error {
+	for _, k := range Kinds() {
+		if r.lists[k] == nil {
+			continue
+		}
+		s := r.slice(k)
+		*s = []Finding{}
+		if err := r.lists[k].each(func(f *Finding) error { *s = append(*s, *f); return nil }); err != nil {
+			return err
+		}
+	}
+	r.lists = nil
+	return nil
 }

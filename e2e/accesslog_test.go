@@ -74,7 +74,7 @@ func mustTime(s string) time.Time {
 // realAgents returns real crawler User-Agent headers from
 // testdata/agents: the first that names each of Googlebot, bingbot and
 // GPTBot, and others whose product tokens have no published ranges here.
-func realAgents(t *testing.T) (google, bing, gpt string, others []string) {
+func realAgents(t testing.TB) (google, bing, gpt string, others []string) {
 	b, err := os.ReadFile(filepath.Join("..", "testdata", "agents", "crawler-user-agents", "crawler-user-agents.json"))
 	if err != nil {
 		t.Fatal(err)
