@@ -78,6 +78,7 @@ td.n{text-align:right}
 .bar{background:#4a7;height:10px;display:inline-block}
 .v{background:#c33}
 code{font-size:12px;word-break:break-all}
+code.rule{white-space:nowrap;word-break:normal}
 dt{font-weight:bold}
 </style></head><body>
 <h1>robots.txt compliance: access log audit</h1>
@@ -122,5 +123,5 @@ dt{font-weight:bold}
 </dl>
 </body></html>
 {{define "findings"}}<table><tr><th>line</th><th>time</th><th>client</th><th>request</th><th>User-Agent</th><th>identity</th><th>rule</th><th>robots.txt version</th></tr>
-{{range .}}<tr><td>{{.File}}:{{.Line}}</td><td>{{stamp .Time}}</td><td>{{.Client}}</td><td><code>{{.Method}} {{.Path}}</code> {{.Status}}</td><td><code>{{.UserAgent}}</code></td><td>{{.Identity}}</td><td>{{if .Rule}}line {{.RuleLine}}: <code>{{.Rule}}</code>{{end}}</td><td>{{if .RobotsSHA256}}<code>{{.RobotsSHA256}}</code><br>in force {{with .RobotsFrom}}{{stamp .}}{{else}}throughout{{end}}{{with .RobotsUntil}} to {{stamp .}}{{end}}; {{.VersionsDisallowing}} of {{.VersionsConsidered}} versions disallow{{end}}</td></tr>
+{{range .}}<tr><td>{{.File}}:{{.Line}}</td><td>{{stamp .Time}}</td><td>{{.Client}}</td><td><code>{{.Method}} {{.Path}}</code> {{.Status}}</td><td><code>{{.UserAgent}}</code></td><td>{{.Identity}}</td><td>{{if .Rule}}line {{.RuleLine}}: <code class="rule">{{.Rule}}</code>{{end}}</td><td>{{if .RobotsSHA256}}<code>{{.RobotsSHA256}}</code><br>in force {{with .RobotsFrom}}{{stamp .}}{{else}}throughout{{end}}{{with .RobotsUntil}} to {{stamp .}}{{end}}; {{.VersionsDisallowing}} of {{.VersionsConsidered}} versions disallow{{end}}</td></tr>
 {{end}}</table>{{end}}`))
