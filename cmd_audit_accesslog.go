@@ -10,7 +10,9 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/accesslog"
@@ -68,7 +70,10 @@ LOG is an access log file, gzipped or not; - is stdin.`, stderr)
 	if err != nil {
 		return usageErr("audit access-log: %v", err)
 	}
-	ctx := context.Background()
+	// An interrupt or SIGTERM stops the read (the command gets no context
+	// from runAudit yet).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	hist, err := accesslog.LoadHistory(ctx, *robotsPath)
 	if err != nil {
 		return &exitError{2, fmt.Errorf("audit access-log: -robots: %w", err)}

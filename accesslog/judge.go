@@ -101,8 +101,9 @@ func New(o Options) (*Auditor, error) {
 
 // Read judges every line of the log r, named name in findings ("-" for
 // standard input). Gzip is read transparently. Malformed, overlong and
-// non-UTF-8 lines are counted and skipped; an error is an I/O error or a
-// robots.txt version that cannot be read.
+// non-UTF-8 lines are counted and skipped; an error is an I/O error, a
+// robots.txt version that cannot be read, or ctx ending (checked every
+// 4,096 lines).
 func (a *Auditor) Read(ctx context.Context, name string, r io.Reader) error {
 	a.res.Summary.Files = append(a.res.Summary.Files, name)
 	sum := &a.res.Summary
@@ -117,6 +118,9 @@ func (a *Auditor) Read(ctx context.Context, name string, r io.Reader) error {
 		}
 		if err != nil {
 			return fmt.Errorf("read log %s: line %d: %w", name, lr.line+1, err)
+		}
+		if lr.line%4096 == 0 && ctx.Err() != nil {
+			return fmt.Errorf("read log %s: stopped at line %d: %w", name, lr.line, context.Cause(ctx))
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue

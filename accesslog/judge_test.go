@@ -210,3 +210,18 @@ func TestSpilledFindingsRenderTheSame(t *testing.T) {
 		t.Error("the JSON differs")
 	}
 }
+
+func TestReadStopsWithContext(t *testing.T) {
+	h := historyDir(t, map[string]string{"2026-11-01T00:00:00Z.txt": "User-agent: *\nDisallow: /p\n"})
+	a, err := New(Options{History: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	log := strings.Repeat(line("2026-11-05T00:00:00Z", "1.2.3.4", "/a", "B/1"), 5000)
+	if err := a.Read(ctx, "x.log", strings.NewReader(log)); err == nil || !strings.Contains(err.Error(), "stopped at line 4096") {
+		t.Errorf("err = %v", err)
+	}
+}
