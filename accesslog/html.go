@@ -84,7 +84,8 @@ dt{font-weight:bold}
 <h1>robots.txt compliance: access log audit</h1>
 {{with .R.Summary}}
 <table>
-<tr><th>log files</th><td>{{range .Files}}{{.}} {{end}}</td></tr>
+{{range .Inputs}}<tr><th>log file</th><td>{{.File}}: {{.Lines}} lines, SHA-256 <code>{{.SHA256}}</code></td></tr>
+{{end}}
 <tr><th>lines read</th><td class="n">{{.Lines}}</td></tr>
 <tr><th>lines skipped</th><td>{{.Skipped.Malformed}} malformed, {{.Skipped.TooLong}} too long, {{.Skipped.InvalidUTF8}} not UTF-8</td></tr>
 <tr><th>requests</th><td class="n">{{.Requests}}</td></tr>

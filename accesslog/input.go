@@ -30,33 +30,43 @@ type Skipped struct {
 // Total is the number of lines skipped.
 func (s Skipped) Total() int64 { return s.Malformed + s.TooLong + s.InvalidUTF8 }
 
+// logFile is an opened log.
+type logFile struct {
+	r     io.Reader // the lines, decompressed
+	raw   io.Reader // the octets as stored, each one read also hashed
+	close func() error
+}
+
 // openLog opens a log file, "-" for stdin; a gzip stream (by its magic
-// octets, whatever the name) is decompressed.
-func openLog(name string, stdin io.Reader) (io.Reader, func() error, error) {
+// octets, whatever the name) is decompressed. Every octet read from the
+// file (compressed, as stored) is also written to sum.
+func openLog(name string, stdin io.Reader, sum io.Writer) (*logFile, error) {
+	lf := &logFile{close: func() error { return nil }}
 	var r io.Reader
-	closeFn := func() error { return nil }
 	if name == "-" {
 		if stdin == nil {
-			return nil, nil, errors.New("read -: no standard input")
+			return nil, errors.New("read -: no standard input")
 		}
 		r = stdin
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, nil, fmt.Errorf("open log: %w", err)
+			return nil, fmt.Errorf("open log: %w", err)
 		}
-		r, closeFn = f, f.Close
+		r, lf.close = f, f.Close
 	}
-	br := bufio.NewReaderSize(r, MaxLine)
+	lf.raw = io.TeeReader(r, sum)
+	br := bufio.NewReaderSize(lf.raw, MaxLine)
+	lf.r = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			closeFn()
-			return nil, nil, fmt.Errorf("read log %s: gzip: %w", name, err)
+			lf.close()
+			return nil, fmt.Errorf("read log %s: gzip: %w", name, err)
 		}
-		return bufio.NewReaderSize(zr, MaxLine), closeFn, nil
+		lf.r = bufio.NewReaderSize(zr, MaxLine)
 	}
-	return br, closeFn, nil
+	return lf, nil
 }
 
 // lineReader yields a log's lines, skipping and counting those longer

@@ -3,6 +3,7 @@ package accesslog
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -135,14 +136,26 @@ func (a *Auditor) Read(ctx context.Context, name string, r io.Reader) error {
 	}
 }
 
-// ReadFile judges the log file path ("-": stdin), gzipped or not.
+// ReadFile judges the log file path ("-": stdin), gzipped or not, and
+// records its SHA-256 and line count in Summary.Inputs.
 func (a *Auditor) ReadFile(ctx context.Context, path string, stdin io.Reader) error {
-	r, closeFn, err := openLog(path, stdin)
+	h := sha256.New()
+	lf, err := openLog(path, stdin, h)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
-	return a.Read(ctx, path, r)
+	defer lf.close()
+	before := a.res.Summary.Lines
+	if err := a.Read(ctx, path, lf.r); err != nil {
+		return err
+	}
+	// Whatever follows a gzip stream's end is hashed too.
+	if _, err := io.Copy(io.Discard, lf.raw); err != nil {
+		return fmt.Errorf("read log %s: %w", path, err)
+	}
+	a.res.Summary.Inputs = append(a.res.Summary.Inputs, Input{File: path, SHA256: hex.EncodeToString(h.Sum(nil)),
+		Lines: a.res.Summary.Lines - before})
+	return nil
 }
 
 // judge decides one request.

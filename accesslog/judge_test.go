@@ -2,7 +2,9 @@ package accesslog
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/csv"
 	"fmt"
 	"os"
@@ -223,5 +225,40 @@ func TestReadStopsWithContext(t *testing.T) {
 	log := strings.Repeat(line("2026-11-05T00:00:00Z", "1.2.3.4", "/a", "B/1"), 5000)
 	if err := a.Read(ctx, "x.log", strings.NewReader(log)); err == nil || !strings.Contains(err.Error(), "stopped at line 4096") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// The summary names each log file read with its SHA-256 as stored and
+// its line count, gzipped or not.
+func TestInputsAreHashed(t *testing.T) {
+	h := historyDir(t, map[string]string{"2026-11-01T00:00:00Z.txt": "User-agent: *\nDisallow: /p\n"})
+	a, err := New(Options{History: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	dir := t.TempDir()
+	plain := []byte(strings.Repeat(line("2026-11-05T00:00:00Z", "1.2.3.4", "/a", "B/1"), 3000))
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(plain)
+	zw.Close()
+	for _, f := range []struct {
+		name string
+		body []byte
+	}{{"a.log", plain}, {"a.log.gz", gz.Bytes()}} {
+		name, body := f.name, f.body
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, body, 0o644)
+		if err := a.ReadFile(context.Background(), p, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := a.Result(0).Summary.Inputs
+	if len(in) != 2 || in[0].Lines != 3000 || in[0].SHA256 != fmt.Sprintf("%x", sha256.Sum256(plain)) {
+		t.Errorf("inputs %+v", in)
+	}
+	if in[1].Lines != 3000 || in[1].SHA256 != fmt.Sprintf("%x", sha256.Sum256(gz.Bytes())) {
+		t.Errorf("gzip input %+v", in[1])
 	}
 }

@@ -77,6 +77,9 @@ func renderText(w io.Writer, r *Result) error {
 	s := &r.Summary
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "access log audit\n")
+	for _, in := range s.Inputs {
+		fmt.Fprintf(tw, "log\t%s\t%d lines, sha256 %s\n", in.File, in.Lines, in.SHA256)
+	}
 	fmt.Fprintf(tw, "lines\t%d\t(skipped: %d malformed, %d too long, %d invalid UTF-8)\n", s.Lines, s.Skipped.Malformed, s.Skipped.TooLong, s.Skipped.InvalidUTF8)
 	fmt.Fprintf(tw, "requests\t%d\t(%d name no crawler, %d before the first robots.txt version)\n", s.Requests, s.Browsers, s.Unjudged)
 	fmt.Fprintf(tw, "period\t%s .. %s\n", stamp(s.First), stamp(s.Last))

@@ -88,9 +88,23 @@ type Day struct {
 	Disputable int64  `json:"disputable"`
 }
 
+// Input is a log file as read: what a reviewer checks the report was
+// built from.
+type Input struct {
+	File string `json:"file"`
+	// SHA256 is the hex SHA-256 of the file's octets as stored
+	// (compressed, for a gzipped log; standard input as received).
+	SHA256 string `json:"sha256"`
+	// Lines is the number of lines read from it.
+	Lines int64 `json:"lines"`
+}
+
 // Summary counts a run's lines and requests.
 type Summary struct {
 	Files []string `json:"files"`
+	// Inputs are the log files read by name (ReadFile), with their
+	// hashes.
+	Inputs []Input `json:"inputs"`
 	// Lines read, Requests judged or counted, and Skipped lines by cause.
 	Lines    int64   `json:"lines"`
 	Requests int64   `json:"requests"`
