@@ -58,6 +58,8 @@ type Options struct {
 type Auditor struct {
 	o        Options
 	paths    int // distinct violated paths counted
+	first    time.Time
+	last     time.Time
 	days     int // crawler-days in the timelines
 	ident    *identity.Identifier
 	crawlers map[string]*crawlerState
@@ -100,18 +102,18 @@ func New(o Options) (*Auditor, error) {
 	return a, nil
 }
 
-// Read judges every line of the log r, named name in findings ("-" for
-// standard input). Gzip is read transparently. Malformed, overlong and
+// Read judges every line of the log r (decompressed already), named name
+// in findings ("-" for standard input). Malformed, overlong and
 // non-UTF-8 lines are counted and skipped; an error is an I/O error, a
 // robots.txt version that cannot be read, or ctx ending (checked every
-// 4,096 lines).
+// 4,096 lines read).
 func (a *Auditor) Read(ctx context.Context, name string, r io.Reader) error {
 	a.res.Summary.Files = append(a.res.Summary.Files, name)
 	sum := &a.res.Summary
 	lr := &lineReader{br: bufioReader(r), skip: &sum.Skipped}
 	p := a.o.NewParser()
 	var e Entry
-	for {
+	for n := 1; ; n++ {
 		line, err := lr.next()
 		if err == io.EOF {
 			sum.Lines = lr.line + sum.Lines
@@ -120,7 +122,7 @@ func (a *Auditor) Read(ctx context.Context, name string, r io.Reader) error {
 		if err != nil {
 			return fmt.Errorf("read log %s: line %d: %w", name, lr.line+1, err)
 		}
-		if lr.line%4096 == 0 && ctx.Err() != nil {
+		if n%4096 == 0 && ctx.Err() != nil {
 			return fmt.Errorf("read log %s: stopped at line %d: %w", name, lr.line, context.Cause(ctx))
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -162,13 +164,11 @@ func (a *Auditor) ReadFile(ctx context.Context, path string, stdin io.Reader) er
 func (a *Auditor) judge(ctx context.Context, file string, line int64, e *Entry) error {
 	sum := &a.res.Summary
 	sum.Requests++
-	if sum.First == nil || e.Time.Before(*sum.First) {
-		t := e.Time
-		sum.First = &t
+	if a.first.IsZero() || e.Time.Before(a.first) {
+		a.first = e.Time
 	}
-	if sum.Last == nil || e.Time.After(*sum.Last) {
-		t := e.Time
-		sum.Last = &t
+	if e.Time.After(a.last) {
+		a.last = e.Time
 	}
 	id := a.ident.Identify(string(e.UserAgent))
 	if id.Source == identity.SourceDefault {
@@ -387,6 +387,10 @@ func (a *Auditor) Close() error {
 // then requests; each crawler's top violated paths are its top n (0: all).
 func (a *Auditor) Result(n int) *Result {
 	r := a.res
+	if !a.first.IsZero() {
+		first, last := a.first, a.last
+		r.Summary.First, r.Summary.Last = &first, &last
+	}
 	r.Crawlers = make([]*Crawler, 0, len(a.crawlers))
 	for _, cs := range a.crawlers {
 		c := cs.c
