@@ -31,7 +31,7 @@ impostors (a crawler's name from an address outside its published ranges).
 LOG is an access log file, gzipped or not; - is stdin.`, stderr)
 	logFormat := fs.String("log-format", "combined", "access log `FORMAT`: combined (nginx and Apache default, also common) or json (one JSON object a line)")
 	fields := fs.String("json-fields", "", "for -log-format json, the field names as `NAME=KEY,...`; NAME is one of "+strings.Join(accesslog.JSONFieldNames(), ", "))
-	robotsPath := fs.String("robots", "", "the site's robots.txt history, `PATH`: a file (in force throughout), a directory of versions named by the UTC time they came into force (2026-11-20T00:00:00Z.txt, - allowed for :), or git:REPO_DIR:PATH")
+	robotsPath := fs.String("robots", "", "the site's robots.txt history, `PATH`: a file (in force throughout), a directory of versions named by the UTC time they came into force (2026-11-20T00:00:00Z.txt, - allowed for :), git:REPO_DIR:PATH, or archive:ARCHIVE_DIR:ROBOTS_URL (the proxy's robots.txt archive)")
 	ranges := map[string][]netip.Prefix{}
 	fs.Func("ip-ranges", "`TOKEN=FILE`: the published IP ranges of product token TOKEN, a JSON file in the shape Google, Bing and OpenAI publish (repeatable)", func(s string) error {
 		return addRanges(ranges, s)
@@ -57,7 +57,7 @@ LOG is an access log file, gzipped or not; - is stdin.`, stderr)
 	case fs.NArg() == 0:
 		return usageErr("audit access-log: want at least one LOG (a file, or - for stdin)\nusage: robotsproxy %s", accessLogSynopsis)
 	case *robotsPath == "":
-		return usageErr("audit access-log: want -robots PATH (a robots.txt file, a directory of dated versions, or git:REPO_DIR:PATH)")
+		return usageErr("audit access-log: want -robots PATH (a robots.txt file, a directory of dated versions, git:REPO_DIR:PATH or archive:ARCHIVE_DIR:ROBOTS_URL)")
 	case !slices.Contains(accesslog.Formats(), *format):
 		return usageErr("audit access-log: -format %q: want one of %s", *format, strings.Join(accesslog.Formats(), ", "))
 	}

@@ -38,7 +38,7 @@ var layers = map[string]int{
 	"policy":              3,
 	"check":               4,
 	"audit":               4,
-	"accesslog":           4, // judges web server access logs through policy
+	"accesslog":           5, // judges web server access logs through policy; reads the audit archive
 	"config":              4, // validation and defaults only
 	"audit/report/loggen": 5,
 	"proxy":               5,

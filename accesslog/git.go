@@ -77,7 +77,7 @@ func gitVersion(ctx context.Context, git, repo, rec string) (Version, bool, erro
 			return nil, false, fmt.Errorf("git cat-file %s:%s: %w", hash, name, err)
 		}
 		if len(b) > MaxRobotsBody {
-			b = b[:MaxRobotsBody]
+			return nil, false, fmt.Errorf("git cat-file %s:%s: larger than %d octets", hash, name, MaxRobotsBody)
 		}
 		return b, false, nil
 	}

@@ -17,10 +17,11 @@ import (
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
-// MaxRobotsBody is the most of a robots.txt version that is read, in
-// octets: RFC 9309 2.5 asks crawlers to parse at least 500 KiB, and the
-// parser reads no more (robots.Parse).
-const MaxRobotsBody = 512 << 10
+// MaxRobotsBody is the largest robots.txt version read, in octets; a
+// larger one is an error. A version is hashed whole, as sha256sum hashes
+// the file, and parsed as check parses it (robots.Parse applies the
+// RFC 9309 2.5 parse limit).
+const MaxRobotsBody = 16 << 20
 
 // Version is one robots.txt version of a site's history: in force from
 // From until the next version's From.
@@ -94,9 +95,6 @@ func (h *History) get(i int) (*loaded, error) {
 	}
 	l := &loaded{absent: absent, size: 4*len(body) + 2048}
 	if !absent {
-		if len(body) > MaxRobotsBody {
-			body = body[:MaxRobotsBody]
-		}
 		l.access = access.Access{Result: access.Successful, Robots: robots.Parse(body), SHA256: sha256.Sum256(body)}
 	}
 	h.cache.Add(i, l, nil)
@@ -127,6 +125,8 @@ func (h *History) window(start, end time.Time) (lo, hi int, unknown bool) {
 }
 
 // LoadHistory reads a robots.txt history from spec:
+//   - "archive:ARCHIVE_DIR:ROBOTS_URL": the fetches of ROBOTS_URL in the
+//     proxy's robots.txt archive (see archiveHistory);
 //   - "git:REPO_DIR:PATH": the file's history in a git repository, read
 //     with "git log --follow" through the git binary; each commit's
 //     version is in force from its committer date;
@@ -134,6 +134,13 @@ func (h *History) window(start, end time.Time) (lo, hi int, unknown bool) {
 //     it is in force ("2026-11-20T00:00:00Z.txt", "-" allowed for ":");
 //   - a file: in force for the whole log.
 func LoadHistory(ctx context.Context, spec string) (*History, error) {
+	if rest, ok := strings.CutPrefix(spec, "archive:"); ok {
+		dir, url, ok := strings.Cut(rest, ":")
+		if !ok || dir == "" || url == "" {
+			return nil, fmt.Errorf("robots history %q: want archive:ARCHIVE_DIR:ROBOTS_URL", spec)
+		}
+		return archiveHistory(dir, url)
+	}
 	if rest, ok := strings.CutPrefix(spec, "git:"); ok {
 		repo, path, ok := strings.Cut(rest, ":")
 		if !ok || repo == "" || path == "" {
@@ -153,7 +160,10 @@ func LoadHistory(ctx context.Context, spec string) (*History, error) {
 
 func fileLoader(path string) func() ([]byte, bool, error) {
 	return func() ([]byte, bool, error) {
-		b, err := readPrefix(path, MaxRobotsBody)
+		b, err := readPrefix(path, MaxRobotsBody+1)
+		if err == nil && len(b) > MaxRobotsBody {
+			err = fmt.Errorf("larger than %d octets", MaxRobotsBody)
+		}
 		return b, false, err
 	}
 }

@@ -34,7 +34,7 @@ func line(at, client, path, ua string) string {
 	return fmt.Sprintf("%s - - [%s] \"GET %s HTTP/1.1\" 200 1 \"-\" \"%s\"\n", client, tm.Format("02/Jan/2006:15:04:05 -0700"), path, ua)
 }
 
-func audit(t *testing.T, h *History, log string) *Result {
+func judgeLog(t *testing.T, h *History, log string) *Result {
 	t.Helper()
 	a, err := New(Options{History: h})
 	if err != nil {
@@ -60,7 +60,7 @@ func TestHostileLinesAreCountedAndSkipped(t *testing.T) {
 		"\n" +
 		strings.Repeat("y", 3*MaxLine) + // an overlong last line without a line feed
 		"\n" + line("2026-11-05T00:00:01Z", "1.2.3.4", "/p", "B/1")[:40] // cut short
-	r := audit(t, h, log)
+	r := judgeLog(t, h, log)
 	if s := r.Summary.Skipped; s.Malformed != 2 || s.TooLong != 2 || s.InvalidUTF8 != 1 {
 		t.Errorf("skipped %+v", s)
 	}
@@ -97,7 +97,7 @@ func TestWindow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := audit(t, h, tt.log)
+			r := judgeLog(t, h, tt.log)
 			if len(r.Violations) != tt.violations || len(r.Disputable) != tt.disputable || r.Summary.Unjudged != tt.unjudged {
 				t.Errorf("violations %d disputable %d unjudged %d; want %d %d %d", len(r.Violations), len(r.Disputable), r.Summary.Unjudged,
 					tt.violations, tt.disputable, tt.unjudged)
@@ -124,7 +124,7 @@ func TestLongHistoryStaysBounded(t *testing.T) {
 	for i := range 200 {
 		log.WriteString(line(start.Add(time.Duration(50*i)*time.Minute).Format(time.RFC3339), "1.2.3.4", "/v1", "B/1"))
 	}
-	r := audit(t, h, log.String())
+	r := judgeLog(t, h, log.String())
 	if h.cache.Size() > historyBytes || h.cache.Len() == 10000 || r.Summary.Versions != 10000 {
 		t.Errorf("%d octets of versions kept, %d versions in the history", h.cache.Size(), r.Summary.Versions)
 	}
@@ -156,7 +156,7 @@ func TestVersionTime(t *testing.T) {
 
 func TestRenderFormats(t *testing.T) {
 	h := historyDir(t, map[string]string{"2026-11-01T00:00:00Z.txt": "User-agent: *\nDisallow: /p\n"})
-	r := audit(t, h, line("2026-11-05T00:00:00Z", "1.2.3.4", "/p", "B/1")+line("2026-11-05T00:00:00Z", "1.2.3.4", "/p<script>", "C/1"))
+	r := judgeLog(t, h, line("2026-11-05T00:00:00Z", "1.2.3.4", "/p", "B/1")+line("2026-11-05T00:00:00Z", "1.2.3.4", "/p<script>", "C/1"))
 	for _, f := range Formats() {
 		var buf bytes.Buffer
 		if err := Render(&buf, r, f); err != nil {
