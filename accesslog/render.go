@@ -152,16 +152,14 @@ func renderJSON(w io.Writer, r *Result) error {
 	for _, k := range Kinds() {
 		fmt.Fprintf(w, ",%q:[", names[k])
 		first := true
-		err := r.Each(k, func(f *Finding) error {
-			b, err := json.Marshal(f)
-			if err != nil {
-				return err
-			}
+		err := r.eachJSON(k, func(b []byte) error {
 			if !first {
-				b = append([]byte{','}, b...)
+				if _, err := w.Write([]byte{','}); err != nil {
+					return err
+				}
 			}
 			first = false
-			_, err = w.Write(b)
+			_, err := w.Write(b)
 			return err
 		})
 		if err != nil {

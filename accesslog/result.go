@@ -1,6 +1,9 @@
 package accesslog
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Finding is one request listed in a Result: a violation, a disputable
 // request or an impostor, with its evidence.
@@ -176,6 +179,20 @@ func (r *Result) Each(kind string, fn func(*Finding) error) error {
 		}
 	}
 	return nil
+}
+
+// eachJSON calls fn with every finding of kind encoded as JSON.
+func (r *Result) eachJSON(kind string, fn func([]byte) error) error {
+	if l := r.lists[kind]; l != nil {
+		return l.eachRaw(fn)
+	}
+	return r.Each(kind, func(f *Finding) error {
+		b, err := json.Marshal(f)
+		if err != nil {
+			return err
+		}
+		return fn(b)
+	})
 }
 
 // Load reads every finding into the slices, for a result small enough.

@@ -2,6 +2,7 @@ package accesslog
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -60,6 +61,33 @@ func (l *findingList) each(fn func(*Finding) error) error {
 		}
 	}
 	return nil
+}
+
+// eachRaw calls fn with every finding's JSON encoding (as add wrote it,
+// without the line feed), in the order added; b is valid during the call.
+func (l *findingList) eachRaw(fn func(b []byte) error) error {
+	if err := l.w.Flush(); err != nil {
+		return fmt.Errorf("findings: %w", err)
+	}
+	end, err := l.f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return fmt.Errorf("findings: %w", err)
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(l.f, 0, end), 64<<10)
+	for {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 {
+			if err := fn(bytes.TrimSuffix(b, []byte{'\n'})); err != nil {
+				return err
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("findings: %w", err)
+		}
+	}
 }
 
 func (l *findingList) close() error { return l.f.Close() }
