@@ -33,11 +33,11 @@ LOG is an access log file, gzipped or not; - is stdin.`, stderr)
 	fields := fs.String("json-fields", "", "for -log-format json, the field names as `NAME=KEY,...`; NAME is one of "+strings.Join(accesslog.JSONFieldNames(), ", "))
 	robotsPath := fs.String("robots", "", "the site's robots.txt history, `PATH`: a file (in force throughout), a directory of versions named by the UTC time they came into force (2026-11-20T00:00:00Z.txt, - allowed for :), git:REPO_DIR:PATH, or archive:ARCHIVE_DIR:ROBOTS_URL (the proxy's robots.txt archive)")
 	ranges := map[string][]netip.Prefix{}
-	fs.Func("ip-ranges", "`TOKEN=FILE`: the published IP ranges of product token TOKEN, a JSON file in the shape Google, Bing and OpenAI publish (repeatable)", func(s string) error {
+	fs.Func("ip-ranges", "the published IP ranges of product token TOKEN, as `TOKEN=FILE`: a JSON file in the shape Google, Bing and OpenAI publish (repeatable)", func(s string) error {
 		return addRanges(ranges, s)
 	})
 	domains := accesslog.DefaultDomains()
-	fs.Func("dns-domain", "`TOKEN=DOMAIN`: a DNS domain whose hosts run crawler TOKEN, for -dns (repeatable; adds to the built-in list)", func(s string) error {
+	fs.Func("dns-domain", "a DNS domain whose hosts run crawler TOKEN, as `TOKEN=DOMAIN`, for -dns (repeatable; adds to the built-in list)", func(s string) error {
 		tok, dom, ok := strings.Cut(s, "=")
 		if !ok || tok == "" || dom == "" {
 			return fmt.Errorf("want TOKEN=DOMAIN")
