@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/robotsproxy/robotsproxy/accesslog"
+	"github.com/robotsproxy/robotsproxy/internal/dnstest"
 )
 
 func TestRunAuditAccessLogErrors(t *testing.T) {
@@ -62,5 +66,39 @@ func TestRunAuditAccessLogOutput(t *testing.T) {
 	err = run(t.Context(), []string{"audit", "access-log", "-log-format", "json", "-robots", robots, "-format", "csv", "-"}, strings.NewReader(jl), &stdout, &stderr)
 	if err != nil || !strings.HasPrefix(stdout.String(), "kind,file,line,") || !strings.Contains(stdout.String(), "violation,-,1,2026-11-20T10:00:00Z,1.2.3.4,GET,/p,200,B/1,B,,Disallow: /p,2") {
 		t.Errorf("%v: %s", err, stdout.String())
+	}
+}
+
+// -ip-ranges and -dns together, as typed: an address outside Google's
+// published ranges that reverse DNS confirms is verified; one whose PTR
+// name does not resolve back is an impostor.
+func TestRunAuditAccessLogDNS(t *testing.T) {
+	dns := dnstest.Server(t, dnstest.Zone{
+		PTR: map[string]string{
+			"1.66.249.66.in-addr.arpa.":  "crawl-66-249-66-1.googlebot.com.",
+			"10.113.0.203.in-addr.arpa.": "spoof.googlebot.com.",
+		},
+		A: map[string]string{"crawl-66-249-66-1.googlebot.com.": "66.249.66.1", "spoof.googlebot.com.": "198.51.100.1"},
+	})
+	dir := t.TempDir()
+	robots := filepath.Join(dir, "robots.txt")
+	os.WriteFile(robots, []byte("User-agent: *\nDisallow: /p\n"), 0o644)
+	ua := "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+	log := `66.249.66.1 - - [20/Nov/2026:10:00:00 +0000] "GET /p HTTP/1.1" 200 1 "-" "` + ua + `"` + "\n" +
+		`203.0.113.10 - - [20/Nov/2026:10:00:01 +0000] "GET /p HTTP/1.1" 200 1 "-" "` + ua + `"` + "\n" +
+		`66.249.79.230 - - [20/Nov/2026:10:00:02 +0000] "GET /p HTTP/1.1" 200 1 "-" "` + ua + `"` + "\n"
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot=" + filepath.Join("testdata", "ipranges", "googlebot.json"),
+		"-dns", dns, "-format", "json", "-"}, strings.NewReader(log), &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	var res accesslog.Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Violations) != 2 || res.Violations[0].Identity != "verified" || res.Violations[1].Identity != "verified" || res.Violations[1].Line != 3 ||
+		len(res.Impostors) != 1 || res.Impostors[0].Line != 2 || res.Impostors[0].Identity != "impostor" {
+		t.Errorf("violations %+v\nimpostors %+v", res.Violations, res.Impostors)
 	}
 }

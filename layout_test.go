@@ -25,6 +25,7 @@ var layers = map[string]int{
 	"deploy":              0,
 	"internal/redistest":  0,
 	"internal/keyfile":    0,
+	"internal/dnstest":    0, // a local DNS server for tests
 	"internal/memo":       0,
 	"egress":              0, // the forwarded request's identity and record
 	"payments":            1, // pay per crawl: the paying egress step and its ledger

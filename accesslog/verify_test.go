@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/dns/dnsmessage"
+	"github.com/robotsproxy/robotsproxy/internal/dnstest"
 )
 
 func TestParseRanges(t *testing.T) {
@@ -30,68 +30,23 @@ func TestParseRanges(t *testing.T) {
 	}
 }
 
-// dnsServer answers PTR, A and AAAA questions from the tables over UDP on
-// a local port; names in fail get SERVFAIL, unknown names NXDOMAIN.
-func dnsServer(t *testing.T, ptr map[string]string, a map[string]string, fail map[string]bool) string {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 1500)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			var m dnsmessage.Message
-			if m.Unpack(buf[:n]) != nil || len(m.Questions) != 1 {
-				continue
-			}
-			q := m.Questions[0]
-			name := q.Name.String()
-			m.Header.Response, m.Header.Authoritative = true, true
-			switch {
-			case fail[name]:
-				m.Header.RCode = dnsmessage.RCodeServerFailure
-			case q.Type == dnsmessage.TypePTR && ptr[name] != "":
-				m.Answers = []dnsmessage.Resource{{Header: dnsmessage.ResourceHeader{Name: q.Name, Type: q.Type, Class: q.Class, TTL: 60},
-					Body: &dnsmessage.PTRResource{PTR: dnsmessage.MustNewName(ptr[name])}}}
-			case q.Type == dnsmessage.TypeA && a[name] != "":
-				ip := netip.MustParseAddr(a[name]).As4()
-				m.Answers = []dnsmessage.Resource{{Header: dnsmessage.ResourceHeader{Name: q.Name, Type: q.Type, Class: q.Class, TTL: 60},
-					Body: &dnsmessage.AResource{A: ip}}}
-			case a[name] != "" || ptr[name] != "":
-				// the name exists, without records of this type
-			default:
-				m.Header.RCode = dnsmessage.RCodeNameError
-			}
-			out, err := m.Pack()
-			if err == nil {
-				pc.WriteTo(out, from)
-			}
-		}
-	}()
-	return pc.LocalAddr().String()
-}
-
 func TestVerifierFCrDNS(t *testing.T) {
-	addr := dnsServer(t,
-		map[string]string{
+	addr := dnstest.Server(t, dnstest.Zone{
+		PTR: map[string]string{
 			"1.66.249.66.in-addr.arpa.":  "crawl-66-249-66-1.googlebot.com.",
 			"9.113.0.203.in-addr.arpa.":  "googlebot.com.evil.example.",
 			"10.113.0.203.in-addr.arpa.": "spoof.googlebot.com.",
 			"12.113.0.203.in-addr.arpa.": "msnbot-203-0-113-12.search.msn.com.",
 			"13.113.0.203.in-addr.arpa.": "x.search.msn.com.",
 		},
-		map[string]string{
+		A: map[string]string{
 			"crawl-66-249-66-1.googlebot.com.":    "66.249.66.1",
 			"spoof.googlebot.com.":                "198.51.100.1",
 			"googlebot.com.evil.example.":         "203.0.113.9",
 			"msnbot-203-0-113-12.search.msn.com.": "203.0.113.12",
 		},
-		map[string]bool{"13.113.0.203.in-addr.arpa.": true, "x.search.msn.com.": true, "14.113.0.203.in-addr.arpa.": true})
+		Fail: map[string]bool{"13.113.0.203.in-addr.arpa.": true, "x.search.msn.com.": true},
+	})
 	d := net.Dialer{Timeout: time.Second}
 	res := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return d.DialContext(ctx, "udp", addr)
