@@ -106,15 +106,14 @@ func (h *History) get(i int) (*loaded, error) {
 // first version (a robots.txt the history does not know). hi < lo when no
 // version was in force at end.
 func (h *History) window(start, end time.Time) (lo, hi int, unknown bool) {
-	// the last version with From <= t
+	// at is the index of the last version with From <= t, -1 for none.
 	at := func(t time.Time) int {
-		i, found := slices.BinarySearchFunc(h.versions, t, func(v Version, t time.Time) int {
+		i, _ := slices.BinarySearchFunc(h.versions, t, func(v Version, t time.Time) int {
 			if v.From.After(t) {
 				return 1
 			}
 			return -1
 		})
-		_ = found
 		return i - 1
 	}
 	lo, hi = at(start), at(end)
