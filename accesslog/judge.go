@@ -336,4 +336,3 @@ func (a *Auditor) Close() error {
 	}
 	return err
 }
-
