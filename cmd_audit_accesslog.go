@@ -49,6 +49,7 @@ LOG is an access log file, gzipped or not; - is stdin.`, stderr)
 	dns := fs.String("dns", "", "verify claimed crawlers by forward-confirmed reverse DNS, asking the DNS server at `ADDR` (host:port)")
 	format := fs.String("format", "text", "output `FORMAT`: "+strings.Join(accesslog.Formats(), ", "))
 	out := fs.String("o", "", "write the report to `PATH` instead of stdout")
+	table := fs.String("table", "findings", "for -format csv, the `TABLE` written: findings (a row per violation, disputable request and impostor) or crawlers (a row per product token)")
 	top := fs.Int("top", 20, "paths shown per crawler among the most violated, `N`; 0 shows all")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -65,6 +66,9 @@ LOG is an access log file, gzipped or not; - is stdin.`, stderr)
 		if len(a) > 1 && a[0] == '-' {
 			return usageErr("audit access-log: flag %s after the logs: flags come before LOG", a)
 		}
+	}
+	if !slices.Contains(accesslog.CSVTables(), *table) || *table != "findings" && *format != "csv" {
+		return usageErr("audit access-log: -table %q: want findings or crawlers, with -format csv", *table)
 	}
 	newParser, err := logParser(*logFormat, *fields)
 	if err != nil {
@@ -95,7 +99,11 @@ LOG is an access log file, gzipped or not; - is stdin.`, stderr)
 		}
 	}
 	res := aud.Result(*top)
-	if err := writeAtomic(*out, stdout, func(w io.Writer) error { return accesslog.Render(w, res, *format) }); err != nil {
+	render := func(w io.Writer) error { return accesslog.Render(w, res, *format) }
+	if *format == "csv" {
+		render = func(w io.Writer) error { return accesslog.RenderCSV(w, res, *table) }
+	}
+	if err := writeAtomic(*out, stdout, render); err != nil {
 		return &exitError{2, fmt.Errorf("audit access-log: %w", err)}
 	}
 	return nil

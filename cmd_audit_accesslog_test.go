@@ -36,6 +36,8 @@ func TestRunAuditAccessLogErrors(t *testing.T) {
 		{[]string{"audit", "access-log", "-robots", robots, filepath.Join(dir, "none.log")}, "no such file"},
 		{[]string{"audit", "access-log", "-robots", robots, log, "-format", "json"}, "flags come before LOG"},
 		{[]string{"audit", "access-log", "-robots", robots, "-o", dir, log}, "not a regular file"},
+		{[]string{"audit", "access-log", "-robots", robots, "-table", "crawlers", log}, "with -format csv"},
+		{[]string{"audit", "access-log", "-robots", robots, "-format", "csv", "-table", "hosts", log}, `-table "hosts"`},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
@@ -66,6 +68,11 @@ func TestRunAuditAccessLogOutput(t *testing.T) {
 	err = run(t.Context(), []string{"audit", "access-log", "-log-format", "json", "-robots", robots, "-format", "csv", "-"}, strings.NewReader(jl), &stdout, &stderr)
 	if err != nil || !strings.HasPrefix(stdout.String(), "kind,file,line,") || !strings.Contains(stdout.String(), "violation,-,1,2026-11-20T10:00:00Z,1.2.3.4,GET,/p,200,B/1,B,,Disallow: /p,2") {
 		t.Errorf("%v: %s", err, stdout.String())
+	}
+	stdout.Reset()
+	err = run(t.Context(), []string{"audit", "access-log", "-robots", robots, "-format", "csv", "-table", "crawlers", "-"}, strings.NewReader(log), &stdout, &stderr)
+	if want := "product_token,requests,verified,unverified,impostor,robots_fetches,violations,disputable\nB,1,0,0,0,0,1,0\n"; err != nil || stdout.String() != want {
+		t.Errorf("%v: %q, want %q", err, stdout.String(), want)
 	}
 }
 

@@ -37,6 +37,32 @@ var csvHeader = []string{"kind", "file", "line", "time", "client", "method", "pa
 	"product_token", "identity", "rule", "rule_line", "group", "path_resolved", "robots_sha256", "robots_from",
 	"robots_until", "robots_source", "window_start", "window_basis", "versions_considered", "versions_disallowing"}
 
+// CSVTables are the tables the csv output can write (RenderCSV):
+// "findings" (the default), a row per violation, disputable request and
+// impostor; "crawlers", a row per product token.
+func CSVTables() []string { return []string{"findings", "crawlers"} }
+
+// RenderCSV writes one table of r as CSV with a header row; an unknown
+// table is an error.
+func RenderCSV(w io.Writer, r *Result, table string) error {
+	switch table {
+	case "findings", "":
+		return renderCSV(w, r)
+	case "crawlers":
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"product_token", "requests", "verified", "unverified", "impostor", "robots_fetches", "violations", "disputable"})
+		for _, c := range r.Crawlers {
+			cw.Write([]string{c.Token, i64(c.Requests), i64(c.Verified), i64(c.Unverified), i64(c.Impostor), i64(c.RobotsFetches),
+				i64(c.Violations), i64(c.Disputable)})
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	return fmt.Errorf("csv table %q: want one of findings, crawlers", table)
+}
+
+func i64(n int64) string { return strconv.FormatInt(n, 10) }
+
 func renderCSV(w io.Writer, r *Result) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
