@@ -101,3 +101,15 @@ func FuzzCombined(f *testing.F) {
 		}
 	})
 }
+
+func FuzzJSONParse(f *testing.F) {
+	f.Add([]byte(`{"remote_addr":"1.2.3.4","time_iso8601":"2026-11-20T10:00:00+00:00","request":"GET /a HTTP/1.1","status":200,"http_user_agent":"B/1"}`))
+	f.Add([]byte(`{"remote_addr":"::1","time_iso8601":1795168800.5,"request_uri":"/b"}`))
+	p := NewJSONParser(DefaultJSONFields())
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var e Entry
+		if err := p.Parse(line, &e); err == nil && (len(e.Client) == 0 || len(e.Target) == 0) {
+			t.Errorf("parsed %q without a client or target", line)
+		}
+	})
+}

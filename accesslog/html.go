@@ -5,9 +5,13 @@ import (
 	"io"
 )
 
-// htmlRows is the most findings of a kind shown in a crawler's section;
-// the json and csv outputs have every one.
-const htmlRows = 200
+// htmlRows is the most findings of a kind shown in a crawler's section,
+// and htmlTotalRows the most in the page, so that the page (and the memory
+// it is built in) stays bounded; the json and csv outputs have every one.
+const (
+	htmlRows      = 200
+	htmlTotalRows = 20000
+)
 
 // htmlSection is one crawler's section of the HTML page.
 type htmlSection struct {
@@ -35,6 +39,7 @@ func renderHTML(w io.Writer, r *Result) error {
 		}
 		p.Sections = append(p.Sections, s)
 	}
+	shown := 0
 	for _, k := range Kinds() {
 		err := r.Each(k, func(f *Finding) error {
 			i, ok := idx[f.ProductToken]
@@ -46,10 +51,11 @@ func renderHTML(w io.Writer, r *Result) error {
 			}
 			s := &p.Sections[i]
 			l := map[string]*[]Finding{KindViolation: &s.Violations, KindDisputable: &s.Disputable, KindImpostor: &s.Impostors}[k]
-			if len(*l) >= htmlRows {
+			if len(*l) >= htmlRows || shown >= htmlTotalRows {
 				s.More[k]++
 				return nil
 			}
+			shown++
 			*l = append(*l, *f)
 			return nil
 		})
