@@ -15,7 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/access"
 	"github.com/robotsproxy/robotsproxy/accesslog"
+	"github.com/robotsproxy/robotsproxy/netguard"
 )
 
 const accessLogSynopsis = "audit access-log [-log-format combined|json] [-robots PATH] [-ip-ranges TOKEN=FILE]... [-dns ADDR] [-format text|json|csv|html] [-o PATH] LOG..."
@@ -32,10 +34,15 @@ LOG is an access log file, gzipped or not; - is stdin.`, stderr)
 	logFormat := fs.String("log-format", "combined", "access log `FORMAT`: combined (nginx and Apache default, also common) or json (one JSON object a line)")
 	fields := fs.String("json-fields", "", "for -log-format json, the field names as `NAME=KEY,...`; NAME is one of "+strings.Join(accesslog.JSONFieldNames(), ", "))
 	robotsPath := fs.String("robots", "", "the site's robots.txt history, `PATH`: a file (in force throughout), a directory of versions named by the UTC time they came into force (2026-11-20T00:00:00Z.txt, - allowed for :), git:REPO_DIR:PATH, or archive:ARCHIVE_DIR:ROBOTS_URL (the proxy's robots.txt archive)")
-	ranges := map[string][]netip.Prefix{}
-	fs.Func("ip-ranges", "the published IP ranges of product token TOKEN, as `TOKEN=FILE`: a JSON file in the shape Google, Bing and OpenAI publish (repeatable)", func(s string) error {
-		return addRanges(ranges, s)
+	var rangeSpecs []string
+	fs.Func("ip-ranges", "the published IP ranges of product token TOKEN, as `TOKEN=FILE` (or TOKEN=URL, fetched): a JSON file in the shape Google, Bing and OpenAI publish (repeatable)", func(s string) error {
+		if tok, src, ok := strings.Cut(s, "="); !ok || tok == "" || src == "" {
+			return fmt.Errorf("want TOKEN=FILE or TOKEN=URL")
+		}
+		rangeSpecs = append(rangeSpecs, s)
+		return nil
 	})
+	allowPrivate := fs.Bool("allow-private", false, "let -ip-ranges URLs reach loopback and private addresses (refused by default, as the proxy refuses them)")
 	domains := accesslog.DefaultDomains()
 	fs.Func("dns-domain", "a DNS domain whose hosts run crawler TOKEN, as `TOKEN=DOMAIN`, for -dns (repeatable; adds to the built-in list)", func(s string) error {
 		tok, dom, ok := strings.Cut(s, "=")
@@ -82,6 +89,16 @@ LOG is an access log file, gzipped or not; - is stdin.`, stderr)
 	if err != nil {
 		return &exitError{2, fmt.Errorf("audit access-log: -robots: %w", err)}
 	}
+	ranges := map[string][]netip.Prefix{}
+	var fetcher *access.Fetcher
+	for _, spec := range rangeSpecs {
+		if fetcher == nil && isURL(spec) {
+			fetcher = access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: *allowPrivate}, UserAgent: "robotsproxy"})
+		}
+		if err := addRanges(ctx, ranges, spec, fetcher); err != nil {
+			return &exitError{2, fmt.Errorf("audit access-log: -ip-ranges %s: %w", spec, err)}
+		}
+	}
 	v := &accesslog.Verifier{Ranges: ranges, Domains: domains}
 	if *dns != "" {
 		if v.Resolver, err = dnsResolver(*dns); err != nil {
@@ -109,19 +126,30 @@ LOG is an access log file, gzipped or not; - is stdin.`, stderr)
 	return nil
 }
 
-// addRanges reads -ip-ranges TOKEN=FILE into ranges.
-func addRanges(ranges map[string][]netip.Prefix, s string) error {
-	tok, file, ok := strings.Cut(s, "=")
-	if !ok || tok == "" || file == "" {
-		return fmt.Errorf("want TOKEN=FILE")
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return err
-	}
-	p, err := accesslog.ParseRanges(b)
-	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
+// isURL reports whether an -ip-ranges TOKEN=SOURCE names a URL.
+func isURL(spec string) bool {
+	_, src, _ := strings.Cut(spec, "=")
+	return strings.HasPrefix(src, "https://") || strings.HasPrefix(src, "http://")
+}
+
+// addRanges reads -ip-ranges TOKEN=FILE, or TOKEN=URL with fetcher, into
+// ranges.
+func addRanges(ctx context.Context, ranges map[string][]netip.Prefix, spec string, fetcher *access.Fetcher) error {
+	tok, src, _ := strings.Cut(spec, "=")
+	var p []netip.Prefix
+	if isURL(spec) {
+		var err error
+		if p, err = accesslog.FetchRanges(ctx, fetcher, src); err != nil {
+			return err
+		}
+	} else {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		if p, err = accesslog.ParseRanges(b); err != nil {
+			return err
+		}
 	}
 	t := strings.ToLower(tok)
 	ranges[t] = append(ranges[t], p...)

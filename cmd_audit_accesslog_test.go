@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +32,7 @@ func TestRunAuditAccessLogErrors(t *testing.T) {
 		{[]string{"audit", "access-log", "-robots", robots, "-log-format", "w3c", log}, `-log-format "w3c"`},
 		{[]string{"audit", "access-log", "-robots", robots, "-json-fields", "client=ip", log}, "only with -log-format json"},
 		{[]string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot", log}, "want TOKEN=FILE"},
+		{[]string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot=http://127.0.0.1:1/googlebot.json", log}, "unreachable"},
 		{[]string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot=" + bad, log}, "no ipv4Prefix"},
 		{[]string{"audit", "access-log", "-robots", robots, "-dns", "localhost", log}, "want HOST:PORT"},
 		{[]string{"audit", "access-log", "-robots", filepath.Join(dir, "none"), log}, "no such file"},
@@ -107,5 +110,46 @@ func TestRunAuditAccessLogDNS(t *testing.T) {
 	if len(res.Violations) != 2 || res.Violations[0].Identity != "verified" || res.Violations[1].Identity != "verified" || res.Violations[1].Line != 3 ||
 		len(res.Impostors) != 1 || res.Impostors[0].Line != 2 || res.Impostors[0].Identity != "impostor" {
 		t.Errorf("violations %+v\nimpostors %+v", res.Violations, res.Impostors)
+	}
+}
+
+// -ip-ranges TOKEN=URL fetches the file with the proxy's fetcher: a
+// loopback origin only with -allow-private, a 404 is an error.
+func TestRunAuditAccessLogRangesURL(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join("testdata", "ipranges", "googlebot.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/googlebot.json" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	defer origin.Close()
+	dir := t.TempDir()
+	robots := filepath.Join(dir, "robots.txt")
+	os.WriteFile(robots, []byte("User-agent: *\nDisallow: /p\n"), 0o644)
+	ua := "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+	log := `66.249.79.230 - - [20/Nov/2026:10:00:00 +0000] "GET /p HTTP/1.1" 200 1 "-" "` + ua + `"` + "\n" +
+		`203.0.113.10 - - [20/Nov/2026:10:00:01 +0000] "GET /p HTTP/1.1" 200 1 "-" "` + ua + `"` + "\n"
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-allow-private", "-ip-ranges", "Googlebot=" + origin.URL + "/googlebot.json"}, 0, `"impostors":[{"file":"-","line":2`},
+		{[]string{"-ip-ranges", "Googlebot=" + origin.URL + "/googlebot.json"}, 2, "destination"},
+		{[]string{"-allow-private", "-ip-ranges", "Googlebot=" + origin.URL + "/missing.json"}, 2, "status 404"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		args := append(append([]string{"audit", "access-log", "-robots", robots, "-format", "json"}, tt.args...), "-")
+		err := run(t.Context(), args, strings.NewReader(log), &stdout, &stderr)
+		if code := exitCode(err, &stderr); code != tt.code || !strings.Contains(stdout.String()+stderr.String(), tt.want) {
+			t.Errorf("%q: exit %d, stdout %.300s, stderr %s; want %d and %q", tt.args, code, stdout.String(), stderr.String(), tt.code, tt.want)
+		}
 	}
 }

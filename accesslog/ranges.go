@@ -1,10 +1,14 @@
 package accesslog
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"strings"
+
+	"github.com/robotsproxy/robotsproxy/access"
 )
 
 // ParseRanges reads a crawler operator's published IP ranges in the JSON
@@ -65,4 +69,33 @@ func parseClient(s string) (netip.Addr, bool) {
 		return netip.Addr{}, false
 	}
 	return a.Unmap(), true
+}
+
+// rangesDoc is a published ranges file as access.FetchDocument keeps it.
+type rangesDoc []netip.Prefix
+
+func (d rangesDoc) Retained() int { return len(d) * 32 }
+
+// MaxRangesBody bounds a published ranges file fetched from a URL, in
+// octets (Google's googlebot.json is about 20 KiB).
+const MaxRangesBody = 4 << 20
+
+// FetchRanges fetches a published ranges file from url with the proxy's
+// fetcher (its destination guard, timeouts and redirect limit) and
+// parses it (ParseRanges). An error says why: a status that is not 2xx,
+// a network error, a body over MaxRangesBody octets, or one that does not
+// parse.
+func FetchRanges(ctx context.Context, f *access.Fetcher, url string) ([]netip.Prefix, error) {
+	a := f.FetchDocument(ctx, url, access.DocumentOptions{What: "published ranges", Accept: "application/json", MaxBytes: MaxRangesBody,
+		Parse: func(body []byte, _ http.Header) (access.Document, error) {
+			p, err := ParseRanges(body)
+			return rangesDoc(p), err
+		}})
+	if a.Result != access.Successful {
+		if a.Err != nil {
+			return nil, fmt.Errorf("fetch %s: %s (status %d): %w", url, a.Result, a.Status, a.Err)
+		}
+		return nil, fmt.Errorf("fetch %s: %s (status %d)", url, a.Result, a.Status)
+	}
+	return a.Doc.(rangesDoc), nil
 }
