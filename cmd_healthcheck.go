@@ -23,8 +23,8 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usageErr("healthcheck: unexpected arguments %q", fs.Args())
+	if err := noArguments(fs); err != nil {
+		return err
 	}
 	if *path != "/readyz" && *path != "/healthz" {
 		return usageErr("healthcheck: -path %q: want /readyz or /healthz", *path)

@@ -81,10 +81,7 @@ func usageErr(format string, args ...any) error {
 var errDisallowed = &exitError{1, errors.New("")}
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(exitCode(err, os.Stderr))
+	os.Exit(runWithSignals(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // exitCode maps run's error to the process exit code, printing it.
@@ -103,22 +100,35 @@ func exitCode(err error, stderr io.Writer) int {
 	return 1
 }
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// commandOf splits args into the command and its arguments: "help" for
+// none, -h, --help and help; "version" for -version; "serve" when the
+// first argument is another flag; "" for an unknown command.
+func commandOf(args []string) (cmd string, rest []string) {
 	if len(args) == 0 {
-		fmt.Fprint(stdout, help)
-		return nil
+		return "help", nil
 	}
-	cmd := "serve" // flags without a command are serve's
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
+		return "help", nil
+	case "-version", "--version":
+		return "version", args[1:]
+	case "serve", "check", "ca", "keys", "hash-password", "audit", "version", "healthcheck":
+		return args[0], args[1:]
+	}
+	if strings.HasPrefix(args[0], "-") {
+		return "serve", args // flags without a command are serve's
+	}
+	return "", args
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cmd, args := commandOf(args)
+	switch cmd {
+	case "help":
 		fmt.Fprint(stdout, help)
 		return nil
-	case "-version", "--version":
-		cmd, args = "version", args[1:]
-	case "serve", "check", "ca", "keys", "hash-password", "audit", "version", "healthcheck":
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
+	case "serve":
+		return runServe(ctx, args, stdout, stderr)
 	case "check":
 		return runCheck(args, stdin, stdout, stderr)
 	case "ca":
@@ -126,7 +136,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "keys":
 		return runKeys(args, stdout, stderr)
 	case "hash-password":
-		return runHashPassword(args, stdin, stdout, stderr)
+		return runHashPassword(ctx, args, stdin, stdout, stderr)
 	case "audit":
 		return runAudit(args, stdin, stdout, stderr)
 	case "version":
@@ -134,10 +144,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "healthcheck":
 		return runHealthcheck(ctx, args, stdout, stderr)
 	}
-	if !strings.HasPrefix(args[0], "-") {
-		return usageErr("unknown command %q\n%s", args[0], help)
-	}
-	return runServe(ctx, args, stdout, stderr)
+	return usageErr("unknown command %q\n%s", args[0], help)
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -145,8 +152,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(f.fs, args, stdout); err != nil {
 		return err
 	}
-	if f.fs.NArg() > 0 {
-		return usageErr("serve: unexpected arguments %q\n%s", f.fs.Args(), usage)
+	if err := noArguments(f.fs); err != nil {
+		return err
 	}
 	// SIGHUP reloads the configuration; registered before anything is
 	// loaded, so that an early one does not end the process.
