@@ -26,8 +26,10 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
+	for _, dir := range []string{buildDir, copyDir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }
