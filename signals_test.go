@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -65,7 +65,7 @@ func TestSignalsEndEveryCommand(t *testing.T) {
 				cmd := exec.Command(bin, tt.args...)
 				cmd.Dir = dir
 				cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir(), "HOME="+t.TempDir())
-				var stdout, stderr bytes.Buffer
+				var stdout, stderr syncBuffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
 				w := startWithStdin(t, cmd, tt.stdin)
 				defer w.Close()
@@ -128,7 +128,7 @@ func startWithStdin(t *testing.T, cmd *exec.Cmd, text string) *os.File {
 
 // waitFor waits up to 30 s for want in out (written by a running process)
 // or fails the test when the process exits first.
-func waitFor(t *testing.T, out *bytes.Buffer, want string, exited <-chan struct{}) {
+func waitFor(t *testing.T, out fmt.Stringer, want string, exited <-chan struct{}) {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for !strings.Contains(out.String(), want) {
