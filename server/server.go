@@ -159,7 +159,8 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		BodyIdleTimeout:       cfg.Client.BodyIdleTimeout,
 		BodyMinRate:           cfg.Client.BodyMinRate,
 
-		Politeness: politenessLimiter(cfg, reg, shared),
+		Politeness:       politenessLimiter(cfg, reg, shared),
+		UnreachableRetry: TTLRules(cfg).WithDefaults().UnreachableRetry,
 		Usage: proxy.UsageOptions{Enforce: cfg.Usage.Enforce, Declarations: UsageDeclarations(cfg),
 			Licenses: licenseSource(cfg, fetcher, archive, logger)},
 	})
