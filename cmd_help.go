@@ -29,7 +29,7 @@ commands:
 "robotsproxy COMMAND -h" prints a command's flags.
 Exit codes: 0 success; 1 check: a URL is disallowed, audit verify: a line does
 not verify, healthcheck: not ready, serve: a runtime failure; 2 usage,
-configuration or I/O error.
+configuration or I/O error; 130, 143: ended by SIGINT, SIGTERM.
 
 ` + usage
 

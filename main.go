@@ -10,18 +10,22 @@
 //	robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
 //	robotsproxy audit verify [-archive DIR] [-config FILE] [-chain-only] [-genesis] [-allow-unverifiable] LOG...
 //	robotsproxy audit show [-archive DIR] [-config FILE] [-body] SHA
-//	robotsproxy healthcheck [-addr HOST:PORT] [-path /readyz|/healthz] [-timeout D]
+//	robotsproxy healthcheck [-addr HOST:PORT] [-path /readyz|/healthz] [-timeout D] [-wait D]
 //	robotsproxy version
 //
 // With no arguments, -h, --help or help, it lists the commands; every
-// command takes -h. Flags without a command are serve's.
+// command takes -h. Flags without a command are serve's. Every command
+// takes its flags anywhere among its arguments; "--" ends them
+// (parseFlags).
 //
 // serve reloads its configuration on SIGHUP (see server.Server.Run).
+// SIGINT and SIGTERM end every command within a second (runWithSignals).
 //
-// Exit codes: 0 success (check: all allowed); 1 check: at least one URL
-// disallowed, audit verify: a line does not verify, healthcheck: not
-// ready or not answering, serve: a runtime failure; 2 usage,
-// configuration or I/O error.
+// Exit codes: 0 success (check: all allowed; serve: shut down on a
+// signal); 1 check: at least one URL disallowed, audit verify: a line does
+// not verify, healthcheck: not ready or not answering, serve: a runtime
+// failure; 2 usage, configuration or I/O error; 130 and 143: ended by
+// SIGINT or SIGTERM (serve: by a second one during its shutdown).
 package main
 
 import (
@@ -52,16 +56,18 @@ const usage = `usage:
   robotsproxy keys init [-valid D] DIR                      (an Ed25519 signing key pair, the private key 0600, valid a year; prints its keyid)
   robotsproxy keys directory [-config FILE] -o DIR [-authority HOST] [-valid DURATION]
                                                             (the key directory and agent cards as static files, with their headers)
-  robotsproxy hash-password [-cost N] < password            (a bcrypt hash for identity.users)
+  robotsproxy hash-password [-cost N] < password            (a bcrypt hash for identity.users; on a terminal it prompts)
   robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
                                                             (LOG: audit log file, rotated or .gz; - is stdin)
   robotsproxy audit verify [-archive DIR] [-config FILE] [-chain-only] [-genesis] [-allow-unverifiable] LOG...
                                                             (the hash chain, and every decision re-decided from the robots.txt archive; LOG oldest first)
   robotsproxy audit show [-archive DIR] [-config FILE] [-body] SHA
                                                             (an archived robots.txt body and its fetch records)
-  robotsproxy healthcheck [-addr HOST:PORT] [-path /readyz|/healthz] [-timeout D]
+  robotsproxy healthcheck [-addr HOST:PORT] [-path /readyz|/healthz] [-timeout D] [-wait D]
                                                             (exit 0 when the admin endpoint answers 200: for HEALTHCHECK)
   robotsproxy version                                       (also -version)
+
+Flags may come before, between or after the arguments; "--" ends them.
 `
 
 // exitError carries an exit code out of run.
