@@ -400,23 +400,24 @@ func waitHTTP(t *testing.T, u string, d time.Duration, exited <-chan struct{}, l
 	}
 }
 
-// syncBuffer is a bytes.Buffer a running process writes to while the test
-// reads it.
+// syncBuffer is a buffer a running process writes to while the test
+// reads it. The bytes.Buffer is a field, not embedded: an embedded one's
+// ReadFrom, which io.Copy prefers, would bypass the lock.
 type syncBuffer struct {
-	mu sync.Mutex
-	bytes.Buffer
+	mu  sync.Mutex
+	buf bytes.Buffer
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.Buffer.Write(p)
+	return b.buf.Write(p)
 }
 
 func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.Buffer.String()
+	return b.buf.String()
 }
 
 // atomicCounter counts an origin's requests.
