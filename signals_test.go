@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,5 +143,79 @@ func waitFor(t *testing.T, out fmt.Stringer, want string, exited <-chan struct{}
 			t.Fatalf("no %q after 30s:\n%s", want, out.String())
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+}
+
+// TestServeSecondSignalEndsItAtOnce: while serve drains a request in
+// flight (shutdown_timeout 30s), it keeps running after the first SIGTERM,
+// and a second one ends it within a second with 143.
+func TestServeSecondSignalEndsItAtOnce(t *testing.T) {
+	arrived := make(chan struct{}, 1)
+	release := make(chan struct{})
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r) // unavailable: allow all
+			return
+		}
+		arrived <- struct{}{}
+		<-release
+	}))
+	defer origin.Close()
+	defer close(release) // before origin.Close, which waits for the handler
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("shutdown_timeout: 30s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(testBinary(t), "serve", "-config", cfg, "-allow-private", "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir(), "HOME="+t.TempDir())
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+	waitFor(t, &stderr, `"message":"started"`, exited)
+	var proxyAddr string
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		var l struct{ Message, Listener, Addr string }
+		if json.Unmarshal([]byte(line), &l) == nil && l.Message == "listening" && l.Listener == "proxy" {
+			proxyAddr = l.Addr
+		}
+	}
+	proxy, _ := url.Parse("http://" + proxyAddr)
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxy)}}
+	go func() {
+		req, _ := http.NewRequest(http.MethodGet, origin.URL+"/slow", nil)
+		req.Header.Set("User-Agent", "ExampleBot/1.0")
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the request never reached the origin; stderr:\n%s", stderr.String())
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+		t.Fatalf("serve exited at the first SIGTERM with a request in flight (exit %d): want it to drain", cmd.ProcessState.ExitCode())
+	case <-time.After(500 * time.Millisecond):
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(time.Second):
+		t.Fatalf("serve still running 1s after a second SIGTERM; stderr:\n%s", stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 143 || !strings.Contains(stderr.String(), "serve: SIGTERM again: not waiting for the shutdown") {
+		t.Errorf("serve after a second SIGTERM: exit %d, want 143 and a note; stderr:\n%s", code, stderr.String())
 	}
 }
