@@ -16,7 +16,7 @@ import (
 
 // built is the robotsproxy binary the tests of the real binary share, made
 // once by a plain "go build" (as the README says) into buildDir, which
-// TestMain removes.
+// TestMain removes (removeShared).
 var (
 	buildOnce sync.Once
 	buildDir  string
@@ -24,14 +24,14 @@ var (
 	buildErr  error
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
+// removeShared removes the binary and the repository copy the tests
+// shared (TestMain calls it at the end).
+func removeShared() {
 	for _, dir := range []string{buildDir, copyDir} {
 		if dir != "" {
 			os.RemoveAll(dir)
 		}
 	}
-	os.Exit(code)
 }
 
 // testBinary returns the path of the binary built from the repository by
