@@ -45,6 +45,7 @@ var layers = map[string]int{
 	"server":              6,
 	".":                   7, // main
 	"e2e":                 7,
+	"enforce":             7, // the proxy's request path in a Go crawler's process (assembled by server)
 }
 
 const module = "github.com/robotsproxy/robotsproxy"
