@@ -51,7 +51,7 @@ var layers = map[string]int{
 const module = "github.com/robotsproxy/robotsproxy"
 
 // TestImportsRunOneWay parses every non-test Go file of the module (bench/
-// is a module of its own) and checks that no package imports one of its
+// and crawlers/ are modules of their own) and checks that no package imports one of its
 // own layer or above it.
 func TestImportsRunOneWay(t *testing.T) {
 	fset := token.NewFileSet()
@@ -61,7 +61,7 @@ func TestImportsRunOneWay(t *testing.T) {
 			return err
 		}
 		if d.IsDir() {
-			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bench") {
+			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || isModule(path)) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -100,4 +100,11 @@ func TestImportsRunOneWay(t *testing.T) {
 	if _, err := os.Stat("go.mod"); err != nil {
 		t.Fatalf("run from the module root: %v", err)
 	}
+}
+
+// isModule reports whether the directory dir holds a Go module of its own
+// (a go.mod): its packages are not the module's.
+func isModule(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "go.mod"))
+	return err == nil
 }
