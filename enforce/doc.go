@@ -17,11 +17,19 @@
 // audit log cannot be written) whose X-Robotsproxy-Decision header is
 // "deny" and whose X-Robotsproxy-Reason names the reason (see Refusal). A
 // crawler thus sees exactly what it would see behind the proxy, counts it
-// as a failed fetch, and moves on; an error would instead read as a
-// network failure, which crawlers retry. Errors are kept for what is one:
-// the origin could not be reached (the proxy's 502 is returned as a
-// response too, as behind the proxy), or the request was cut off because
-// its audit line could not be written (ErrCutOff).
+// as a failed fetch, and moves on; a typed error would instead read as a
+// network failure, which crawlers (Colly's Async retries, scrapers'
+// backoff loops) retry, and would hide the reason headers a proxied
+// crawler gets. Refusal tells the proxy's refusals from an origin's own
+// 403. Errors are kept for what is one: the wrapped transport's own error
+// (the origin could not be reached; behind the proxy a 502), returned as
+// is, and ErrCutOff for a request cut off because its audit line could
+// not be written (behind the proxy, a closed connection).
+//
+// The request is the proxy's client request: its User-Agent names the
+// crawler, and a Proxy-Authorization header, if set, pins an identity as
+// identity.users do behind the proxy. It has no client address: the audit
+// line's client is empty, and identity.client_ranges pin nothing.
 //
 // With Colly:
 //

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -344,5 +345,39 @@ func TestNewErrors(t *testing.T) {
 	req, _ := http.NewRequest("GET", "/relative", nil)
 	if _, err := tr.RoundTrip(req); err == nil || errors.Is(err, enforce.ErrCutOff) {
 		t.Errorf("relative URL: %v, want an error", err)
+	}
+}
+
+// TestHTTPS: an https URL is decided as the proxy decides one inside an
+// intercepted tunnel. robots.txt is fetched with the system's roots, which
+// do not trust the test origin's certificate: unreachable (tls), refused,
+// and the crawler's transport (which trusts it) is never used.
+func TestHTTPS(t *testing.T) {
+	o := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "page\n")
+	}))
+	o.Config.ErrorLog = log.New(io.Discard, "", 0) // the fetcher's handshake fails, as expected
+	o.StartTLS()
+	defer o.Close()
+	cfg, err := config.Load(strings.NewReader("allow_private: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := &countingBase{next: o.Client().Transport}
+	tr, err := enforce.New(enforce.Options{Config: cfg, Base: base, Audit: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	resp, _, err := get(t, tr, o.URL+"/page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reason, refused := enforce.Refusal(resp)
+	if resp.StatusCode != 403 || !refused || reason != "unreachable" || resp.Header.Get("X-Robotsproxy-Unreachable") != "tls" {
+		t.Errorf("%d %q %v %q, want 403, refused unreachable, cause tls", resp.StatusCode, reason, refused, resp.Header.Get("X-Robotsproxy-Unreachable"))
+	}
+	if n := base.n.Load(); n != 0 {
+		t.Errorf("the crawler's transport carried %d requests, want 0", n)
 	}
 }

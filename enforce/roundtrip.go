@@ -28,9 +28,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	w := &pipeWriter{header: http.Header{}, pw: pw, ready: make(chan struct{}), done: make(chan struct{})}
 	go t.serve(w, preq)
 	<-w.ready
-	if w.cut && w.status == 0 {
+	if w.status == 0 { // the handler returned without an answer
 		<-w.done
-		return nil, ErrCutOff
+		if w.cut {
+			return nil, ErrCutOff
+		}
+		w.status = http.StatusOK // as net/http answers for a handler that writes nothing
 	}
 	if err := u.failure(); err != nil {
 		pr.Close()
