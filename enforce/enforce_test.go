@@ -34,7 +34,7 @@ type hit struct {
 	at   time.Time
 }
 
-func newOrigin(t *testing.T, robots http.HandlerFunc) *origin {
+func newOrigin(t testing.TB, robots http.HandlerFunc) *origin {
 	t.Helper()
 	o := &origin{}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
