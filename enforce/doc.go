@@ -37,8 +37,9 @@
 //	...
 //	c.WithTransport(t)
 //
-// The configuration is robotsproxy's (config.LoadFile, docs/configuration.md):
-// listeners, interception and the admin endpoint have no effect here, and
-// the destination guard (allow_private, private_ranges) applies to the
+// The configuration is robotsproxy's (config.LoadFile, docs/configuration.md,
+// docs/enforce.md): the listeners, connect.*, mitm.*, upstream.* and the
+// admin endpoint concern the proxy's sockets and have no effect here, and
+// the destination guard (allow_private, allow_private_ranges) applies to the
 // robots.txt fetches, while the wrapped transport dials the origins.
 package enforce
