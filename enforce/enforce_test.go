@@ -2,6 +2,7 @@ package enforce_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -164,6 +165,7 @@ func TestRoundTrip(t *testing.T) {
 		decision string
 		refused  bool // a refusal of robotsproxy (never reaches the origin)
 		body     string
+		token    string // the audit line's product_token; "" for TestBot
 	}{
 		{name: "no matching rule", robots: robotsTxt(200, rules), path: "/public",
 			status: 200, reason: "no-matching-rule", decision: "allow", body: "page /public\n"},
@@ -177,6 +179,9 @@ func TestRoundTrip(t *testing.T) {
 			status: 403, reason: "unreachable", decision: "deny", refused: true},
 		{name: "report mode forwards a denial", robots: robotsTxt(200, rules), path: "/private/x", cfg: "mode: report\n",
 			status: 200, reason: "rule", decision: "deny", body: "page /private/x\n"},
+		{name: "credentials required, none given", robots: robotsTxt(200, rules), path: "/public",
+			cfg: "identity:\n  require_credentials: true\n  client_ranges:\n    - cidr: 10.0.0.0/8\n      token: TestBot\n",
+			status: 407, reason: "proxy-auth-required", decision: "deny", refused: true, token: "*"},
 		{name: "origin hangs up", robots: robotsTxt(200, rules), path: "/hangup",
 			status: 0, reason: "no-matching-rule", decision: "allow"},
 	}
@@ -226,10 +231,13 @@ func TestRoundTrip(t *testing.T) {
 					t.Errorf("audit line's error %v, want EOF", l["error"])
 				}
 			}
-			if l["url"] != o.URL+tc.path || l["product_token"] != "TestBot" || l["status"] != status ||
+			if tc.token == "" {
+				tc.token = "TestBot"
+			}
+			if l["url"] != o.URL+tc.path || l["product_token"] != tc.token || l["status"] != status ||
 				l["reason"] != tc.reason || l["decision"] != tc.decision {
-				t.Errorf("audit line %v: want url %s, product_token TestBot, status %v, reason %s, decision %s",
-					l, o.URL+tc.path, status, tc.reason, tc.decision)
+				t.Errorf("audit line %v: want url %s, product_token %s, status %v, reason %s, decision %s",
+					l, o.URL+tc.path, tc.token, status, tc.reason, tc.decision)
 			}
 		})
 	}
@@ -380,4 +388,66 @@ func TestHTTPS(t *testing.T) {
 	if n := base.n.Load(); n != 0 {
 		t.Errorf("the crawler's transport carried %d requests, want 0", n)
 	}
+}
+
+// TestCanceledWhileWaiting: a request whose context ends while politeness
+// holds it returns at once, without reaching the crawler's transport.
+func TestCanceledWhileWaiting(t *testing.T) {
+	o := newOrigin(t, robotsTxt(200, "User-agent: *\nCrawl-delay: 30\n"))
+	tr, base, _ := newTransport(t, "politeness:\n  crawl_delay: enforce\n")
+	if resp, _, err := get(t, tr, o.URL+"/1"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("first request: %v %v", resp, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", o.URL+"/2", nil)
+	req.Header.Set("User-Agent", "TestBot/2.1") // the same product token as the first
+	start := time.Now()
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			t.Errorf("the held request was answered 200 (%q)", b)
+		}
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("RoundTrip returned %v after its context ended, want at once", d)
+	}
+	if n := base.n.Load(); n != 1 {
+		t.Errorf("the crawler's transport carried %d requests, want 1", n)
+	}
+}
+
+// TestRequestBody: a POST's body reaches the origin whole.
+func TestRequestBody(t *testing.T) {
+	var got atomic.Value
+	o := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			w.WriteHeader(404)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		got.Store(string(b))
+	}))
+	defer o.Close()
+	tr, _, _ := newTransport(t, "")
+	body := strings.Repeat("form=data&", 10000)
+	resp, err := tr.RoundTrip(mustRequest(t, "POST", o.URL+"/submit", strings.NewReader(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || got.Load() != body {
+		t.Errorf("status %d, origin got %d octets; want 200, %d", resp.StatusCode, len(got.Load().(string)), len(body))
+	}
+}
+
+func mustRequest(t *testing.T, method, url string, body io.Reader) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
 }
