@@ -39,6 +39,7 @@ type Transport struct {
 	srv  *server.Server
 	h    http.Handler
 	base http.RoundTripper
+	log  zerolog.Logger
 }
 
 // New returns a Transport for o. Its error names the configuration key at
@@ -65,7 +66,7 @@ func New(o Options) (*Transport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("enforce: %w", err)
 	}
-	return &Transport{srv: srv, h: srv.Handler(), base: o.Base}, nil
+	return &Transport{srv: srv, h: srv.Handler(), base: o.Base, log: logger}, nil
 }
 
 // MustNew is New for a program's setup: it panics when New returns an

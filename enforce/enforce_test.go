@@ -9,6 +9,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -180,7 +181,7 @@ func TestRoundTrip(t *testing.T) {
 		{name: "report mode forwards a denial", robots: robotsTxt(200, rules), path: "/private/x", cfg: "mode: report\n",
 			status: 200, reason: "rule", decision: "deny", body: "page /private/x\n"},
 		{name: "credentials required, none given", robots: robotsTxt(200, rules), path: "/public",
-			cfg: "identity:\n  require_credentials: true\n  client_ranges:\n    - cidr: 10.0.0.0/8\n      token: TestBot\n",
+			cfg:    "identity:\n  require_credentials: true\n  client_ranges:\n    - cidr: 10.0.0.0/8\n      token: TestBot\n",
 			status: 407, reason: "proxy-auth-required", decision: "deny", refused: true, token: "*"},
 		{name: "origin hangs up", robots: robotsTxt(200, rules), path: "/hangup",
 			status: 0, reason: "no-matching-rule", decision: "allow"},
@@ -450,4 +451,70 @@ func mustRequest(t *testing.T, method, url string, body io.Reader) *http.Request
 		t.Fatal(err)
 	}
 	return req
+}
+
+// TestAuditUnwritable: with audit.on_write_error refuse (the default), a
+// request whose line cannot be written is cut off (ErrCutOff, as the proxy
+// closes the connection), and later ones are refused with 503
+// audit-unavailable without reaching the crawler's transport.
+func TestAuditUnwritable(t *testing.T) {
+	o := newOrigin(t, robotsTxt(404, ""))
+	f, err := os.Create(filepath.Join(t.TempDir(), "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close() // every write fails: os.ErrClosed
+	cfg, err := config.Load(strings.NewReader("allow_private: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := &countingBase{next: &http.Transport{}}
+	tr, err := enforce.New(enforce.Options{Config: cfg, Base: base, Audit: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	req := mustRequest(t, "GET", o.URL+"/1", nil)
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	if !errors.Is(err, enforce.ErrCutOff) {
+		t.Errorf("first request: %v, want ErrCutOff", err)
+	}
+	resp, _, err = get(t, tr, o.URL+"/2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reason, _ := enforce.Refusal(resp); resp.StatusCode != http.StatusServiceUnavailable || reason != "audit-unavailable" {
+		t.Errorf("second request: %d %q, want 503 audit-unavailable", resp.StatusCode, reason)
+	}
+	if n := base.n.Load(); n != 1 {
+		t.Errorf("the crawler's transport carried %d requests, want 1 (the first)", n)
+	}
+}
+
+// closeCounter is a request body that counts its Close calls.
+type closeCounter struct {
+	io.Reader
+	closed atomic.Int32
+}
+
+func (c *closeCounter) Close() error { c.closed.Add(1); return nil }
+
+// TestRefusedBodyClosed: RoundTrip closes the body of a request it
+// refuses, as http.RoundTripper requires.
+func TestRefusedBodyClosed(t *testing.T) {
+	o := newOrigin(t, robotsTxt(200, "User-agent: *\nDisallow: /\n"))
+	tr, _, _ := newTransport(t, "")
+	body := &closeCounter{Reader: strings.NewReader("data")}
+	resp, err := tr.RoundTrip(mustRequest(t, "POST", o.URL+"/form", body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 || body.closed.Load() == 0 {
+		t.Errorf("status %d, body closed %d times; want 403, closed", resp.StatusCode, body.closed.Load())
+	}
 }

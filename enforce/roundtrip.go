@@ -3,8 +3,10 @@ package enforce
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"sync"
 )
@@ -15,8 +17,9 @@ import (
 // streams from the origin; the request's audit line is written once the
 // body has been read to its end or closed, and Body.Close returns after it.
 // An error of the wrapped transport is returned as RoundTrip's error (the
-// audit line says upstream-error, as the proxy's); a request cut off
-// returns ErrCutOff. req is not modified.
+// audit line records status 502 and the error, as the proxy's); a request
+// cut off returns ErrCutOff. req is not modified; its body is closed, as
+// http.RoundTripper requires, also when the request is refused.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil || !req.URL.IsAbs() || req.URL.Host == "" {
 		closeBody(req)
@@ -31,7 +34,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if w.status == 0 { // the handler returned without an answer
 		<-w.done
 		if w.cut {
-			return nil, ErrCutOff
+			return nil, w.err
 		}
 		w.status = http.StatusOK // as net/http answers for a handler that writes nothing
 	}
@@ -44,16 +47,21 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // serve runs the proxy's handler for one request and closes the pipe after
-// it has returned, that is after the request's audit line.
+// it has returned, that is after the request's audit line. It closes the
+// request body, as net/http's server does after a handler.
 func (t *Transport) serve(w *pipeWriter, req *http.Request) {
 	defer close(w.done)
+	defer closeBody(req)
 	defer func() {
 		if v := recover(); v != nil {
+			err := ErrCutOff               // the proxy cut it off: no answer without its line
 			if v != http.ErrAbortHandler { //nolint:errorlint // the sentinel itself, as net/http compares it
-				panic(v)
+				// As net/http's server does: log, and end the request.
+				err = fmt.Errorf("enforce: the proxy's handler panicked: %v", v)
+				t.log.Error().Str("url", req.URL.String()).Str("stack", string(debug.Stack())).Err(err).Msg("request ended")
 			}
-			w.cut = true // the proxy cut it off: no answer without its line
-			w.pw.CloseWithError(ErrCutOff)
+			w.cut, w.err = true, err
+			w.pw.CloseWithError(err)
 		}
 		w.writeHeaderOnce()
 	}()
@@ -127,6 +135,7 @@ type pipeWriter struct {
 	ready    chan struct{} // closed when the status and header are known
 	done     chan struct{} // closed when the handler has returned
 	cut      bool          // set before ready or done closes
+	err      error         // why it was cut, with cut
 }
 
 func (w *pipeWriter) Header() http.Header { return w.header }
