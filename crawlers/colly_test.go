@@ -25,8 +25,16 @@ import (
 	"github.com/robotsproxy/robotsproxy/enforce"
 )
 
-// corpus is the project's robots.txt corpus: real sites' files.
-const corpus = "../testdata/robots/*.txt"
+// corpus returns the robots.txt files to crawl: real sites' files, those
+// of $ROBOTSPROXY_CORPUS/robots when it is set (a larger corpus of the
+// same layout, as the root module's corpus tests take), else the project's
+// testdata/robots.
+func corpus() string {
+	if dir := os.Getenv("ROBOTSPROXY_CORPUS"); dir != "" {
+		return filepath.Join(dir, "robots", "*.txt")
+	}
+	return "../testdata/robots/*.txt"
+}
 
 // genericAgent is a crawler no corpus file names: the * group decides.
 const genericAgent = "CorpusCrawler/1.0 (+https://example.test/crawler)"
@@ -40,9 +48,9 @@ const maxPaths = 40
 // the file names), and requires each request's outcome (fetched, or
 // refused by robotsproxy) to be check's verdict for that URL and crawler.
 func TestCollyAgreesWithCheck(t *testing.T) {
-	files, err := filepath.Glob(corpus)
+	files, err := filepath.Glob(corpus())
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpus files at %s (%v)", corpus, err)
+		t.Fatalf("no corpus files at %s (%v)", corpus(), err)
 	}
 	cfg, err := config.Load(strings.NewReader("allow_private: true\n")) // the origins are on 127.0.0.1
 	if err != nil {
