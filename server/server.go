@@ -146,9 +146,6 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 	if err != nil {
 		return nil, err
 	}
-	if egressSteps == nil && base != nil {
-		egressSteps = base // carries plain requests in place of transport
-	}
 	var published *signing.Published // the key directory, nil when signing is off
 	if signer != nil {
 		if published, err = publishDirectory(cfg, signer.Settings()); err != nil {
@@ -161,6 +158,7 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 		Policy:        pol,
 		Transport:     transport,
 		Egress:        egressSteps,
+		Outbound:      base, // nil but in process
 		Audit:         auditW,
 		AuditContinue: cfg.Audit.OnWriteError == "continue",
 		Metrics:       metrics,
