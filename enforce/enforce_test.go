@@ -47,6 +47,13 @@ func newOrigin(t testing.TB, robots http.HandlerFunc) *origin {
 		o.mu.Lock()
 		o.hits = append(o.hits, hit{r.URL.Path, time.Now()})
 		o.mu.Unlock()
+		if r.URL.Path == "/short" { // declares 100 octets, sends 5
+			w.Header().Set("Content-Length", "100")
+			io.WriteString(w, "short")
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+			return
+		}
 		if r.URL.Path == "/hangup" {
 			conn, _, _ := w.(http.Hijacker).Hijack()
 			conn.Close()
@@ -516,5 +523,21 @@ func TestRefusedBodyClosed(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 403 || body.closed.Load() == 0 {
 		t.Errorf("status %d, body closed %d times; want 403, closed", resp.StatusCode, body.closed.Load())
+	}
+}
+
+// TestShortBody: an answer that ends before its Content-Length reads as
+// io.ErrUnexpectedEOF, as from a server, not as a whole body.
+func TestShortBody(t *testing.T) {
+	o := newOrigin(t, robotsTxt(404, ""))
+	tr, _, _ := newTransport(t, "")
+	resp, err := tr.RoundTrip(mustRequest(t, "GET", o.URL+"/short", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("read %q, %v; want io.ErrUnexpectedEOF", b, err)
 	}
 }

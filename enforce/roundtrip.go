@@ -66,7 +66,7 @@ func (t *Transport) serve(w *pipeWriter, req *http.Request) {
 		w.writeHeaderOnce()
 	}()
 	t.h.ServeHTTP(w, req)
-	w.pw.Close()
+	w.pw.CloseWithError(w.short(req.Method))
 }
 
 // proxyRequest returns a copy of req as the proxy receives it from a
@@ -130,6 +130,7 @@ type pipeWriter struct {
 	header   http.Header
 	pw       *io.PipeWriter
 	status   int
+	written  int64 // body octets written
 	snapshot http.Header
 	once     sync.Once
 	ready    chan struct{} // closed when the status and header are known
@@ -152,7 +153,21 @@ func (w *pipeWriter) WriteHeader(status int) {
 
 func (w *pipeWriter) Write(b []byte) (int, error) {
 	w.WriteHeader(http.StatusOK)
-	return w.pw.Write(b)
+	n, err := w.pw.Write(b)
+	w.written += int64(n)
+	return n, err
+}
+
+// short returns io.ErrUnexpectedEOF when the body written is shorter than
+// its Content-Length (the origin's answer ended early), as a client of
+// net/http's server reads it; nil otherwise (an io.EOF for the reader).
+func (w *pipeWriter) short(method string) error {
+	n, err := strconv.ParseInt(w.header.Get("Content-Length"), 10, 64)
+	if err != nil || method == http.MethodHead || w.status == http.StatusNoContent || w.status == http.StatusNotModified ||
+		w.written >= n {
+		return nil
+	}
+	return io.ErrUnexpectedEOF
 }
 
 // Flush is a no-op: every Write reaches the reader.
