@@ -18,9 +18,8 @@
 // "deny" and whose X-Robotsproxy-Reason names the reason (see Refusal). A
 // crawler thus sees exactly what it would see behind the proxy, counts it
 // as a failed fetch, and moves on; a typed error would instead read as a
-// network failure, which crawlers (Colly's Async retries, scrapers'
-// backoff loops) retry, and would hide the reason headers a proxied
-// crawler gets. Refusal tells the proxy's refusals from an origin's own
+// network failure, which many crawlers retry, and would hide the reason
+// headers a proxied crawler gets. Refusal tells the proxy's refusals from an origin's own
 // 403. Errors are kept for what is one: the wrapped transport's own error
 // (the origin could not be reached; behind the proxy a 502), returned as
 // is, and ErrCutOff for a request cut off because its audit line could

@@ -18,8 +18,9 @@ import (
 type Options struct {
 	// Config is robotsproxy's configuration, validated (config.LoadFile,
 	// config.Load, or config.Default then Validate). A zero Config is
-	// replaced by config.Default(): enforce, crawl-delay honoured, audit
-	// lines to Audit.
+	// replaced by config.Default(), serve's defaults: mode enforce, no
+	// private destinations, crawl delays ignored unless
+	// politeness.crawl_delay is enforce.
 	Config config.Config
 	// Base carries allowed requests to their origins; default
 	// http.DefaultTransport.
