@@ -76,6 +76,13 @@ func New(cfg config.Config, stdout io.Writer, logger zerolog.Logger) (*Server, e
 
 // assemble is New with the metrics registry.
 func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg registry) (*Server, error) {
+	return assembleWith(cfg, stdout, logger, reg, nil)
+}
+
+// assembleWith is assemble with the transport that carries allowed
+// requests to their origins: the destination-guarded transport of
+// upstream.* when base is nil, base otherwise (see NewInProcess).
+func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg registry, base http.RoundTripper) (*Server, error) {
 	guard := &netguard.Guard{AllowPrivate: cfg.AllowPrivate, Allow: cfg.PrivateRanges()}
 	fetcher := access.NewFetcher(access.FetcherOptions{
 		Guard:                      guard,
@@ -131,7 +138,11 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		IdleTimeout:           cfg.Upstream.IdleTimeout,
 	})
 	keysRead := time.Now() // before egressChain reads the keys: the archive's seen_at
-	egressSteps, signer, err := egressChain(cfg, shared, transport, logger)
+	var outbound http.RoundTripper = transport
+	if base != nil {
+		outbound = base
+	}
+	egressSteps, signer, err := egressChain(cfg, shared, outbound, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +158,7 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 		Policy:        pol,
 		Transport:     transport,
 		Egress:        egressSteps,
+		Outbound:      base, // nil but in process
 		Audit:         auditW,
 		AuditContinue: cfg.Audit.OnWriteError == "continue",
 		Metrics:       metrics,
