@@ -22,7 +22,7 @@ var layers = map[string]int{
 	"internal/mitm":                    1, // caches certificates in internal/memo
 	"internal/politeness":              0,
 	"auditlog":                         0,
-	"internal/audit/report":            5, // reads lines through auditlog, checks the chain with audit, keys sites as policy does
+	"internal/audit/report":            5, // reads lines through auditlog, checks the chain with audit/verify, keys sites as policy does
 	"internal/redistest":               0,
 	"internal/keyfile":                 0,
 	"internal/memo":                    0,
@@ -37,7 +37,8 @@ var layers = map[string]int{
 	"internal/license":                 2, // RSL licenses: fetched by access, decided for usage's purposes
 	"policy":                           3,
 	"internal/check":                   4,
-	"internal/audit":                   4,
+	"internal/audit":                   2, // the runtime writer: file, chain, checkpoints, robots.txt archive
+	"internal/audit/verify":            4, // the offline verifier: re-decides lines through policy
 	"internal/config":                  4, // validation and defaults only
 	"internal/audit/report/loggen":     5,
 	"proxy":                            5,

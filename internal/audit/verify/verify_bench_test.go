@@ -1,4 +1,4 @@
-package audit_test
+package verify_test
 
 import (
 	"crypto/sha256"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -89,7 +90,7 @@ func BenchmarkVerify(b *testing.B) {
 	b.SetBytes(octets)
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := audit.Verify([]string{log}, audit.VerifyOptions{Archive: archive})
+		res, err := verify.Verify([]string{log}, verify.VerifyOptions{Archive: archive})
 		if err != nil || !res.OK(false) || res.Verified != lines {
 			b.Fatalf("Verify: got %+v, %v, want %d lines verified", res, err, lines)
 		}
@@ -106,7 +107,7 @@ func BenchmarkVerifyManyHosts(b *testing.B) {
 	b.SetBytes(octets)
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := audit.Verify([]string{log}, audit.VerifyOptions{Archive: archive})
+		res, err := verify.Verify([]string{log}, verify.VerifyOptions{Archive: archive})
 		if err != nil || !res.OK(false) || res.Verified != lines {
 			b.Fatalf("Verify: got %+v, %v, want %d lines verified", res, err, lines)
 		}
