@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 )
@@ -69,7 +70,7 @@ type ChainCheck struct {
 }
 
 // notJSON are the skip reasons of a line that is not JSON.
-var notJSON = []string{errNotJSON.Error(), errTruncated.Error(), errTooLong.Error()}
+var notJSON = []string{auditlog.ErrSyntax.Error(), auditlog.ErrTruncated.Error(), auditlog.ErrTooLong.Error()}
 
 // verifyChain checks the chain of the logs, named in the order the report
 // reads them. It runs alongside the report's own reading.

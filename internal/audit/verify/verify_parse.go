@@ -5,14 +5,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 )
 
-// Why a line is a bad line: auditlog.Scanner's errors.
-var (
-	errNotObject = auditlog.ErrSyntax
-	errTruncated = auditlog.ErrTruncated
-	errBadType   = auditlog.ErrType
-	errTooDeep   = auditlog.ErrTooDeep
-)
-
 // interner returns one string for each distinct value: most fields of a
 // log repeat (decision, reason, robots_url, robots_sha256, ...), so
 // reading them allocates only the first time. Bounded by maxInterned
@@ -29,166 +21,65 @@ const (
 // newInterner returns an empty interner.
 func newInterner() interner { return memo.NewInterner(maxInterned, maxInternedLen) }
 
+// lineFields are the fields of an audit line that re-deciding it needs
+// (see auditLine); the others are skipped unread.
+var lineFields = auditlog.Want(0).Of(auditlog.FieldMethod, auditlog.FieldURL, auditlog.FieldDecision,
+	auditlog.FieldReason, auditlog.FieldRobotsURL, auditlog.FieldGroup, auditlog.FieldRule, auditlog.FieldAccess,
+	auditlog.FieldRobotsSHA256, auditlog.FieldRobotsFetchedAt, auditlog.FieldRobotsReason, auditlog.FieldUsageRefused,
+	auditlog.FieldLicenseURL, auditlog.FieldLicenseSHA256, auditlog.FieldLicenseDecision, auditlog.FieldLicenseRefused,
+	auditlog.FieldLicenseSource, auditlog.FieldURL+auditlog.TruncatedSuffix,
+	auditlog.FieldCandidates+auditlog.TruncatedSuffix, auditlog.FieldRobotsURL+auditlog.TruncatedSuffix,
+	auditlog.FieldGroup+auditlog.TruncatedSuffix, auditlog.FieldRule+auditlog.TruncatedSuffix, auditlog.FieldFallback,
+	auditlog.FieldCandidates, auditlog.FieldPurposes, auditlog.FieldSignatureKeyID, auditlog.FieldSignatureCreated,
+	auditlog.FieldRuleLine, auditlog.FieldRobotsStatus)
+
 // parseLine decodes one line (without its newline) into l, keeping the
-// backing array of l.Candidates, through auditlog.Scanner: a line is
+// backing array of l.Candidates, through auditlog.Project: a line is
 // accepted exactly when encoding/json accepts it, and a key that repeats
-// counts with its last value (null: the zero value). in interns repeated
-// values; nil interns nothing.
+// counts with its last value (null: the zero value). The error is
+// auditlog's (ErrSyntax, ErrTruncated, ErrType, ErrTooDeep). in interns
+// repeated values; nil interns nothing.
 func parseLine(b []byte, l *auditLine, in interner) error {
-	*l = auditLine{Candidates: l.Candidates[:0], in: in}
-	var sc auditlog.Scanner
-	sc.Reset(b)
-	for sc.Next() {
-		if err := l.value(&sc); err != nil {
-			return err
-		}
+	src := l.src
+	if src == nil {
+		src = new(auditlog.Line)
 	}
-	if err := sc.Err(); err != nil {
+	*l = auditLine{Candidates: l.Candidates[:0], in: in, src: src}
+	if err := auditlog.Project(b, src, lineFields); err != nil {
 		return err
 	}
+	l.from(src)
 	return nil
 }
 
-// value reads the current member of sc into l, or leaves it to be
-// skipped.
-func (l *auditLine) value(sc *auditlog.Scanner) error {
-	var s *string
-	var flag *bool
-	switch string(sc.Key()) {
-	case auditlog.FieldMethod:
-		s = &l.Method
-	case auditlog.FieldURL:
-		s = &l.URL
-	case auditlog.FieldDecision:
-		s = &l.Decision
-	case auditlog.FieldReason:
-		s = &l.Reason
-	case auditlog.FieldRobotsURL:
-		s = &l.RobotsURL
-	case auditlog.FieldGroup:
-		s = &l.Group
-	case auditlog.FieldRule:
-		s = &l.Rule
-	case auditlog.FieldAccess:
-		s = &l.Access
-	case auditlog.FieldRobotsSHA256:
-		s = &l.RobotsSHA256
-	case auditlog.FieldRobotsFetchedAt:
-		s = &l.RobotsFetchedAt
-	case auditlog.FieldRobotsReason:
-		s = &l.RobotsReason
-	case auditlog.FieldUsageRefused:
-		s = &l.UsageRefused
-	case auditlog.FieldLicenseURL:
-		s = &l.LicenseURL
-	case auditlog.FieldLicenseSHA256:
-		s = &l.LicenseSHA256
-	case auditlog.FieldLicenseDecision:
-		s = &l.LicenseDecision
-	case auditlog.FieldLicenseRefused:
-		s = &l.LicenseRefused
-	case auditlog.FieldLicenseSource:
-		s = &l.LicenseSource
-	case auditlog.FieldURL + auditlog.TruncatedSuffix:
-		flag = &l.URLTruncated
-	case auditlog.FieldCandidates + auditlog.TruncatedSuffix:
-		flag = &l.CandidatesTruncated
-	case auditlog.FieldRobotsURL + auditlog.TruncatedSuffix:
-		flag = &l.RobotsURLTruncated
-	case auditlog.FieldGroup + auditlog.TruncatedSuffix:
-		flag = &l.GroupTruncated
-	case auditlog.FieldRule + auditlog.TruncatedSuffix:
-		flag = &l.RuleTruncated
-	case auditlog.FieldFallback:
-		flag = &l.StarFallback
-	case auditlog.FieldCandidates:
-		return l.strings(&l.Candidates, sc)
-	case auditlog.FieldPurposes:
-		return l.strings(&l.Purposes, sc)
-	case auditlog.FieldSignatureKeyID:
-		s = &l.SignatureKeyID
-	case auditlog.FieldSignatureCreated:
-		if sc.Null() {
-			l.SignatureCreated, l.HasCreated = 0, false
-			return nil
-		}
-		v, err := sc.Int()
-		l.SignatureCreated, l.HasCreated = v, err == nil
-		return err
-	case auditlog.FieldRuleLine:
-		n, null, err := intValue(sc)
-		if null || err != nil {
-			l.RuleLine = 0
-			return err
-		}
-		l.RuleLine = n
-		return nil
-	case auditlog.FieldRobotsStatus:
-		n, null, err := intValue(sc)
-		if null || err != nil {
-			l.RobotsStatus = nil
-			return err
-		}
+// from copies the projection p into l, interning its strings but the url
+// (a different one on most lines).
+func (l *auditLine) from(p *auditlog.Line) {
+	l.Method, l.URL, l.Decision, l.Reason = l.str(p.Method), string(p.URL), l.str(p.Decision), l.str(p.Reason)
+	l.RobotsURL, l.Group, l.Rule, l.Access = l.str(p.RobotsURL), l.str(p.Group), l.str(p.Rule), l.str(p.Access)
+	l.RobotsSHA256, l.RobotsFetchedAt, l.RobotsReason = l.str(p.RobotsSHA256), l.str(p.RobotsFetchedAt), l.str(p.RobotsReason)
+	l.UsageRefused, l.LicenseURL, l.LicenseSHA256 = l.str(p.UsageRefused), l.str(p.LicenseURL), l.str(p.LicenseSHA256)
+	l.LicenseDecision, l.LicenseRefused, l.LicenseSource = l.str(p.LicenseDecision), l.str(p.LicenseRefused), l.str(p.LicenseSource)
+	l.SignatureKeyID, l.SignatureCreated, l.HasCreated = l.str(p.SignatureKeyID), p.SignatureCreated, p.HasCreated
+	l.URLTruncated, l.CandidatesTruncated, l.RobotsURLTruncated = p.URLTruncated, p.CandidatesTruncated, p.RobotsURLTruncated
+	l.GroupTruncated, l.RuleTruncated, l.StarFallback = p.GroupTruncated, p.RuleTruncated, p.StarFallback
+	l.RuleLine = int(p.RuleLine)
+	if p.HasRobotsStatus {
+		n := int(p.RobotsStatus)
 		l.RobotsStatus = &n
-		return nil
-	default:
-		return nil // skipped by sc.Next
 	}
-	if sc.Null() {
-		if s != nil {
-			*s = ""
-		} else {
-			*flag = false
-		}
-		return nil
+	for _, c := range p.Candidates {
+		l.Candidates = append(l.Candidates, l.str(c))
 	}
-	if s != nil {
-		v, err := sc.Str()
-		if err != nil {
-			return err
-		}
-		if s == &l.URL {
-			*s = string(v) // a different URL on most lines
-		} else {
-			*s = l.in.String(v)
-		}
-		return nil
+	for _, c := range p.Purposes {
+		l.Purposes = append(l.Purposes, l.str(c))
 	}
-	v, err := sc.Bool()
-	*flag = v
-	return err
 }
 
-// strings reads the current member of sc, an array of strings or null,
-// onto (*dst)[:0].
-func (l *auditLine) strings(dst *[]string, sc *auditlog.Scanner) error {
-	*dst = (*dst)[:0]
-	if sc.Null() {
-		return nil
+// str returns b as a string, interned.
+func (l *auditLine) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
 	}
-	var scratch [auditlog.MaxListEntries][]byte
-	list, err := sc.Strs(scratch[:0])
-	if err != nil {
-		return err
-	}
-	for _, c := range list {
-		*dst = append(*dst, l.in.String(c))
-	}
-	return nil
-}
-
-// intValue reads the current member of sc, an integer that fits an int,
-// or null.
-func intValue(sc *auditlog.Scanner) (n int, null bool, err error) {
-	if sc.Null() {
-		return 0, true, nil
-	}
-	v, err := sc.Int()
-	if err != nil {
-		return 0, false, err
-	}
-	if int64(int(v)) != v {
-		return 0, false, auditlog.ErrType
-	}
-	return int(v), false, nil
+	return l.in.String(b)
 }
