@@ -17,6 +17,7 @@ import (
 // here.
 var layers = map[string]int{
 	"internal/heapsize":                -1, // the allocator's sizes, for robots' and the caches' accounting
+	"internal/testkit":                 -1, // helpers for tests only: clock, origins, echo server, audit lines
 	"robots":                           0,
 	"internal/netguard":                0,
 	"internal/mitm":                    1, // caches certificates in internal/memo
@@ -39,6 +40,7 @@ var layers = map[string]int{
 	"internal/check":                   4,
 	"internal/audit":                   2, // the runtime writer: file, chain, checkpoints, robots.txt archive
 	"internal/audit/verify":            4, // the offline verifier: re-decides lines through policy
+	"internal/audit/audittest":         2, // fixtures the archive's and the verifier's tests share
 	"internal/config":                  4, // validation and defaults only
 	"internal/audit/report/loggen":     5,
 	"proxy":                            5,

@@ -129,7 +129,7 @@ func TestProxyAuthThrottled(t *testing.T) {
 	if resp := connectStatus(t, h, authority, "bob", "wrong"); resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "10" {
 		t.Errorf("throttled CONNECT: got %d Retry-After %q, want 429 10", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	lines := h.audit.waitLines(t, 8)
+	lines := h.audit.WaitLines(t, 8)
 	throttled := 0
 	for _, l := range lines {
 		if l["reason"] == "proxy-auth-throttled" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/audittest"
 	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -41,7 +42,7 @@ func benchLog(b *testing.B, hosts, n int) (archive, log string, octets int64) {
 			body.WriteString("\n")
 		}
 		url := fmt.Sprintf("http://host%d.example/robots.txt", h)
-		accesses[h] = fetched(url, body.String(), t0)
+		accesses[h] = audittest.Fetched(url, body.String(), t0)
 		accesses[h].SHA256 = sha256.Sum256([]byte(body.String()))
 		if err := ar.Record(accesses[h]); err != nil {
 			b.Fatal(err)

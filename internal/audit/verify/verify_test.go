@@ -19,6 +19,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/audittest"
 	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
@@ -126,7 +127,7 @@ func newFixture(t *testing.T) fixture {
 	}
 	gzipFile(t, f.backup)
 	f.backup += ".gz"
-	f.shaA, f.shaD = shaHex(robotsA), shaHex(robotsD)
+	f.shaA, f.shaD = audittest.SHAHex(robotsA), audittest.SHAHex(robotsD)
 	return f
 }
 
@@ -270,7 +271,7 @@ func TestVerify(t *testing.T) {
 			editLines(t, f.current, func(l []string) []string { l[3], l[4] = l[4], l[3]; return l })
 		}, want: []spot{{"current", 4, verify.KindChain}, {"current", 5, verify.KindChain}, {"current", 6, verify.KindChain}}},
 		{name: "archived body swapped", verified: 8, mutate: func(t *testing.T, f fixture) {
-			swapBody(t, f.archive, f.shaA, "User-agent: *\nAllow: /\n")
+			audittest.SwapBody(t, f.archive, f.shaA, "User-agent: *\nAllow: /\n")
 		}, want: []spot{
 			{"backup", 1, verify.KindAltered}, {"backup", 2, verify.KindAltered}, {"backup", 3, verify.KindAltered}, {"backup", 4, verify.KindAltered}, {"backup", 5, verify.KindAltered},
 			{"current", 1, verify.KindAltered}, {"current", 2, verify.KindAltered}, {"current", 3, verify.KindAltered}, {"current", 4, verify.KindAltered}, {"current", 5, verify.KindAltered}}},
