@@ -26,6 +26,7 @@ var layers = map[string]int{
 	"internal/audit/report":            5, // reads lines through auditlog, checks the chain with audit/verify, keys sites as policy does
 	"internal/redistest":               0,
 	"internal/keyfile":                 0,
+	"internal/dnstest":                 0, // a local DNS server for tests
 	"internal/memo":                    0,
 	"internal/egress":                  0, // the forwarded request's identity and record
 	"internal/egress/payments":         1, // pay per crawl: the paying egress step and its ledger
@@ -41,6 +42,7 @@ var layers = map[string]int{
 	"internal/audit":                   2, // the runtime writer: file, chain, checkpoints, robots.txt archive
 	"internal/audit/verify":            4, // the offline verifier: re-decides lines through policy
 	"internal/audit/audittest":         2, // fixtures the archive's and the verifier's tests share
+	"internal/accesslog":               5, // judges web server access logs through policy; reads the audit archive
 	"internal/config":                  4, // validation and defaults only
 	"internal/audit/report/loggen":     5,
 	"proxy":                            5,
