@@ -150,6 +150,16 @@ func dependsOn(imports map[string]map[string]bool, a, b string) bool {
 	return false
 }
 
+// diagramPages gives the pages that draw the product, and how many Mermaid
+// diagrams each has at least: the packages and a request's path, the
+// decision steps, the CONNECT with and without interception, the fleet.
+var diagramPages = map[string]int{
+	"docs/development.md": 2,
+	"docs/decisions.md":   1,
+	"docs/https.md":       1,
+	"docs/fleet.md":       1,
+}
+
 // checkDiagrams checks the Mermaid diagrams of the Markdown pages: every
 // package a diagram names (a path ending in a slash, "internal/access/")
 // is a directory of the module with Go files; every arrow of a flowchart
@@ -172,6 +182,9 @@ func checkDiagrams(t *testing.T, pages []string) {
 		blocks, err := mermaidBlocks(string(raw))
 		if err != nil {
 			t.Errorf("%s: %v", page, err)
+		}
+		if want := diagramPages[filepath.ToSlash(page)]; len(blocks) < want {
+			t.Errorf("%s has %d Mermaid diagrams, want %d", page, len(blocks), want)
 		}
 		named := map[string]bool{}
 		for i, block := range blocks {
