@@ -206,6 +206,7 @@ func checkDiagrams(t *testing.T, pages []string) {
 		if filepath.ToSlash(page) != "docs/development.md" {
 			continue
 		}
+		checkPackageDiagram(t, page, string(raw), blocks, imports)
 		var undrawn, untabled []string
 		for pkg := range layers {
 			if pkg == "." {
@@ -227,4 +228,100 @@ func checkDiagrams(t *testing.T, pages []string) {
 			t.Errorf("%s: the layout table has no row for %s", page, strings.Join(untabled, ", "))
 		}
 	}
+}
+
+// packageDiagram draws the module's packages as a Mermaid flowchart: one
+// subgraph per layer of layout_test.go, highest first, and an arrow for
+// each import that no other arrow's path already implies (the transitive
+// reduction of the non-test imports), so that the picture is complete and
+// stays readable.
+func packageDiagram(imports map[string]map[string]bool) string {
+	id := func(p string) string {
+		if p == "." {
+			return "main"
+		}
+		return strings.ReplaceAll(p, "/", "_")
+	}
+	label := func(p string) string {
+		if p == "." {
+			return "robotsproxy (main)"
+		}
+		return p + "/"
+	}
+	byLayer := map[int][]string{}
+	var ranks []int
+	for p, r := range layers {
+		if len(byLayer[r]) == 0 {
+			ranks = append(ranks, r)
+		}
+		byLayer[r] = append(byLayer[r], p)
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(ranks)))
+	var b strings.Builder
+	b.WriteString("flowchart TB\n")
+	for _, r := range ranks {
+		name := strconv.Itoa(r)
+		if r < 0 {
+			name = "m" + strconv.Itoa(-r)
+		}
+		fmt.Fprintf(&b, "  subgraph L%s[\"layer %d\"]\n", name, r)
+		ps := byLayer[r]
+		sort.Strings(ps)
+		for _, p := range ps {
+			fmt.Fprintf(&b, "    %s[\"%s\"]\n", id(p), label(p))
+		}
+		b.WriteString("  end\n")
+	}
+	type arrow struct{ from, to string }
+	var arrows []arrow
+	for from, deps := range imports {
+		for to := range deps {
+			implied := false
+			for via := range deps {
+				if via != to && dependsOn(imports, via, to) {
+					implied = true
+					break
+				}
+			}
+			if !implied {
+				arrows = append(arrows, arrow{from, to})
+			}
+		}
+	}
+	sort.Slice(arrows, func(i, j int) bool {
+		a, c := arrows[i], arrows[j]
+		if layers[a.from] != layers[c.from] {
+			return layers[a.from] > layers[c.from]
+		}
+		if a.from != c.from {
+			return a.from < c.from
+		}
+		return a.to < c.to
+	})
+	for _, a := range arrows {
+		fmt.Fprintf(&b, "  %s --> %s\n", id(a.from), id(a.to))
+	}
+	return b.String()
+}
+
+// checkPackageDiagram checks that the first diagram of page (text, its
+// Mermaid blocks) is packageDiagram: the packages and their imports as
+// they are. With ROBOTSPROXY_UPDATE_DOCS=1 it writes the diagram into the
+// page instead.
+func checkPackageDiagram(t *testing.T, page, text string, blocks []string, imports map[string]map[string]bool) {
+	t.Helper()
+	want := strings.TrimSuffix(packageDiagram(imports), "\n")
+	if len(blocks) > 0 && blocks[0] == want {
+		return
+	}
+	if os.Getenv("ROBOTSPROXY_UPDATE_DOCS") != "1" || len(blocks) == 0 {
+		t.Errorf("%s: the package diagram (its first Mermaid block) is not the packages and imports as they are: "+
+			"ROBOTSPROXY_UPDATE_DOCS=1 go test -run TestDocs . redraws it", page)
+		return
+	}
+	text = strings.Replace(text, "\n```mermaid\n"+blocks[0]+"\n```", "\n```mermaid\n"+want+"\n```", 1)
+	if err := os.WriteFile(page, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: redrew the package diagram", page)
 }
