@@ -51,10 +51,10 @@ func TestSchedulerSharedSpacing(t *testing.T) {
 	}
 	// Start: the first start is recorded; a second one from the other
 	// replica must wait the delay.
-	if w, err := a.Start(ctx, key, time.Second); err != nil || w != 0 {
+	if w, err := a.Start(ctx, key, time.Second, 0); err != nil || w.Wait != 0 {
 		t.Errorf("Start on a: got %v %v, want 0", w, err)
 	}
-	if w, err := b.Start(ctx, key, time.Second); err != nil || !near(w, time.Second) {
+	if w, err := b.Start(ctx, key, time.Second, 0); err != nil || !near(w.Wait, time.Second) {
 		t.Errorf("Start on b right after: got %v %v, want about 1s", w, err)
 	}
 }
