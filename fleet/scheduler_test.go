@@ -210,3 +210,63 @@ func TestGateSharedLeases(t *testing.T) {
 		t.Errorf("waiting past the context: got %v, want the context's error", err)
 	}
 }
+
+// TestSchedulerSharedClaims: a claim held on one replica holds the turn
+// for the fleet until its Sent reaches the store; the next turn counts
+// from the send, is free at once after a request never sent, and a Sent
+// that comes after another claim is left alone. A claim of the local
+// fallback goes back to it.
+func TestSchedulerSharedClaims(t *testing.T) {
+	rs := startRedis(t)
+	ra, rb := newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil)
+	fallback := politeness.NewLocalScheduler(politeness.LocalOptions{})
+	a := ra.Scheduler(fallback, SchedulerOptions{})
+	b := rb.Scheduler(politeness.NewLocalScheduler(politeness.LocalOptions{}), SchedulerOptions{})
+	key := politeness.Key{Token: "Bot", Authority: "http://claims.example:80"}
+	ctx := context.Background()
+	const delay, lease = time.Second, 10 * time.Second
+	start := func(s politeness.Scheduler, wantWait time.Duration, wantHeld, wantClaim bool) uint64 {
+		t.Helper()
+		c, err := s.Start(ctx, key, delay, lease)
+		if err != nil || !near(c.Wait, wantWait) || c.Held != wantHeld || (c.ID != 0) != wantClaim {
+			t.Fatalf("Start: got %+v, %v; want wait %v, held %v, claimed %v", c, err, wantWait, wantHeld, wantClaim)
+		}
+		return c.ID
+	}
+	id := start(a, 0, false, true)
+	if id&fleetClaim == 0 {
+		t.Errorf("claim id %x: want the store's mark", id)
+	}
+	start(b, delay, true, false) // held by a's claim
+	if err := a.Sent(ctx, key, id, delay, 300*time.Millisecond, true); err != nil {
+		t.Fatal(err)
+	}
+	waitFlushed(t, ra)
+	start(b, delay-300*time.Millisecond, false, false) // the send was 300ms ago
+	time.Sleep(delay - 300*time.Millisecond)
+	idB := start(b, 0, false, true)
+	if err := b.Sent(ctx, key, idB, delay, 0, false); err != nil { // never sent
+		t.Fatal(err)
+	}
+	waitFlushed(t, rb)
+	idA := start(a, 0, false, true)
+	if err := b.Sent(ctx, key, idB, delay, 0, true); err != nil { // an old claim: left alone
+		t.Fatal(err)
+	}
+	waitFlushed(t, rb)
+	start(b, delay, true, false)
+	_ = a.Sent(ctx, key, idA, delay, 0, false)
+	waitFlushed(t, ra)
+
+	// A claim of the fallback is ended there.
+	fid, err := fallback.Start(ctx, key, delay, lease)
+	if err != nil || fid.ID == 0 {
+		t.Fatalf("fallback Start: %+v, %v", fid, err)
+	}
+	if err := a.Sent(ctx, key, fid.ID, delay, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := fallback.Start(ctx, key, delay, lease); err != nil || c.Wait != 0 {
+		t.Errorf("fallback after its claim's Sent: got %+v, %v; want claimed", c, err)
+	}
+}
