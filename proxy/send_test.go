@@ -96,7 +96,7 @@ func TestCrawlDelayCountsFromTheSend(t *testing.T) {
 				t.Fatalf("status %d, want 200", resp.StatusCode)
 			}
 		}
-		h.audit.waitLines(t, 4) // and the CONNECT's
+		h.audit.waitLines(t, 4)                // and the CONNECT's
 		check(t, r, 3, time.Since(start), nil) // the spacing: the plain case
 	})
 	t.Run("origin unreachable: the turn is given back unsent", func(t *testing.T) {
