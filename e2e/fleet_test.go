@@ -248,11 +248,14 @@ func fleetCrawlDelay(t *testing.T, f *fleet) {
 	if len(seen) != n {
 		t.Fatalf("origin saw %d requests, want %d", len(seen), n)
 	}
+	least := time.Hour
 	for i := 1; i < n; i++ {
-		if gap := seen[i].Sub(seen[i-1]); gap < time.Second-sendSlack {
+		gap := seen[i].Sub(seen[i-1])
+		if least = min(least, gap); gap < time.Second-sendSlack {
 			t.Errorf("requests %d and %d reached the origin %v apart, want at least 1s - %v (Crawl-delay: 1 for the fleet)", i-1, i, gap, sendSlack)
 		}
 	}
+	t.Logf("Crawl-delay: 1 over 3 replicas: smallest gap at the origin %v", least.Round(time.Microsecond))
 }
 
 // fleetPoliteConfig turns on every politeness rule the shared store

@@ -16,13 +16,13 @@ var ErrTurnLost = errors.New("politeness: the request's turn ended before it was
 // sendState is what a Paced Ticket knows of its request's sends.
 type sendState struct {
 	ctx     context.Context // the request's, for a second claim
-	bg      context.Context // ctx without its cancellation, for Sent
 	mu      sync.Mutex
 	claim   uint64    // the claim held, 0 when none
 	by      time.Time // the claim's lease ends (on the Limiter's clock)
 	writing bool      // Sending returned, Wrote not yet called
 	sent    bool      // a send of the request was reported
 	lost    bool      // a claim ended unsent: no more sends
+	atEnd   bool      // the write is not reported: Release counts it
 	done    bool      // Release was called
 }
 
@@ -41,7 +41,7 @@ func (l *Limiter) claimed(ctx context.Context, t *Ticket, id uint64, before time
 	if id == 0 || !l.o.CountFromSend {
 		return
 	}
-	t.send = &sendState{ctx: ctx, bg: context.WithoutCancel(ctx), claim: id, by: before.Add(l.o.SendWithin)}
+	t.send = &sendState{ctx: ctx, claim: id, by: before.Add(l.o.SendWithin)}
 	t.l = l
 }
 
@@ -99,6 +99,20 @@ func (t *Ticket) Sending() error {
 	return nil
 }
 
+// SendingUnreported is Sending for a write that will not be reported
+// (the connection cannot tell when it writes): the request counts as sent
+// at Wrote, to be called once the write is known to be done (the origin's
+// first response octet), or at Release.
+func (t *Ticket) SendingUnreported() error {
+	err := t.Sending()
+	if err == nil && t.Paced() {
+		t.send.mu.Lock()
+		t.send.atEnd = t.send.writing
+		t.send.mu.Unlock()
+	}
+	return err
+}
+
 // Wrote is called right after the write Sending allowed returns, whether
 // it failed or not: the request counts as sent now, and the key's next
 // turn is its crawl delay later.
@@ -121,33 +135,38 @@ func (t *Ticket) Wrote() {
 
 // release ends the request's turn when it holds one that is not being
 // written: nothing was sent under it. A write under way keeps the turn
-// until Wrote.
+// until Wrote, unless it is not reported (SendingUnreported): then it
+// counts as sent now.
 func (s *sendState) release(t *Ticket) {
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	s.done = true
-	id := s.claim
-	if s.writing {
+	id, sent := s.claim, s.writing && s.atEnd
+	switch {
+	case sent:
+		s.claim, s.writing = 0, false
+	case s.writing:
 		id = 0
-	} else {
+	default:
 		s.claim = 0
 	}
 	s.mu.Unlock()
 	if id != 0 {
-		t.l.sent(t, id, time.Time{}, false)
+		t.l.sent(t, id, t.l.o.Now(), sent)
 	}
 }
 
-// sent ends claim id of t's key: sent at at, or never sent. A Scheduler's
-// error leaves the claim to end with its lease.
+// sent ends claim id of t's key: sent at at, or never sent. It is not
+// cut short when the request's context ends (the request may be over). A
+// Scheduler's error leaves the claim to end with its lease.
 func (l *Limiter) sent(t *Ticket, id uint64, at time.Time, sent bool) {
 	ago := time.Duration(0)
 	if sent {
 		ago = max(0, l.o.Now().Sub(at))
 	}
-	_ = l.o.Scheduler.Sent(t.send.bg, t.key, id, t.Delay, ago, sent)
+	_ = l.o.Scheduler.Sent(context.Background(), t.key, id, t.Delay, ago, sent)
 }
 
 // claimAgain claims a new turn for a second send of t's request, waiting

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
-	"sync/atomic"
 	"time"
 
 	"github.com/elazarl/goproxy"
@@ -188,9 +187,6 @@ type state struct {
 	// ticket is politeness's answer for a request to be forwarded
 	// (released with the audit line), nil when none was asked.
 	ticket *politeness.Ticket
-	// sendAtEnd is set when the ticket's request went out on a
-	// connection that cannot report its write (see traceSend).
-	sendAtEnd atomic.Bool
 	// robotsReason is robots.txt's reason when politeness held the
 	// request and its reason became the wait's cause.
 	robotsReason policy.Reason
@@ -350,7 +346,7 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	// of robotsproxy, so a watched crawler cannot tell.
 	prepareOutbound(req) // RFC 9110 7.6.1: hop-by-hop fields stay here
 	req = p.toEgress(req, ctx, st)
-	req = traceSend(req, st) // a crawl-delay turn counts from the send
+	req = traceSend(req, st.ticket) // a crawl-delay turn counts from the send
 	if st.parent != nil && st.parent.conn != nil && hasBody(req) {
 		// The body limits, on the client's connection under the TLS layer
 		// (there is no ResponseController inside a tunnel).
@@ -438,9 +434,6 @@ func (p *Proxy) rejectConnect(ctx *goproxy.ProxyCtx, st *state, d *policy.Decisi
 func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
 	p.observeOrigin(resp, ctx) // back-off, Content-Usage
 	st, _ := ctx.UserData.(*state)
-	if st != nil && st.sendAtEnd.Load() {
-		st.ticket.Wrote() // the round trip is over: sent, if ever
-	}
 	if resp != nil && forwarded(st) && st.parent == nil {
 		// The origin's response (inside a tunnel roundTripInner cleaned
 		// it): RFC 9110 7.6.1, towards the client too. Our own answers

@@ -58,18 +58,18 @@ func sendDialer(dial func(ctx context.Context, network, addr string) (net.Conn, 
 	}
 }
 
-// traceSend returns req with a trace that arms the request's ticket on
-// the connection the transport gives it; req unchanged when the request
-// is not Paced.
+// traceSend returns req with a trace that arms t on the connection the
+// transport gives the request; req unchanged when t is not Paced.
 //
 // A connection that is no sendConn (a transport not made by NewTransport)
-// cannot report its write: the request asks Sending when it has the
+// cannot report its write: the request asks the ticket when it has the
 // connection (a refusal closes it, so that nothing is written) and counts
 // as sent when the origin's first response octet arrives, or when the
-// round trip ends (st.sendAtEnd, see onResponse): later than the write,
-// so the spacing still holds, with room to spare.
-func traceSend(req *http.Request, st *state) *http.Request {
-	t := st.ticket
+// ticket is released: later than the write, so the spacing still holds,
+// with room to spare. The first response octet also ends the turn of a
+// sendConn's request whose writer has not yet reported it: the request
+// was written by then.
+func traceSend(req *http.Request, t *politeness.Ticket) *http.Request {
 	if !t.Paced() {
 		return req
 	}
@@ -83,16 +83,11 @@ func traceSend(req *http.Request, st *state) *http.Request {
 				sc.armed.Store(t)
 				return
 			}
-			st.sendAtEnd.Store(true)
-			if t.Sending() != nil {
+			if t.SendingUnreported() != nil {
 				_ = info.Conn.Close()
 			}
 		},
-		GotFirstResponseByte: func() {
-			if st.sendAtEnd.Load() {
-				t.Wrote()
-			}
-		},
+		GotFirstResponseByte: t.Wrote,
 	}
 	return req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
 }

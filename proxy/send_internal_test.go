@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -60,4 +62,29 @@ func TestSendConnReportsTheFirstWrite(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTraceSendOnOtherConnections: on a transport whose connections
+// cannot report their writes, a Paced request counts as sent once the
+// origin's first response octet arrives: the key's next turn is the
+// delay after that, not held to the claim's lease.
+func TestTraceSendOnOtherConnections(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	defer origin.Close()
+	key := politeness.Key{Token: "Bot", Authority: "http://a.example:80"}
+	sch := politeness.NewLocalScheduler(politeness.LocalOptions{})
+	l := politeness.New(politeness.Options{CrawlDelay: true, CountFromSend: true, SendWithin: time.Hour, Scheduler: sch})
+	tk := l.Admit(context.Background(), politeness.Request{Key: key, Delay: time.Minute, HasDelay: true})
+	req, _ := http.NewRequest(http.MethodGet, origin.URL, nil)
+	client := &http.Client{Transport: &http.Transport{}}
+	resp, err := client.Do(traceSend(req, tk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cl, err := sch.Start(context.Background(), key, time.Minute, time.Hour)
+	if err != nil || cl.Held || cl.Wait <= 0 || cl.Wait > time.Minute {
+		t.Errorf("next turn after the response: got %+v, %v; want a wait of at most 1m, not held", cl, err)
+	}
+	tk.Release()
 }
