@@ -181,9 +181,10 @@ func (t *Ticket) releaseGate() {
 // returns nil.
 //
 // A request reserves a slot (first come, first served) and sleeps until
-// it; takes an in-flight slot when there is a cap; then starts, when its
-// key is not paused and the start recorded before it is the delay ago (a
-// request that woke up late for its slot is not followed closely). A
+// it; takes an in-flight slot when there is a cap; then claims its turn,
+// when its key is not paused, no other claim is held and the send
+// recorded before it is the delay ago (a request that woke up late for
+// its slot is not followed closely). A
 // back-off that began while it waited sends it round again: requests wake
 // in the order of their slots, so they queue again in that order.
 func (l *Limiter) Admit(ctx context.Context, r Request) *Ticket {
