@@ -25,6 +25,14 @@ import (
 // their request arrived (arrivedAt).
 func newStampedServer(h http.Handler) *httptest.Server {
 	srv := httptest.NewUnstartedServer(h)
+	// On the listening socket first: the kernel stamps packets only once
+	// some socket asks for it, and accepted sockets inherit the option,
+	// so a request that comes before Accept returns is stamped too.
+	if tl, ok := srv.Listener.(*net.TCPListener); ok {
+		if raw, err := tl.SyscallConn(); err == nil {
+			_ = raw.Control(func(fd uintptr) { _ = setStamping(fd) })
+		}
+	}
 	srv.Listener = stampListener{srv.Listener}
 	srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
 		if sc, ok := c.(*stampConn); ok {
@@ -37,14 +45,14 @@ func newStampedServer(h http.Handler) *httptest.Server {
 }
 
 // arrivedAt returns when r's first octets reached the origin's socket,
-// or, when the kernel gave no timestamp, now.
-func arrivedAt(r *http.Request) time.Time {
+// or, when the kernel gave no timestamp, now and false.
+func arrivedAt(r *http.Request) (time.Time, bool) {
 	if sc, ok := r.Context().Value(stampKey{}).(*stampConn); ok {
 		if at := sc.arrival(); !at.IsZero() {
-			return at
+			return at, true
 		}
 	}
-	return time.Now()
+	return time.Now(), false
 }
 
 type stampKey struct{}
@@ -66,12 +74,15 @@ func (l stampListener) Accept() (net.Conn, error) {
 		return c, nil
 	}
 	var serr error
-	if err := raw.Control(func(fd uintptr) {
-		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
-	}); err != nil || serr != nil {
+	if err := raw.Control(func(fd uintptr) { serr = setStamping(fd) }); err != nil || serr != nil {
 		return c, nil
 	}
 	return &stampConn{TCPConn: tc, raw: raw}, nil
+}
+
+// setStamping asks for receive timestamps on the socket fd.
+func setStamping(fd uintptr) error {
+	return syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
 }
 
 // stampConn reads with recvmsg and keeps the kernel's timestamp of the

@@ -12,5 +12,5 @@ import (
 // timestamps (Linux only), arrivedAt is when the handler runs.
 func newStampedServer(h http.Handler) *httptest.Server { return httptest.NewServer(h) }
 
-// arrivedAt returns now.
-func arrivedAt(*http.Request) time.Time { return time.Now() }
+// arrivedAt returns now and false.
+func arrivedAt(*http.Request) (time.Time, bool) { return time.Now(), false }

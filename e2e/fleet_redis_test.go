@@ -34,7 +34,7 @@ type fleetOrigin struct {
 func newFleetOrigin(t *testing.T, robots string) *fleetOrigin {
 	o := &fleetOrigin{robots: robots}
 	o.srv = newStampedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		now := arrivedAt(r)
+		now, _ := arrivedAt(r)
 		o.mu.Lock()
 		body, cc, delay := o.robots, o.maxAge, o.delay
 		if r.URL.Path != "/robots.txt" {

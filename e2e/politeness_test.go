@@ -48,6 +48,7 @@ type timedOrigin struct {
 type arrival struct {
 	path     string
 	at       time.Time // when its first octets reached the origin (arrivedAt)
+	stamped  bool      // at is the kernel's timestamp (else the handler's clock)
 	status   int
 	answered time.Time // when the answer was written
 }
@@ -55,14 +56,14 @@ type arrival struct {
 func newTimedOrigin(t *testing.T, robots string, respond func(int, http.ResponseWriter) int) *timedOrigin {
 	o := &timedOrigin{robots: robots, respond: respond}
 	o.srv = newStampedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		now := arrivedAt(r)
+		now, stamped := arrivedAt(r)
 		if r.URL.Path == "/robots.txt" && strings.HasPrefix(r.UserAgent(), "robotsproxy/") {
 			_, _ = io.WriteString(w, o.robots)
 			return
 		}
 		o.mu.Lock()
 		n := len(o.arrivals)
-		o.arrivals = append(o.arrivals, arrival{path: r.RequestURI, at: now})
+		o.arrivals = append(o.arrivals, arrival{path: r.RequestURI, at: now, stamped: stamped})
 		o.mu.Unlock()
 		status := http.StatusOK
 		if o.respond != nil {
@@ -208,6 +209,15 @@ func TestCrawlDelaySpacingAtTheOrigin(t *testing.T) {
 	}
 	if got := m[`robotsproxy_politeness_wait_seconds_count{cause="crawl-delay"}`]; got < float64(waited) {
 		t.Errorf("metrics: wait histogram count %v, want at least %d", got, waited)
+	}
+	unstamped := 0
+	for _, a := range as {
+		if !a.stamped {
+			unstamped++
+		}
+	}
+	if unstamped > 0 {
+		t.Logf("%d of %d arrivals have no kernel timestamp: placed by the origin handler's clock", unstamped, len(as))
 	}
 	lo, mean, hi := gapStats(as)
 	t.Logf("crawl-delay %ss, %d clients, %d requests in %v: gaps at the origin min %v mean %v max %v",

@@ -130,6 +130,7 @@ func (sc *Scheduler) Start(ctx context.Context, key politeness.Key, delay, lease
 	id := newClaimID()
 	v, ok := sc.run(ctx, startScript, key, us(delay), us(sc.o.MaxBackoff), us(lease), claimArg(id))
 	if !ok {
+		sc.orphan(key, id, delay, lease)
 		return sc.fallback.Start(ctx, key, delay, lease)
 	}
 	reply, isList := v.([]any)
@@ -163,6 +164,17 @@ func (sc *Scheduler) Sent(ctx context.Context, key politeness.Key, id uint64, de
 	sc.s.later.send(laterOp{key: sc.paceKey(key), paced: &sentOp{id: claimArg(id), delay: delay,
 		at: time.Now().Add(-ago), wrote: sent, maxBackoff: sc.o.MaxBackoff}})
 	return nil
+}
+
+// orphan ends, off the path, claim id of key that a script that failed
+// may have made all the same (it timed out on the replica after the store
+// ran it): else the fleet would wait for its lease. A claim that was not
+// made is left alone (sentScript checks the id).
+func (sc *Scheduler) orphan(key politeness.Key, id uint64, delay, lease time.Duration) {
+	if delay > 0 && lease > 0 {
+		sc.s.later.send(laterOp{key: sc.paceKey(key), paced: &sentOp{id: claimArg(id), delay: delay,
+			at: time.Now(), maxBackoff: sc.o.MaxBackoff}})
+	}
 }
 
 // fleetClaim marks the claim ids of the store (Scheduler.Start).

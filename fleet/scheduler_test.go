@@ -270,3 +270,28 @@ func TestSchedulerSharedClaims(t *testing.T) {
 		t.Errorf("fallback after its claim's Sent: got %+v, %v; want claimed", c, err)
 	}
 }
+
+// TestSchedulerOrphanClaim: a claim the store made for a call that failed
+// on the replica (its reply timed out) is ended off the path, so that the
+// fleet does not wait for its lease.
+func TestSchedulerOrphanClaim(t *testing.T) {
+	rs := startRedis(t)
+	r := newReplica(t, rs.URL(), nil)
+	sc := r.Scheduler(politeness.NewLocalScheduler(politeness.LocalOptions{}), SchedulerOptions{}).(*Scheduler)
+	key := politeness.Key{Token: "Bot", Authority: "http://orphan.example:80"}
+	ctx := context.Background()
+	const delay, lease = time.Second, time.Minute
+	id := newClaimID()
+	// The store runs the claim; the replica never hears of it.
+	if err := startScript.Run(ctx, r.rdb, []string{sc.paceKey(key)}, us(delay), us(sc.o.MaxBackoff), us(lease), claimArg(id)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := sc.Start(ctx, key, delay, lease); err != nil || !c.Held {
+		t.Fatalf("Start while the orphan is held: got %+v, %v; want held", c, err)
+	}
+	sc.orphan(key, id, delay, lease)
+	waitFlushed(t, r)
+	if c, err := sc.Start(ctx, key, delay, lease); err != nil || c.Wait != 0 {
+		t.Errorf("Start after the orphan was ended: got %+v, %v; want claimed", c, err)
+	}
+}

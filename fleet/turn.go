@@ -70,6 +70,7 @@ func (sc *Scheduler) Turn(ctx context.Context, key politeness.Key, delay, maxWai
 	v, ok := sc.s.runKeys(ctx, turnScript, []string{sc.paceKey(key), gateKey},
 		us(delay), us(maxWait), us(sc.o.MaxBackoff), n, id, leaseTTL.Milliseconds(), us(lease), claimArg(claim))
 	if !ok {
+		sc.orphan(key, claim, delay, lease)
 		return politeness.Turn{}, politeness.ErrNoTurn
 	}
 	reply, isList := v.([]any)
