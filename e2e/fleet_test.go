@@ -263,14 +263,15 @@ func fleetCrawlDelay(t *testing.T, f *fleet) {
 }
 
 // fleetPoliteConfig turns on every politeness rule the shared store
-// holds: crawl delay, back-off and the in-flight cap.
+// holds: crawl delay, back-off and the in-flight cap. shared.timeout is
+// 1s for the reason fleetConfig gives.
 const fleetPoliteConfig = `politeness:
   crawl_delay: enforce
   backoff: enforce
   max_concurrent_per_host: 2
 shared:
   redis_url: "%s"
-  timeout: 200ms
+  timeout: 1s
 `
 
 // TestFleetPolitenessAtTheOrigin: with crawl delay, back-off and the
