@@ -404,6 +404,17 @@ func agentName(value string) string {
 	return value[:i]
 }
 
+// IsProductToken reports whether s is a product token as RFC 9309 2.2.1
+// allows it in a user-agent line: one or more of a-z, A-Z, "_" and "-".
+func IsProductToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !IsIdentChar(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // IsAgentName reports whether s is a name that matches the groups whose
 // user-agent lines name it whole, case-insensitively: an RFC 9309
 // product token (letters, "_" and "-", section 2.2.1), or a run of RFC

@@ -8,8 +8,7 @@ package config
 import (
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/internal/identity"
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
 // Config is the whole configuration. See config.yaml for a commented copy
@@ -223,7 +222,7 @@ type Identity struct {
 	// most specific range wins. Default none.
 	ClientRanges []ClientRangeRule `yaml:"client_ranges"`
 	// BrowserTokens are User-Agent product names that never identify a
-	// crawler. Default identity.DefaultBrowserTokens().
+	// crawler. Default rules.DefaultBrowserTokens().
 	BrowserTokens []string `yaml:"browser_tokens"`
 	// Overrides map User-Agent regular expressions to product tokens, first
 	// match wins. Default none.
@@ -361,7 +360,7 @@ func Default() Config {
 		ExemptHosts:        []string{},
 		AllowHosts:         []string{},
 		DenyHosts:          []string{},
-		Connect:            Connect{Ports: policy.DefaultConnectPorts()},
+		Connect:            Connect{Ports: rules.DefaultConnectPorts()},
 		MITM:               MITM{Mode: MITMIntercept, MaxCerts: 1024},
 		Log:                Log{MaxSizeMB: 100, MaxBackups: 5, MaxFieldBytes: 2048},
 		Audit: Audit{Chain: true, ArchiveMaxMB: 1024, OnWriteError: "refuse",
@@ -369,7 +368,7 @@ func Default() Config {
 		Identity: Identity{
 			Users:         []UserRule{},
 			ClientRanges:  []ClientRangeRule{},
-			BrowserTokens: identity.DefaultBrowserTokens(),
+			BrowserTokens: rules.DefaultBrowserTokens(),
 			Overrides:     []OverrideRule{},
 			AuthThrottle:  AuthThrottle{FailuresPerMinute: 10, Burst: 5, MaxConcurrentChecks: 2},
 		},

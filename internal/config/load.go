@@ -18,7 +18,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // LoadFile reads and validates the configuration file at path.
@@ -357,7 +357,7 @@ func (c *Config) Validate() error {
 		if _, err := regexp.Compile(o.UserAgent); err != nil || o.UserAgent == "" {
 			return fmt.Errorf("identity.overrides[%d].user_agent: invalid regular expression %q: %v", i, o.UserAgent, err)
 		}
-		if !identity.IsProductToken(o.Token) {
+		if !robots.IsProductToken(o.Token) {
 			return fmt.Errorf("identity.overrides[%d].token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", i, o.Token)
 		}
 	}

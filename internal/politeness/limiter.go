@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
-// Defaults of Options.
+// Defaults of Options (rules.DefaultMaxCrawlDelay, rules.DefaultMaxWait:
+// the defaults of politeness.max_crawl_delay and politeness.max_wait).
 const (
-	DefaultMaxCrawlDelay = 30 * time.Second
-	DefaultMaxWait       = 60 * time.Second
+	DefaultMaxCrawlDelay = rules.DefaultMaxCrawlDelay
+	DefaultMaxWait       = rules.DefaultMaxWait
 	// busyRetryAfter is the Retry-After of a request refused for the
 	// in-flight cap: when a slot frees up is unknown.
 	busyRetryAfter = time.Second

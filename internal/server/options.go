@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -9,7 +10,9 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/config"
 	"github.com/robotsproxy/robotsproxy/internal/egress"
 	"github.com/robotsproxy/robotsproxy/internal/egress/payments"
+	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/money"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
 	"github.com/robotsproxy/robotsproxy/internal/usage"
 )
@@ -116,7 +119,77 @@ func PaymentLimits(c config.Config) *egress.Table[payments.Limit] {
 	t := &egress.Table[payments.Limit]{Users: map[string]payments.Limit{}, Ranges: map[netip.Prefix]payments.Limit{},
 		Tokens: map[string]payments.Limit{}}
 	for _, p := range c.Payments.Identities {
-		config.AddTo(t, p.Selector(), p.Limit())
+		addTo(t, p.Selector(), paymentLimit(p))
 	}
 	return t
+}
+
+// paymentLimit returns the budget of one payments.identities entry (call
+// after Validate: the amounts parse).
+func paymentLimit(p config.PaymentIdentity) payments.Limit {
+	maxPrice, _ := money.ParseAmount(p.MaxPrice)
+	budget, _ := money.ParseAmount(p.Budget)
+	return payments.Limit{Budget: p.Name(), Currency: p.Currency, MaxPrice: maxPrice, PerDay: budget}
+}
+
+// SigningSettings reads the keys of signing.identities (call after
+// Validate) and returns the signing settings they make: one Agent per
+// entry, selected by user, client range, product token or as the
+// default. A key that cannot be read, or an active key without its
+// private key, is an error naming the key.
+func SigningSettings(c config.Config) (*signing.Settings, error) {
+	s := &signing.Settings{Label: c.Signing.Label, Expires: c.Signing.Expires, MaxBodyBytes: c.Signing.MaxBodyBytes,
+		Agents: egress.Table[*signing.Agent]{Users: map[string]*signing.Agent{}, Ranges: map[netip.Prefix]*signing.Agent{},
+			Tokens: map[string]*signing.Agent{}}}
+	for i := range c.Signing.Identities {
+		id := &c.Signing.Identities[i]
+		a, err := signingAgent(id)
+		if err != nil {
+			return nil, fmt.Errorf("signing.identities[%d].%w", i, err)
+		}
+		a.ProductToken = c.TokenOf(id.Selector())
+		s.All = append(s.All, a)
+		addTo(&s.Agents, id.Selector(), a)
+	}
+	if err := s.Validate(time.Now()); err != nil {
+		return nil, fmt.Errorf("signing: %w", err)
+	}
+	return s, nil
+}
+
+// signingAgent reads one identity's key directories; its Signature-Agent
+// URL is the configured one as a JWK Set URI (signing.JWKSURL).
+func signingAgent(id *config.SigningIdentity) (*signing.Agent, error) {
+	a := &signing.Agent{URL: signing.JWKSURL(id.SignatureAgent), Card: id.Card}
+	active := id.ActiveKey()
+	for j, dir := range id.Keys {
+		k, err := signing.LoadKeyDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("keys[%d]: %w", j, err)
+		}
+		a.Keys = append(a.Keys, k)
+		if dir == active {
+			if !k.CanSign() {
+				return nil, fmt.Errorf("active: %s holds no %s: the active key must be able to sign", dir, signing.PrivateKeyFile)
+			}
+			a.Active = k
+		}
+	}
+	return a, nil
+}
+
+// addTo maps the identity s selects to v in t, a table whose maps are
+// made: by user, by client range (masked), by product token
+// (egress.TokenKey) or as the default. Call after Validate.
+func addTo[T any](t *egress.Table[T], s config.Selector, v T) {
+	switch {
+	case s.User != "":
+		t.Users[s.User] = v
+	case s.ClientRange != "":
+		t.Ranges[s.Range()] = v
+	case s.ProductToken != "":
+		t.Tokens[egress.TokenKey(s.ProductToken)] = v
+	default:
+		t.Default = &v
+	}
 }
