@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/rules"
+	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // Config is the whole configuration. See config.yaml for a commented copy
@@ -308,7 +309,7 @@ type Robots struct {
 // Cache configures the robots.txt cache (RFC 9309 2.4).
 type Cache struct {
 	// MaxEntries bounds the cached authorities. Default 500000
-	// (access.DefaultCacheMaxEntries): with cache.max_bytes' default the
+	// (rules.DefaultCacheMaxEntries): with cache.max_bytes' default the
 	// two bounds meet at about 1.07 KB an entry, where a median robots.txt
 	// accounts about 1.3 KB; the byte bound usually evicts first.
 	MaxEntries int `yaml:"max_entries"`
@@ -361,7 +362,7 @@ func Default() Config {
 		AllowHosts:         []string{},
 		DenyHosts:          []string{},
 		Connect:            Connect{Ports: rules.DefaultConnectPorts()},
-		MITM:               MITM{Mode: MITMIntercept, MaxCerts: 1024},
+		MITM:               MITM{Mode: MITMIntercept, MaxCerts: rules.DefaultMaxCerts},
 		Log:                Log{MaxSizeMB: 100, MaxBackups: 5, MaxFieldBytes: 2048},
 		Audit: Audit{Chain: true, ArchiveMaxMB: 1024, OnWriteError: "refuse",
 			CheckpointEveryLines: 10000, CheckpointEvery: 60 * time.Second},
@@ -376,14 +377,14 @@ func Default() Config {
 			UserAgent:       "robotsproxy/1.0 (+https://github.com/robotsproxy/robotsproxy)",
 			ConnectTimeout:  5 * time.Second,
 			Timeout:         15 * time.Second,
-			MaxBytes:        512 << 10,
+			MaxBytes:        robots.DefaultMaxBytes,
 			TooManyRequests: "unreachable",
 		},
 		Cache: Cache{
-			MaxEntries:       500000,
-			MaxBytes:         512 << 20,
-			MaxTTL:           24 * time.Hour,
-			MinTTL:           time.Minute,
+			MaxEntries:       rules.DefaultCacheMaxEntries,
+			MaxBytes:         rules.DefaultCacheMaxBytes,
+			MaxTTL:           rules.MaxCacheTTL,
+			MinTTL:           rules.DefaultMinTTL,
 			UnreachableRetry: time.Minute,
 			StaleFor:         24 * time.Hour,
 		},

@@ -18,6 +18,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -318,11 +319,11 @@ func (c *Config) Validate() error {
 		{"allow_private_ranges", prefixes(c.AllowPrivateRanges)},
 		{"robots.connect_timeout", positive(c.Robots.ConnectTimeout)},
 		{"robots.timeout", positive(c.Robots.Timeout)},
-		{"robots.max_bytes", atLeast(c.Robots.MaxBytes, 500<<10, "RFC 9309 2.5: the parsing limit MUST be at least 500 KiB")},
+		{"robots.max_bytes", atLeast(c.Robots.MaxBytes, robots.MinMaxBytes, "RFC 9309 2.5: the parsing limit MUST be at least 500 KiB")},
 		{"robots.too_many_requests", oneOf(c.Robots.TooManyRequests, "unreachable", "unavailable")},
 		{"cache.max_entries", atLeast(c.Cache.MaxEntries, 1, "")},
 		{"cache.max_bytes", atLeast(c.Cache.MaxBytes, 1<<20, "")},
-		{"cache.max_ttl", between(c.Cache.MaxTTL, time.Second, 24*time.Hour, "RFC 9309 2.4: SHOULD NOT use a cached copy for more than 24 hours")},
+		{"cache.max_ttl", between(c.Cache.MaxTTL, time.Second, rules.MaxCacheTTL, "RFC 9309 2.4: SHOULD NOT use a cached copy for more than 24 hours")},
 		{"cache.min_ttl", between(c.Cache.MinTTL, 0, c.Cache.MaxTTL, "it must not exceed cache.max_ttl")},
 		{"cache.unreachable_retry", positive(c.Cache.UnreachableRetry)},
 		{"cache.stale_for", nonNegative(c.Cache.StaleFor)},

@@ -3,7 +3,8 @@
 // has one home below both: the modes, the declared purposes, the form of
 // a host list entry and of a Signature Agent Card, the bounds of a
 // signature, the case-insensitive key of a product token, and the
-// defaults of politeness, the shared store and signing.
+// defaults and bounds of the robots.txt cache (RFC 9309 2.4),
+// politeness, the shared store, signing and interception.
 //
 // It imports nothing of this module: config validates with it without
 // depending on the runtime (policy, identity, fleet, egress, ...), and the
