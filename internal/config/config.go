@@ -354,7 +354,7 @@ type Upstream struct {
 // Default returns the configuration used for every key a file leaves out.
 func Default() Config {
 	return Config{
-		Mode:               "enforce",
+		Mode:               string(rules.ModeEnforce),
 		Listen:             "127.0.0.1:8080",
 		AdminListen:        "127.0.0.1:9090",
 		AllowPrivateRanges: []string{},

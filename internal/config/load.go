@@ -313,7 +313,7 @@ func (c *Config) Validate() error {
 		key string
 		err error
 	}{
-		{"mode", oneOf(c.Mode, "enforce", "report")},
+		{"mode", oneOf(c.Mode, string(rules.ModeEnforce), string(rules.ModeReport))},
 		{"listen", hostPort(c.Listen, false)},
 		{"admin_listen", hostPort(c.AdminListen, true)},
 		{"allow_private_ranges", prefixes(c.AllowPrivateRanges)},
