@@ -30,6 +30,8 @@ func runAudit(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return runAuditVerify(args[1:], stdout, stderr)
 	case "show":
 		return runAuditShow(args[1:], stdout, stderr)
+	case "access-log":
+		return runAuditAccessLog(args[1:], stdin, stdout, stderr)
 	}
 	return usageErr("audit: unknown subcommand %q\n%s", args[0], auditHelp)
 }
@@ -41,6 +43,7 @@ subcommands:
   report  summarise audit logs as text, json, csv or html
   verify  verify the hash chain, and re-decide every decision from the robots.txt archive
   show    print an archived robots.txt body and its fetch records
+  access-log  judge a web server's access logs against the site's robots.txt history
 
 "robotsproxy audit SUBCOMMAND -h" prints a subcommand's flags.
 `

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/internal/check"
@@ -17,7 +16,8 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("check", checkSynopsis, `Decide each URL for the crawler USER_AGENT (a product token or a whole
 User-Agent header) against the robots.txt file ROBOTS_FILE, offline. Each URL
 is an absolute http or https URL, a path starting with "/", or "-" to read
-URLs from stdin, one a line. Flags come before ROBOTS_FILE.`, stderr)
+URLs from stdin, one a line (a line that is neither URL nor path is an
+error: exit 2, naming the line). Flags may come anywhere; "--" ends them.`, stderr)
 	asJSON := fs.Bool("json", false, "write one JSON object per URL")
 	purpose := fs.String("usage", "", "write the usage preference for `PURPOSE` (train-ai, search, ai-input...) that applies to each URL")
 	lic := fs.String("license", "", "decide each URL against the RSL license in `FILE` (a copy of the one robots.txt's License line names), shown by -json")
@@ -41,24 +41,17 @@ URLs from stdin, one a line. Flags come before ROBOTS_FILE.`, stderr)
 }
 
 // checkArgs validates check's arguments ROBOTS_FILE USER_AGENT URL...
-// before anything is read: a flag after them (Go's flag package stops at
-// the first argument), a USER_AGENT that is a URL (the arguments in the
-// wrong order) and a URL that is neither an absolute http(s) URL, a path
-// nor "-" are errors.
+// before anything is read: a USER_AGENT that is a URL (the arguments in
+// the wrong order) and a URL that check.ValidURL refuses are errors.
 func checkArgs(args []string) error {
 	if len(args) < 3 {
 		return fmt.Errorf("want ROBOTS_FILE USER_AGENT URL...")
-	}
-	for _, a := range args {
-		if len(a) > 1 && a[0] == '-' {
-			return fmt.Errorf("flag %s after the arguments: flags come before ROBOTS_FILE", a)
-		}
 	}
 	if looksLikeURL(args[1]) {
 		return fmt.Errorf("USER_AGENT %q is a URL: the order is ROBOTS_FILE USER_AGENT URL...", args[1])
 	}
 	for _, u := range args[2:] {
-		if err := checkURL(u); err != nil {
+		if err := check.ValidURL(u); err != nil {
 			return err
 		}
 	}
@@ -70,25 +63,4 @@ func checkArgs(args []string) error {
 func looksLikeURL(s string) bool {
 	i := strings.Index(s, "://")
 	return i > 0 && !strings.ContainsAny(s[:i], " /;()")
-}
-
-// checkURL accepts an absolute http or https URL with a host, a path
-// starting with "/", and "-".
-func checkURL(s string) error {
-	if s == "-" {
-		return nil
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return fmt.Errorf("URL %q: %v", s, err)
-	}
-	switch {
-	case u.Scheme == "" && u.Host == "" && strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "//"):
-		return nil // a path
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("URL %q: want an absolute http or https URL (https://example.org/path) or a path (/path)", s)
-	case u.Host == "" || u.Hostname() == "":
-		return fmt.Errorf("URL %q: no host", s)
-	}
-	return nil
 }

@@ -11,20 +11,24 @@ import (
 )
 
 // runHealthcheck implements "robotsproxy healthcheck [-addr HOST:PORT]
-// [-path /readyz|/healthz] [-timeout D]": GET the admin endpoint, exit 0
-// on 200 and 1 otherwise. It needs no shell or curl, so a distroless
-// image's HEALTHCHECK can run it.
+// [-path /readyz|/healthz] [-timeout D] [-wait D]": GET the admin
+// endpoint, exit 0 on 200 and 1 otherwise. It needs no shell or curl, so a
+// distroless image's HEALTHCHECK can run it. With -wait it probes again
+// every pollInterval until the endpoint answers 200 or the wait is over:
+// a script waits with it for a serve it started.
 func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("healthcheck", "healthcheck [-addr HOST:PORT] [-path /readyz|/healthz] [-timeout D]", `Probe a running serve's admin endpoint (admin_listen): exit 0 when it answers
-200, 1 otherwise, with the reason on stderr. For a container's HEALTHCHECK.`, stderr)
+	fs := newFlagSet("healthcheck", "healthcheck [-addr HOST:PORT] [-path /readyz|/healthz] [-timeout D] [-wait D]", `Probe a running serve's admin endpoint (admin_listen): exit 0 when it answers
+200, 1 otherwise, with the reason on stderr. For a container's HEALTHCHECK,
+and, with -wait, for a script that waits for the serve it started.`, stderr)
 	addr := fs.String("addr", "127.0.0.1:9090", "the admin listener's `HOST:PORT`; an unspecified host (0.0.0.0, ::) means loopback")
 	path := fs.String("path", "/readyz", "`PATH` to probe: /readyz (ready to serve) or /healthz (the process answers)")
-	timeout := fs.Duration("timeout", 3*time.Second, "give up after `D`")
+	timeout := fs.Duration("timeout", 3*time.Second, "give up on one probe after `D`")
+	wait := fs.Duration("wait", 0, "probe again until the endpoint answers 200, for at most `D` (0: probe once)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usageErr("healthcheck: unexpected arguments %q", fs.Args())
+	if err := noArguments(fs); err != nil {
+		return err
 	}
 	if *path != "/readyz" && *path != "/healthz" {
 		return usageErr("healthcheck: -path %q: want /readyz or /healthz", *path)
@@ -32,29 +36,55 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *timeout <= 0 {
 		return usageErr("healthcheck: -timeout %v: want a positive duration such as 3s", *timeout)
 	}
+	if *wait < 0 {
+		return usageErr("healthcheck: -wait %v: want 0 or a positive duration such as 30s", *wait)
+	}
 	u, err := probeURL(*addr, *path)
 	if err != nil {
 		return usageErr("healthcheck: -addr: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	deadline := time.Now().Add(*wait)
+	for {
+		msg, err := probe(ctx, u, *timeout)
+		if err == nil {
+			fmt.Fprintf(stdout, "%s: %s\n", u, msg)
+			return nil
+		}
+		if time.Now().Add(pollInterval).After(deadline) || ctx.Err() != nil {
+			return &exitError{1, fmt.Errorf("healthcheck: %w", err)}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// pollInterval is the pause between two probes of healthcheck -wait.
+const pollInterval = 100 * time.Millisecond
+
+// probe GETs u, never through HTTP_PROXY, within timeout, and returns the
+// start of the body of a 200 answer; any other answer or failure is an
+// error that says what came back.
+func probe(ctx context.Context, u string, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return usageErr("healthcheck: %v", err)
+		return "", err
 	}
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}} // never through HTTP_PROXY
 	resp, err := client.Do(req)
 	if err != nil {
-		return &exitError{1, fmt.Errorf("healthcheck: %w", err)}
+		return "", err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	msg := strings.TrimSpace(string(body))
 	if resp.StatusCode != http.StatusOK {
-		return &exitError{1, fmt.Errorf("healthcheck: %s: %s %s", u, resp.Status, msg)}
+		return "", fmt.Errorf("%s: %s %s", u, resp.Status, msg)
 	}
-	fmt.Fprintf(stdout, "%s: %s\n", u, msg)
-	return nil
+	return msg, nil
 }
 
 // probeURL is http://ADDR/PATH, an unspecified host replaced by loopback:

@@ -31,7 +31,10 @@ Signature-Input, Signature): the signatures cover HOST and expire after
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
-	if *out == "" || fs.NArg() > 0 || *valid <= 0 {
+	if err := noArguments(fs); err != nil {
+		return err
+	}
+	if *out == "" || *valid <= 0 {
 		return usageErr("keys directory: want -o DIR, and a positive -valid\n%s", usage)
 	}
 	cfg, err := config.LoadFile(*cfgPath)

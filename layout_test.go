@@ -30,6 +30,7 @@ var layers = map[string]int{
 	"internal/audit/report":            5, // reads lines through auditlog, checks the chain with audit, keys sites as policy does
 	"internal/redistest":               0,
 	"internal/keyfile":                 0,
+	"internal/dnstest":                 0, // a local DNS server for tests
 	"internal/memo":                    0,
 	"internal/egress":                  0, // the forwarded request's identity and record
 	"internal/egress/payments":         1, // pay per crawl: the paying egress step and its ledger
@@ -43,6 +44,7 @@ var layers = map[string]int{
 	"policy":                           3,
 	"internal/check":                   4,
 	"internal/audit":                   4,
+	"internal/accesslog":               5, // judges web server access logs through policy; reads the audit archive
 	"internal/config":                  4, // the schema: defaults and validation only (TestConfigIsSchema)
 	"internal/audit/report/loggen":     5,
 	"proxy":                            5,

@@ -11,18 +11,22 @@
 //	robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
 //	robotsproxy audit verify [-archive DIR] [-config FILE] [-chain-only] [-genesis] [-allow-unverifiable] LOG...
 //	robotsproxy audit show [-archive DIR] [-config FILE] [-body] SHA
-//	robotsproxy healthcheck [-addr HOST:PORT] [-path /readyz|/healthz] [-timeout D]
+//	robotsproxy healthcheck [-addr HOST:PORT] [-path /readyz|/healthz] [-timeout D] [-wait D]
 //	robotsproxy version
 //
 // With no arguments, -h, --help or help, it lists the commands; every
-// command takes -h. Flags without a command are serve's.
+// command takes -h. Flags without a command are serve's. Every command
+// takes its flags anywhere among its arguments; "--" ends them
+// (parseFlags).
 //
 // serve reloads its configuration on SIGHUP (see server.Server.Run).
+// SIGINT and SIGTERM end every command within a second (runWithSignals).
 //
-// Exit codes: 0 success (check: all allowed); 1 check: at least one URL
-// disallowed, audit verify: a line does not verify, healthcheck: not
-// ready or not answering, serve: a runtime failure; 2 usage,
-// configuration or I/O error.
+// Exit codes: 0 success (check: all allowed; serve: shut down on a
+// signal); 1 check: at least one URL disallowed, audit verify: a line does
+// not verify, healthcheck: not ready or not answering, serve: a runtime
+// failure; 2 usage, configuration or I/O error; 130 and 143: ended by
+// SIGINT or SIGTERM (serve: by a second one during its shutdown).
 package main
 
 import (
@@ -54,16 +58,18 @@ const usage = `usage:
   robotsproxy keys init [-valid D] DIR                      (an Ed25519 signing key pair, the private key 0600, valid a year; prints its keyid)
   robotsproxy keys directory [-config FILE] -o DIR [-authority HOST] [-valid DURATION]
                                                             (the key directory and agent cards as static files, with their headers)
-  robotsproxy hash-password [-cost N] < password            (a bcrypt hash for identity.users)
+  robotsproxy hash-password [-cost N] < password            (a bcrypt hash for identity.users; on a terminal it prompts)
   robotsproxy audit report [-format text|json|csv|html] [-o FILE] [-since TIME] [-until TIME] [-token T] [-host H] [-top N] LOG...
                                                             (LOG: audit log file, rotated or .gz; - is stdin)
   robotsproxy audit verify [-archive DIR] [-config FILE] [-chain-only] [-genesis] [-allow-unverifiable] LOG...
                                                             (the hash chain, and every decision re-decided from the robots.txt archive; LOG oldest first)
   robotsproxy audit show [-archive DIR] [-config FILE] [-body] SHA
                                                             (an archived robots.txt body and its fetch records)
-  robotsproxy healthcheck [-addr HOST:PORT] [-path /readyz|/healthz] [-timeout D]
+  robotsproxy healthcheck [-addr HOST:PORT] [-path /readyz|/healthz] [-timeout D] [-wait D]
                                                             (exit 0 when the admin endpoint answers 200: for HEALTHCHECK)
   robotsproxy version                                       (also -version)
+
+Flags may come before, between or after the arguments; "--" ends them.
 `
 
 // exitError carries an exit code out of run.
@@ -83,10 +89,7 @@ func usageErr(format string, args ...any) error {
 var errDisallowed = &exitError{1, errors.New("")}
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(exitCode(err, os.Stderr))
+	os.Exit(runWithSignals(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // exitCode maps run's error to the process exit code, printing it.
@@ -105,22 +108,35 @@ func exitCode(err error, stderr io.Writer) int {
 	return 1
 }
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// commandOf splits args into the command and its arguments: "help" for
+// none, -h, --help and help; "version" for -version; "serve" when the
+// first argument is another flag; "" for an unknown command.
+func commandOf(args []string) (cmd string, rest []string) {
 	if len(args) == 0 {
-		fmt.Fprint(stdout, help)
-		return nil
+		return "help", nil
 	}
-	cmd := "serve" // flags without a command are serve's
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
+		return "help", nil
+	case "-version", "--version":
+		return "version", args[1:]
+	case "serve", "check", "ca", "keys", "hash-password", "audit", "version", "healthcheck":
+		return args[0], args[1:]
+	}
+	if strings.HasPrefix(args[0], "-") {
+		return "serve", args // flags without a command are serve's
+	}
+	return "", args
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cmd, args := commandOf(args)
+	switch cmd {
+	case "help":
 		fmt.Fprint(stdout, help)
 		return nil
-	case "-version", "--version":
-		cmd, args = "version", args[1:]
-	case "serve", "check", "ca", "keys", "hash-password", "audit", "version", "healthcheck":
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
+	case "serve":
+		return runServe(ctx, args, stdout, stderr)
 	case "check":
 		return runCheck(args, stdin, stdout, stderr)
 	case "ca":
@@ -128,7 +144,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "keys":
 		return runKeys(args, stdout, stderr)
 	case "hash-password":
-		return runHashPassword(args, stdin, stdout, stderr)
+		return runHashPassword(ctx, args, stdin, stdout, stderr)
 	case "audit":
 		return runAudit(args, stdin, stdout, stderr)
 	case "version":
@@ -136,10 +152,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "healthcheck":
 		return runHealthcheck(ctx, args, stdout, stderr)
 	}
-	if !strings.HasPrefix(args[0], "-") {
-		return usageErr("unknown command %q\n%s", args[0], help)
-	}
-	return runServe(ctx, args, stdout, stderr)
+	return usageErr("unknown command %q\n%s", args[0], help)
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -147,8 +160,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(f.fs, args, stdout); err != nil {
 		return err
 	}
-	if f.fs.NArg() > 0 {
-		return usageErr("serve: unexpected arguments %q\n%s", f.fs.Args(), usage)
+	if err := noArguments(f.fs); err != nil {
+		return err
 	}
 	// SIGHUP reloads the configuration; registered before anything is
 	// loaded, so that an early one does not end the process.

@@ -637,7 +637,7 @@ func TestRunCheckArguments(t *testing.T) {
 	}{
 		{"swapped", []string{robots, "https://x.org/action/x", "ExampleBot"}, "is a URL: the order is ROBOTS_FILE USER_AGENT URL"},
 		{"bad URL", []string{robots, "ExampleBot", "http://[::1"}, `"http://[::1"`},
-		{"trailing flag", []string{robots, "ExampleBot", "https://x.org/", "-json"}, "flags come before ROBOTS_FILE"},
+		{"flag-like URL after --", []string{robots, "ExampleBot", "https://x.org/", "--", "-json"}, `URL "-json": want an absolute http or https URL`},
 		{"relative URL", []string{robots, "ExampleBot", "action/x"}, "absolute http or https URL"},
 		{"other scheme", []string{robots, "ExampleBot", "ftp://x.org/action/x"}, "absolute http or https URL"},
 		{"no host", []string{robots, "ExampleBot", "https:///action/x"}, "no host"},

@@ -1,97 +1,79 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// quickStartStep is one command line of the README's Quick start block and
-// the output the README states for it (the "# " comment lines right under
-// it, without the "# "); background is set for a line ending in "&".
-type quickStartStep struct {
-	line       string
-	want       []string
-	background bool
-}
-
-// quickStart returns the steps of the first ```sh block under
-// "## Quick start" in readme.
-func quickStart(readme string) ([]quickStartStep, error) {
-	_, section, ok := strings.Cut(readme, "\n## Quick start\n")
+// shBlock returns the first ```sh block of text.
+func shBlock(text string) (string, error) {
+	_, block, ok := strings.Cut(text, "\n```sh\n")
 	if !ok {
-		return nil, fmt.Errorf(`no "## Quick start" section`)
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	_, block, ok := strings.Cut(section, "\n```sh\n")
-	if !ok {
-		return nil, fmt.Errorf("no ```sh block in the Quick start")
+		return "", errors.New("no ```sh block")
 	}
 	block, _, ok = strings.Cut(block, "\n```")
 	if !ok {
-		return nil, fmt.Errorf("the Quick start's ```sh block is not closed")
+		return "", errors.New("the ```sh block is not closed")
 	}
-	var steps []quickStartStep
-	prevCommand := false
+	return block, nil
+}
+
+// quickStartBlock returns the first ```sh block under "## Quick start" in
+// readme.
+func quickStartBlock(readme string) (string, error) {
+	_, section, ok := strings.Cut(readme, "\n## Quick start\n")
+	if !ok {
+		return "", fmt.Errorf(`no "## Quick start" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	block, err := shBlock(section)
+	if err != nil {
+		return "", fmt.Errorf("the Quick start: %w", err)
+	}
+	return block, nil
+}
+
+// expectedOutput returns what a block says its commands print: the "# "
+// comment lines right under a command line, without the "# ", in order;
+// and how many commands have such lines.
+func expectedOutput(block string) (out string, commands int) {
+	var b strings.Builder
+	prevCommand, counted := false, false
 	for _, line := range strings.Split(block, "\n") {
 		switch {
 		case strings.TrimSpace(line) == "":
 			prevCommand = false
 		case strings.HasPrefix(line, "#"):
 			if prevCommand {
-				steps[len(steps)-1].want = append(steps[len(steps)-1].want, strings.TrimPrefix(strings.TrimPrefix(line, "#"), " "))
+				b.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "#"), " ") + "\n")
+				if !counted {
+					commands, counted = commands+1, true
+				}
 			}
 		default:
-			bg := strings.HasSuffix(line, "&") || strings.HasSuffix(line, "&)")
-			steps = append(steps, quickStartStep{line: line, background: bg})
-			prevCommand = true
+			prevCommand, counted = true, false
 		}
 	}
-	return steps, nil
-}
-
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port
-}
-
-// waitListening waits until addr accepts connections, for at most d, or
-// until exited is closed (the process that should listen has exited).
-func waitListening(t *testing.T, addr string, d time.Duration, exited <-chan struct{}) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return
-		}
-		select {
-		case <-exited:
-			t.Fatalf("the process that should listen on %s has exited", addr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing listens on %s after %v: %v", addr, d, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return b.String(), commands
 }
 
 // normalizeOutput joins lines with single spaces for each run of white
@@ -100,14 +82,97 @@ func normalizeOutput(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// TestReadmeQuickStart runs the README's Quick start block as a new user
-// would, from the repository root: it builds the binary, starts the proxy
-// and the example site in the background (on free ports instead of 8080,
-// 9090 and 8001, with the built-in defaults instead of config.yaml so that
-// the run does not depend on edits to it), runs every other command and
-// compares its standard output with the comment lines under it.
+// requirePortsFree skips the test when one of the default ports the
+// README's commands use is taken on 127.0.0.1: they are run as written,
+// on those ports, and another program's answers must not be taken for
+// theirs.
+func requirePortsFree(t *testing.T, ports ...string) {
+	t.Helper()
+	for _, p := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:"+p)
+		if err != nil {
+			t.Skipf("SKIPPED: the README's commands use 127.0.0.1:%s as written, and it is in use here: %v", p, err)
+		}
+		l.Close()
+	}
+}
+
+// waitPortsFree waits up to d until nothing listens on the ports.
+func waitPortsFree(t *testing.T, d time.Duration, ports ...string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for _, p := range ports {
+		for {
+			c, err := net.DialTimeout("tcp", "127.0.0.1:"+p, time.Second)
+			if err != nil {
+				break
+			}
+			c.Close()
+			if time.Now().After(deadline) {
+				t.Errorf("something still listens on 127.0.0.1:%s %v after the README's commands stopped what they started", p, d)
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// userEnv is the environment of the README's commands: this one, with
+// HOME and XDG_STATE_HOME in fresh temporary directories (serve keeps its
+// interception CA under $XDG_STATE_HOME/robotsproxy), and the Go
+// configuration, build and module caches pinned to this user's (a new
+// HOME would move them), as a user who clones the repository has them.
+func userEnv(t *testing.T) []string {
+	t.Helper()
+	goEnvOnce.Do(func() {
+		out, err := exec.Command("go", "env", "GOENV", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+		if err != nil {
+			goEnvErr = err
+			return
+		}
+		for i, v := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			goEnv = append(goEnv, []string{"GOENV", "GOCACHE", "GOMODCACHE", "GOPATH"}[i]+"="+v)
+		}
+	})
+	if goEnvErr != nil {
+		t.Fatalf("go env: %v", goEnvErr)
+	}
+	env := append(os.Environ(), "HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
+	return append(env, goEnv...)
+}
+
+var (
+	goEnvOnce sync.Once
+	goEnv     []string
+	goEnvErr  error
+)
+
+// startGroup starts cmd in its own process group, and kills the group
+// when the test ends, so that nothing a README command started in the
+// background outlives the test.
+func startGroup(t *testing.T, cmd *exec.Cmd) <-chan struct{} {
+	t.Helper()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	})
+	return exited
+}
+
+// TestReadmeQuickStart runs the README's Quick start block as one bash
+// script, exactly as written, in a copy of the repository (repoCopy) as a
+// user pastes it into a fresh clone, with a fresh HOME: on the default
+// ports, which must be free. Its standard output must be what the block's
+// comment lines say, the audit log must hold one line per request, and
+// the block must stop what it started.
 func TestReadmeQuickStart(t *testing.T) {
-	for _, tool := range []string{"curl", "python3"} {
+	for _, tool := range []string{"bash", "curl", "python3"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("SKIPPED: the README's Quick start needs %s on PATH (CI installs it)", tool)
 		}
@@ -116,87 +181,256 @@ func TestReadmeQuickStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps, err := quickStart(string(readme))
+	block, err := quickStartBlock(string(readme))
 	if err != nil {
 		t.Fatalf("README.md: %v", err)
 	}
-	repo, err := os.Getwd()
+	want, checked := expectedOutput(block)
+	if checked < 4 {
+		t.Errorf("the Quick start states the output of %d commands, want at least 4: it lost its expected outputs", checked)
+	}
+	requirePortsFree(t, "8080", "9090", "8001")
+	dir := repoCopy(t)
+	script := filepath.Join(t.TempDir(), "quickstart.sh")
+	if err := os.WriteFile(script, []byte(block+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", script)
+	cmd.Dir, cmd.Env = dir, userEnv(t)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	exited := startGroup(t, cmd)
+	<-exited
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("the Quick start block exited %d (%v)", code, cmd.ProcessState)
+	}
+	if got := normalizeOutput(stdout.String()); got != normalizeOutput(want) {
+		t.Errorf("the Quick start block printed:\n%s\nthe README says:\n%s\nstderr:\n%s", stdout.String(), want, stderr.String())
+	}
+	waitPortsFree(t, 10*time.Second, "8080", "9090", "8001")
+	lines := readAuditLog(t, filepath.Join(dir, "audit.log"))
+	var got []string
+	for _, l := range lines {
+		got = append(got, fmt.Sprint(l["decision"], " ", l["reason"], " ", l["url"]))
+	}
+	if len(got) != 3 || got[0] != "allow no-matching-rule http://127.0.0.1:8001/index.html" || !strings.HasPrefix(got[1], "deny rule ") || !strings.HasPrefix(got[2], "deny rule ") {
+		t.Errorf("audit.log: got %q, want the allowed index.html and two rule denials", got)
+	}
+	if t.Failed() {
+		log, _ := os.ReadFile(filepath.Join(dir, "robotsproxy.log"))
+		t.Logf("robotsproxy.log:\n%s", log)
+	}
+}
+
+// readAuditLog reads the audit lines of an audit log (JSON lines),
+// skipping the proxy's own "level" lines.
+func readAuditLog(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Errorf("audit log: %v", err)
+		return nil
+	}
+	defer f.Close()
+	var lines []map[string]any
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var l map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Errorf("%s: %q: %v", path, sc.Text(), err)
+			continue
+		}
+		if _, op := l["level"]; !op {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// TestReadmeFirstCommand runs the README's first command, "go run .
+// serve", exactly as written, in a copy of the repository (a fresh clone,
+// config.yaml and all) with a fresh HOME, on its default ports, which must
+// be free: the admin listener answers /healthz and lists its endpoints;
+// one request through the proxy is answered by the proxy (403
+// destination-refused: the defaults refuse loopback destinations, and the
+// origin never sees it) and audited; then SIGTERM to the serve process
+// stops it and "go run" exits 0 within 15 s. The second command, "go test
+// ./...", is what CI runs; this test checks it is still written so.
+func TestReadmeFirstCommand(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	noConfig := filepath.Join(dir, "empty.yaml") // the built-in defaults
-	if err := os.WriteFile(noConfig, nil, 0o600); err != nil {
+	top, err := shBlock(string(readme))
+	if err != nil {
+		t.Fatalf("README.md: %v", err)
+	}
+	var commands []string
+	for _, line := range strings.Split(top, "\n") {
+		c, _, _ := strings.Cut(line, "#")
+		if c = strings.TrimSpace(c); c != "" {
+			commands = append(commands, c)
+		}
+	}
+	if len(commands) != 2 || !strings.HasSuffix(commands[0], " serve") || commands[1] != "go test ./..." {
+		t.Fatalf("the README's top block is %q, want a serve command and \"go test ./...\": update this test with it", commands)
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("SKIPPED: needs bash on PATH")
+	}
+	requirePortsFree(t, "8080", "9090")
+	var hits atomicCounter
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.add() }))
+	defer origin.Close()
+
+	cmd := exec.Command("bash", "-c", commands[0])
+	cmd.Dir, cmd.Env = repoCopy(t), userEnv(t)
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	exited := startGroup(t, cmd)
+	healthz := waitHTTP(t, "http://127.0.0.1:9090/healthz", 6*time.Minute, exited, &stderr)
+	if healthz != "ok\n" {
+		t.Errorf("/healthz: %q, want \"ok\\n\"", healthz)
+	}
+	if index := waitHTTP(t, "http://127.0.0.1:9090/", time.Minute, exited, &stderr); !strings.Contains(index, "/readyz") || !strings.Contains(index, "/metrics") {
+		t.Errorf("the admin listener's /: %q, want its endpoints", index)
+	}
+
+	proxy, _ := url.Parse("http://127.0.0.1:8080")
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxy)}, Timeout: 30 * time.Second}
+	req, _ := http.NewRequest(http.MethodGet, origin.URL+"/page", nil)
+	req.Header.Set("User-Agent", "ExampleBot/1.0")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("a request through the proxy on 127.0.0.1:8080: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 403 || resp.Header.Get("X-Robotsproxy-Reason") != "destination-refused" || hits.get() != 0 {
+		t.Errorf("a request to a loopback origin through the defaults: %s, reason %q, %d requests at the origin; want 403 destination-refused and none: %s",
+			resp.Status, resp.Header.Get("X-Robotsproxy-Reason"), hits.get(), body)
+	}
+	waitFor(t, &stdout, `"reason":"destination-refused"`, exited)
+
+	pid := serveProcess(t, cmd.Process.Pid)
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	proxyPort, adminPort, sitePort := freePort(t), freePort(t), freePort(t)
-	rewrite := strings.NewReplacer(
-		"127.0.0.1:8080", "127.0.0.1:"+proxyPort,
-		"127.0.0.1:8001", "127.0.0.1:"+sitePort,
-		"http.server 8001", "http.server "+sitePort,
-		"-o robotsproxy", "-o "+filepath.Join(dir, "robotsproxy"),
-		"./robotsproxy ", filepath.Join(dir, "robotsproxy")+" ",
-	)
-	serve := regexp.MustCompile(`robotsproxy serve\b`)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	var checked int
-	for _, step := range steps {
-		line := rewrite.Replace(step.line)
-		if serve.MatchString(line) {
-			line = serve.ReplaceAllString(line, fmt.Sprintf("robotsproxy serve -config %s -listen 127.0.0.1:%s -admin-listen 127.0.0.1:%s",
-				noConfig, proxyPort, adminPort))
-		}
-		if step.background {
-			line = strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(line, "("), ")"), "&")
-			var out bytes.Buffer
-			cmd := exec.Command("bash", "-c", line)
-			cmd.Dir, cmd.Stdout, cmd.Stderr = repo, &out, &out
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			if err := cmd.Start(); err != nil {
-				t.Fatalf("%s: %v", step.line, err)
-			}
-			exited := make(chan struct{})
-			go func() { cmd.Wait(); close(exited) }()
-			t.Cleanup(func() {
-				syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-				select {
-				case <-exited:
-				case <-time.After(10 * time.Second):
-					syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-					<-exited
-				}
-				if t.Failed() {
-					t.Logf("output of %q:\n%s", step.line, out.String())
-				}
-			})
-			switch {
-			case serve.MatchString(line):
-				waitListening(t, "127.0.0.1:"+proxyPort, 30*time.Second, exited)
-			case strings.Contains(line, "http.server"):
-				waitListening(t, "127.0.0.1:"+sitePort, 30*time.Second, exited)
-			}
+	select {
+	case <-exited:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("go run . serve still running 15s after SIGTERM to serve; stderr:\n%s", stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("go run . serve after SIGTERM: exit %d, want 0; stderr:\n%s", code, stderr.String())
+	}
+	noPanic(t, []string{"serve"}, binaryResult{stderr: stderr.String()})
+}
+
+// serveProcess returns the process id of the serve process that the
+// process pid started, directly or through "go run": the descendant
+// whose name is robotsproxy (Linux /proc).
+func serveProcess(t *testing.T, pid int) int {
+	t.Helper()
+	children := map[int][]int{}
+	names := map[int]string{}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("SKIPPED: the serve process is found in /proc: %v", err)
+	}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
 			continue
 		}
-		cmd := exec.CommandContext(ctx, "bash", "-c", line)
-		cmd.Dir = repo
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		if step.want == nil {
-			if err != nil {
-				t.Fatalf("%s: %v\n%s%s", step.line, err, stdout.String(), stderr.String())
-			}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
 			continue
 		}
-		checked++
-		if got, want := normalizeOutput(stdout.String()), normalizeOutput(rewrite.Replace(strings.Join(step.want, "\n"))); got != want {
-			t.Errorf("%s\nprinted: %s\nREADME says: %s\n(stderr: %s, exit: %v)", step.line, got, want, stderr.String(), err)
+		// pid (comm) state ppid ...
+		open, closing := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+		if open < 0 || closing < open {
+			continue
 		}
+		fields := strings.Fields(string(stat[closing+1:]))
+		if len(fields) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(fields[1])
+		children[ppid] = append(children[ppid], p)
+		names[p] = string(stat[open+1 : closing])
 	}
-	if checked < 3 {
-		t.Errorf("checked %d commands' outputs, want at least 3: the Quick start block lost its expected outputs", checked)
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		if names[queue[0]] == "robotsproxy" {
+			return queue[0]
+		}
+		queue = append(queue, children[queue[0]]...)
 	}
+	t.Fatalf("no robotsproxy process under process %d", pid)
+	return 0
+}
+
+// waitHTTP GETs u until it answers 200, for at most d, and returns the
+// body; it fails the test when exited is closed first.
+func waitHTTP(t *testing.T, u string, d time.Duration, exited <-chan struct{}, log fmt.Stringer) string {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 5 * time.Second}
+	deadline := time.Now().Add(d)
+	for {
+		resp, err := client.Get(u)
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return string(body)
+			}
+			err = fmt.Errorf("%s: %s", resp.Status, body)
+		}
+		select {
+		case <-exited:
+			t.Fatalf("exited before %s answered (%v); stderr:\n%s", u, err, log)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no 200 within %v: %v; stderr:\n%s", u, d, err, log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a buffer a running process writes to while the test
+// reads it. The bytes.Buffer is a field, not embedded: an embedded one's
+// ReadFrom, which io.Copy prefers, would bypass the lock.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// atomicCounter counts an origin's requests.
+type atomicCounter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *atomicCounter) add() { c.mu.Lock(); c.n++; c.mu.Unlock() }
+func (c *atomicCounter) get() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
 }
 
 // mdAnchors returns the GitHub anchors of a Markdown file's headings.

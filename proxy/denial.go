@@ -18,13 +18,16 @@ import (
 // rejectResponse's response, which goproxy copies to the client.
 func (p *Proxy) reject(req *http.Request, st *state, d *policy.Decision) *http.Response {
 	if st.w == nil || d.Reason != policy.ReasonRule && d.Reason != policy.ReasonUnreachable {
-		return rejectResponse(req, d, p.opts.AuthRealm)
+		return rejectWith(req, d, p.opts.AuthRealm, p.opts.UnreachableRetry)
 	}
 	k := denialKey{reason: d.Reason, token: d.Identity.Token, robotsURL: d.RobotsURL, access: d.Access,
 		status: d.Status, cause: d.Cause, rule: d.Verdict.Rule}
+	if d.Reason == policy.ReasonUnreachable {
+		k.fetchedAt = d.RobotsFetchedAt.UnixNano() // the body says when it is tried again
+	}
 	r, ok := p.denials.Get(k)
 	if !ok {
-		if r = renderResponse(rejectResponse(req, d, p.opts.AuthRealm)); len(r.body) <= maxRenderedBody {
+		if r = renderResponse(rejectWith(req, d, p.opts.AuthRealm, p.opts.UnreachableRetry)); len(r.body) <= maxRenderedBody {
 			p.denials.Put(k, r)
 		}
 	}
@@ -44,6 +47,7 @@ type denialKey struct {
 	status    int
 	cause     access.Cause
 	rule      robots.Rule
+	fetchedAt int64 // unreachable: the fetch's time, in Unix nanoseconds
 }
 
 // rendered is a response rendered once and written many times.

@@ -106,6 +106,11 @@ type Options struct {
 	Politeness *politeness.Limiter
 	// Usage compares declared purposes with usage preferences.
 	Usage UsageOptions
+	// UnreachableRetry is how long an unreachable robots.txt result is
+	// kept before the next fetch (cache.unreachable_retry): a 403 for
+	// reason unreachable says when robots.txt is tried again. Zero says
+	// nothing of it.
+	UnreachableRetry time.Duration
 	// Egress, when set, carries every forwarded request (plain, and
 	// inside intercepted tunnels) in place of Transport: the steps of
 	// package egress (signing, paying) around Transport. Each such request
@@ -439,7 +444,7 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 // before ServeHTTP gets control back, so the audit line is written here
 // first: no client sees an answer whose line is not yet written.
 func (p *Proxy) rejectConnect(ctx *goproxy.ProxyCtx, st *state, d *policy.Decision) *goproxy.ConnectAction {
-	ctx.Resp = rejectResponse(ctx.Req, d, p.opts.AuthRealm)
+	ctx.Resp = rejectWith(ctx.Req, d, p.opts.AuthRealm, p.opts.UnreachableRetry)
 	st.status = int32(ctx.Resp.StatusCode)
 	// Abandon may be writing this request's line.
 	if p.auditOnce(ctx.Req, st, int(st.status), ctx.Resp.ContentLength) != nil && !p.opts.AuditContinue {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
@@ -38,8 +39,16 @@ const maxHeaderValue = 256
 // refused because the audit log cannot be written (reason
 // "audit-unavailable"); or, for a proxy authentication failure, 407 with a Basic challenge for realm; or,
 // for throttled proxy authentication, 429 with Retry-After in seconds (RFC
-// 6585 4, RFC 9110 10.2.3) and no challenge.
+// 6585 4, RFC 9110 10.2.3) and no challenge. It is rejectWith with no
+// unreachable retry to tell.
 func rejectResponse(req *http.Request, d *policy.Decision, realm string) *http.Response {
+	return rejectWith(req, d, realm, 0)
+}
+
+// rejectWith is rejectResponse whose 403 for reason unreachable also says
+// when robots.txt is tried again: retry (cache.unreachable_retry) after
+// the fetch that found it unreachable; 0 says nothing of it.
+func rejectWith(req *http.Request, d *policy.Decision, realm string, retry time.Duration) *http.Response {
 	h := http.Header{}
 	status := http.StatusForbidden
 	switch {
@@ -77,7 +86,21 @@ func rejectResponse(req *http.Request, d *policy.Decision, realm string) *http.R
 	} else if r := d.Rule(); r != nil && !d.TooManyRequests() {
 		h.Set(HeaderRule, headerValue(fmt.Sprintf("line %d: %s", r.Line, r.Text())))
 	}
-	return textResponse(req, status, h, denialText(d))
+	return textResponse(req, status, h, denialText(d)+unreachableRetryText(d, retry))
+}
+
+// unreachableRetryText says, for a denial with reason unreachable, when
+// the robots.txt fetch that found it unreachable was made and when
+// robotsproxy tries again: retry after it (RFC 9309 2.3.1.4 lets a crawler
+// keep the complete disallow while robots.txt stays unreachable). Empty
+// for other denials, or when the fetch time or retry is not known.
+func unreachableRetryText(d *policy.Decision, retry time.Duration) string {
+	if d.Reason != policy.ReasonUnreachable || retry <= 0 || d.RobotsFetchedAt.IsZero() {
+		return ""
+	}
+	at := d.RobotsFetchedAt.UTC()
+	return fmt.Sprintf("robotsproxy: robots.txt was fetched at %s; it is fetched again after %s (cache.unreachable_retry %v), and until then every request to this authority is refused\n",
+		at.Format(time.RFC3339), at.Add(retry).Format(time.RFC3339), retry)
 }
 
 // denialText explains a denial in one line.

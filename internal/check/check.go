@@ -9,8 +9,10 @@ package check
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 
@@ -101,7 +103,8 @@ type Rule struct {
 
 // Run decides each URL for the crawler named by userAgent (a bare product
 // token or a whole User-Agent header) against the robots.txt file at path.
-// It reports whether every URL was allowed. Errors are I/O errors, and an
+// It reports whether every URL was allowed. Errors are I/O errors, a
+// *LineError for a line of stdin that ValidURL refuses, and an
 // Options.Usage that is not a usage category label (robots.IsUsageLabel).
 func Run(path, userAgent string, urls []string, o Options) (bool, error) {
 	if o.Usage != "" && !robots.IsUsageLabel(o.Usage) {
@@ -128,6 +131,9 @@ func Run(path, userAgent string, urls []string, o Options) (bool, error) {
 	for _, u := range urls {
 		if u == "-" {
 			if err := c.stream(o.Stdin); err != nil {
+				if ferr := c.out.Flush(); ferr != nil {
+					return false, errors.Join(err, fmt.Errorf("write: %w", ferr))
+				}
 				return false, err
 			}
 			continue
@@ -138,6 +144,45 @@ func Run(path, userAgent string, urls []string, o Options) (bool, error) {
 		return false, fmt.Errorf("write: %w", err)
 	}
 	return c.all, c.err
+}
+
+// LineError is a line of stdin that is not a URL check can decide: Run
+// returns it after writing the decisions of the lines before it.
+type LineError struct {
+	// Line is the line's number, from 1.
+	Line int
+	// Text is the line without its surrounding white space.
+	Text string
+	// Err says what is wrong with it (see ValidURL).
+	Err error
+}
+
+func (e *LineError) Error() string {
+	return fmt.Sprintf("stdin line %d: %v", e.Line, e.Err)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// ValidURL reports whether s is a URL check decides: an absolute http or
+// https URL with a host, a path starting with "/" (not "//"), or "-" (read
+// URLs from stdin). The error says what s is not.
+func ValidURL(s string) error {
+	if s == "-" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("URL %q: %v", s, err)
+	}
+	switch {
+	case u.Scheme == "" && u.Host == "" && strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "//"):
+		return nil // a path
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("URL %q: want an absolute http or https URL (https://example.org/path) or a path (/path)", s)
+	case u.Host == "" || u.Hostname() == "":
+		return fmt.Errorf("URL %q: no host", s)
+	}
+	return nil
 }
 
 type checker struct {
@@ -161,14 +206,25 @@ const asciiSpace = " \t\r\n\v\f"
 
 // stream decides URLs read from r, one per line, in constant memory. The
 // line terminator (LF or CRLF) and the ASCII white space around the URL are
-// removed; nothing else is.
+// removed; nothing else is. Empty lines are skipped. A line that ValidURL
+// refuses (or "-") ends the run with a *LineError: the URLs before it are
+// decided and written.
 func (c *checker) stream(r io.Reader) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if u := strings.Trim(sc.Text(), asciiSpace); u != "" {
-			c.decide(u)
+	for n := 1; sc.Scan(); n++ {
+		u := strings.Trim(sc.Text(), asciiSpace)
+		if u == "" {
+			continue
 		}
+		err := ValidURL(u)
+		if err == nil && u == "-" {
+			err = errors.New(`URL "-": stdin is being read (a URL, or a path starting with "/", is wanted)`)
+		}
+		if err != nil {
+			return &LineError{Line: n, Text: u, Err: err}
+		}
+		c.decide(u)
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("read URLs from stdin: %w", err)

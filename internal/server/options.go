@@ -237,7 +237,8 @@ func TransportOptions(c config.Config) proxy.TransportOptions {
 }
 
 // ProxyOptions returns the proxy's options of c: audit.on_write_error,
-// log.max_field_bytes, client.* and usage.* (call after Validate). The
+// log.max_field_bytes, client.*, cache.unreachable_retry and usage.*
+// (call after Validate). The
 // caller adds the runtime parts: Intercept, OnUntrusted, Policy,
 // Transport, Egress, Audit, Metrics, Politeness and Usage.Licenses.
 func ProxyOptions(c config.Config) proxy.Options {
@@ -252,7 +253,8 @@ func ProxyOptions(c config.Config) proxy.Options {
 		BodyIdleTimeout:       c.Client.BodyIdleTimeout,
 		BodyMinRate:           c.Client.BodyMinRate,
 
-		Usage: proxy.UsageOptions{Enforce: c.Usage.Enforce, Declarations: UsageDeclarations(c)},
+		UnreachableRetry: TTLRules(c).WithDefaults().UnreachableRetry,
+		Usage:            proxy.UsageOptions{Enforce: c.Usage.Enforce, Declarations: UsageDeclarations(c)},
 	}
 }
 

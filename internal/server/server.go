@@ -176,10 +176,29 @@ func auditWriter(cfg config.Config, stdout io.Writer, onError func(error)) (*aud
 // nopCloser keeps the audit writer from closing stdout.
 type nopCloser struct{ io.Writer }
 
-// adminHandler serves GET /healthz (200 while the process serves),
-// GET /readyz (see readiness) and GET /metrics.
+// adminEndpoints are the admin listener's endpoints and what each
+// answers, as GET / lists them.
+var adminEndpoints = [...]struct{ path, what string }{
+	{"/healthz", "200 \"ok\" while the process serves"},
+	{"/readyz", "200 \"ready\" (or \"degraded: ...\") while serving; 503 with the reason before and during shutdown and while audit writes fail"},
+	{"/metrics", "Prometheus metrics (text exposition format)"},
+}
+
+// adminIndex answers GET / with the list of the admin endpoints, as text.
+func adminIndex(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, "robotsproxy admin endpoints (GET):\n")
+	for _, e := range adminEndpoints {
+		_, _ = fmt.Fprintf(w, "  %-9s %s\n", e.path, e.what)
+	}
+}
+
+// adminHandler serves GET / (adminIndex: the endpoints), GET /healthz
+// (200 while the process serves), GET /readyz (see readiness) and GET
+// /metrics; any other path is 404.
 func adminHandler(reg registry, ready *readiness) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", adminIndex)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")

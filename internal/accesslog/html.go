@@ -1,0 +1,134 @@
+package accesslog
+
+import (
+	"html/template"
+	"io"
+)
+
+// htmlRows is the most findings of a kind shown in a crawler's section,
+// and htmlTotalRows the most in the page, so that the page (and the memory
+// it is built in) stays bounded; the json and csv outputs have every one.
+const (
+	htmlRows      = 200
+	htmlTotalRows = 20000
+)
+
+// htmlSection is one crawler's section of the HTML page.
+type htmlSection struct {
+	*Crawler
+	Violations, Disputable, Impostors []Finding
+	// More counts the findings of each kind left out past htmlRows.
+	More   map[string]int64
+	MaxDay int64
+}
+
+type htmlPage struct {
+	R                                 *Result
+	Violations, Disputable, Impostors int64
+	Sections                          []htmlSection
+}
+
+func renderHTML(w io.Writer, r *Result) error {
+	p := htmlPage{R: r, Violations: r.Count(KindViolation), Disputable: r.Count(KindDisputable), Impostors: r.Count(KindImpostor)}
+	idx := map[string]int{}
+	for _, c := range r.Crawlers {
+		idx[c.Token] = len(p.Sections)
+		s := htmlSection{Crawler: c, More: map[string]int64{}}
+		for _, d := range c.Timeline {
+			s.MaxDay = max(s.MaxDay, d.Requests)
+		}
+		p.Sections = append(p.Sections, s)
+	}
+	shown := 0
+	for _, k := range Kinds() {
+		err := r.Each(k, func(f *Finding) error {
+			i, ok := idx[f.ProductToken]
+			if !ok {
+				i, ok = idx[OtherCrawlers]
+			}
+			if !ok {
+				return nil
+			}
+			s := &p.Sections[i]
+			l := map[string]*[]Finding{KindViolation: &s.Violations, KindDisputable: &s.Disputable, KindImpostor: &s.Impostors}[k]
+			if len(*l) >= htmlRows || shown >= htmlTotalRows {
+				s.More[k]++
+				return nil
+			}
+			shown++
+			*l = append(*l, *f)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return htmlTmpl.Execute(w, p)
+}
+
+var htmlTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+	"stamp": stamp,
+	"pct": func(n, of int64) int64 {
+		if of == 0 {
+			return 0
+		}
+		return n * 100 / of
+	},
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>robots.txt compliance: access log audit</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;max-width:80em}
+table{border-collapse:collapse;margin:.5em 0}
+td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
+td.n{text-align:right}
+.bar{background:#4a7;height:10px;display:inline-block}
+.v{background:#c33}
+code{font-size:12px;word-break:break-all}
+code.rule{white-space:nowrap;word-break:normal}
+dt{font-weight:bold}
+</style></head><body>
+<h1>robots.txt compliance: access log audit</h1>
+{{with .R.Summary}}
+<table>
+{{range .Inputs}}<tr><th>log file</th><td>{{.File}}: {{.Lines}} lines, SHA-256 <code>{{.SHA256}}</code></td></tr>
+{{end}}
+<tr><th>lines read</th><td class="n">{{.Lines}}</td></tr>
+<tr><th>lines skipped</th><td>{{.Skipped.Malformed}} malformed, {{.Skipped.TooLong}} too long, {{.Skipped.InvalidUTF8}} not UTF-8</td></tr>
+<tr><th>requests</th><td class="n">{{.Requests}}</td></tr>
+<tr><th>requests naming no crawler (browsers)</th><td class="n">{{.Browsers}}</td></tr>
+<tr><th>requests before the first robots.txt version</th><td class="n">{{.Unjudged}}</td></tr>
+<tr><th>period</th><td>{{stamp .First}} to {{stamp .Last}}</td></tr>
+<tr><th>robots.txt versions</th><td class="n">{{.Versions}}</td></tr>
+</table>
+{{end}}
+<p>{{.Violations}} violations, {{.Disputable}} disputable requests, {{.Impostors}} impostors.</p>
+<h2>Crawlers</h2>
+<table><tr><th>product token</th><th>requests</th><th>verified</th><th>unverified</th><th>impostor</th><th>robots.txt fetches</th><th>violations</th><th>disputable</th></tr>
+{{range .R.Crawlers}}<tr><td><a href="#c-{{.Token}}">{{.Token}}</a></td><td class="n">{{.Requests}}</td><td class="n">{{.Verified}}</td><td class="n">{{.Unverified}}</td><td class="n">{{.Impostor}}</td><td class="n">{{.RobotsFetches}}</td><td class="n">{{.Violations}}</td><td class="n">{{.Disputable}}</td></tr>
+{{end}}</table>
+{{range .Sections}}
+<section id="c-{{.Token}}">
+<h2>{{.Token}}</h2>
+<p>Claimed by {{.Requests}} requests{{if or .Verified .Unverified .Impostor}}: {{.Verified}} verified, {{.Unverified}} unverified, {{.Impostor}} from addresses the crawler does not use (impostors){{end}}. {{.RobotsFetches}} fetches of /robots.txt.</p>
+{{if .Violations}}<h3>Violations</h3>{{template "findings" .Violations}}{{with index .More "violation"}}<p>{{.}} more: see the json or csv output.</p>{{end}}{{end}}
+{{if .Disputable}}<h3>Disputable requests</h3>{{template "findings" .Disputable}}{{with index .More "disputable"}}<p>{{.}} more: see the json or csv output.</p>{{end}}{{end}}
+{{if .Impostors}}<h3>Impostors</h3>{{template "findings" .Impostors}}{{with index .More "impostor"}}<p>{{.}} more: see the json or csv output.</p>{{end}}{{end}}
+{{if .TopViolated}}<h3>Paths most often violated</h3>
+<table><tr><th>path</th><th>violations</th></tr>{{range .TopViolated}}<tr><td><code>{{.Path}}</code></td><td class="n">{{.Count}}</td></tr>{{end}}</table>{{end}}
+{{if .Timeline}}<h3>Timeline (UTC days)</h3>
+<table><tr><th>day</th><th>requests</th><th>violations</th><th>disputable</th><th></th></tr>
+{{$max := .MaxDay}}{{range .Timeline}}<tr><td>{{.Date}}</td><td class="n">{{.Requests}}</td><td class="n">{{.Violations}}</td><td class="n">{{.Disputable}}</td><td style="width:20em"><span class="bar" style="width:{{pct .Requests $max}}%"></span>{{if .Violations}}<span class="bar v" style="width:{{pct .Violations $max}}%"></span>{{end}}</td></tr>
+{{end}}</table>{{end}}
+</section>
+{{end}}
+<h2>Words used</h2>
+<dl>
+<dt>violation</dt><dd>a request that every robots.txt version the crawler could legitimately have been using disallows: the versions in force during the 24 hours before it (RFC 9309 2.4 lets a crawler cache robots.txt that long), or since the crawler's last fetch of /robots.txt when that is later.</dd>
+<dt>disputable</dt><dd>a request that only some of those versions disallow.</dd>
+<dt>impostor</dt><dd>a request that names a crawler whose published IP ranges do not contain its address (and whose reverse DNS, when checked, does not confirm it). Its requests are not held against the crawler it names.</dd>
+<dt>deciding version</dt><dd>the robots.txt version, by SHA-256 and period in force, whose rule is quoted.</dd>
+</dl>
+</body></html>
+{{define "findings"}}<table><tr><th>line</th><th>time</th><th>client</th><th>request</th><th>User-Agent</th><th>identity</th><th>rule</th><th>robots.txt version</th></tr>
+{{range .}}<tr><td>{{.File}}:{{.Line}}</td><td>{{stamp .Time}}</td><td>{{.Client}}</td><td><code>{{.Method}} {{.Path}}</code> {{.Status}}</td><td><code>{{.UserAgent}}</code></td><td>{{.Identity}}</td><td>{{if .Rule}}line {{.RuleLine}}: <code class="rule">{{.Rule}}</code>{{end}}</td><td>{{if .RobotsSHA256}}<code>{{.RobotsSHA256}}</code><br>in force {{with .RobotsFrom}}{{stamp .}}{{else}}throughout{{end}}{{with .RobotsUntil}} to {{stamp .}}{{end}}; {{.VersionsDisallowing}} of {{.VersionsConsidered}} versions disallow{{end}}</td></tr>
+{{end}}</table>{{end}}`))
