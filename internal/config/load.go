@@ -165,7 +165,7 @@ func explain(key, msg string) string {
 		return fmt.Sprintf("%q is not a boolean: want true or false", value)
 	case strings.HasPrefix(into, "[]"):
 		return fmt.Sprintf("%q is not a list: want [a, b] or one \"- item\" per line", value)
-	case strings.HasPrefix(into, "config.") || strings.HasPrefix(into, "map["):
+	case strings.HasPrefix(into, "config.") || strings.HasPrefix(into, "rules.") || strings.HasPrefix(into, "map["):
 		return fmt.Sprintf("%q is not a section: want the keys of %s indented below it", value, key)
 	}
 	return msg

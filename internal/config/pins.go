@@ -12,8 +12,8 @@ import (
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
-// validateAccess checks the keys of issue-4 features: pinned identities,
-// destination host lists, CONNECT and interception. Errors name the key.
+// validateAccess checks the keys of pinned identities, destination host
+// lists, CONNECT and interception. Errors name the key.
 func (c *Config) validateAccess() error {
 	seen := map[string]bool{}
 	for i, u := range c.Identity.Users {
