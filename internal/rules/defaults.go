@@ -68,6 +68,33 @@ const DefaultCacheMaxBytes = 512 << 20
 // entries hold at least 300 MB (0.6 KB each).
 const DefaultCacheMaxEntries = 500_000
 
+// Defaults of the client limits and the outbound transport
+// (client.max_request_target_bytes, client.body_idle_timeout,
+// upstream.max_idle_conns, upstream.max_idle_conns_per_host; the proxy's
+// Options and TransportOptions).
+const (
+	// DefaultMaxRequestTargetBytes bounds the request target; a longer
+	// one is answered 414.
+	DefaultMaxRequestTargetBytes = 8192
+	// DefaultBodyIdleTimeout bounds each wait for more of a request body.
+	DefaultBodyIdleTimeout = 30 * time.Second
+	// DefaultMaxIdleConns bounds the idle upstream connections in total:
+	// the default client.max_connections, since an HTTP/1.1 client
+	// connection keeps at most one upstream connection busy.
+	DefaultMaxIdleConns = 4096
+	// DefaultMaxIdleConnsPerHost bounds the idle upstream connections per
+	// origin.
+	DefaultMaxIdleConnsPerHost = 1024
+)
+
+// Defaults of the audit log's checkpoints: one every 10,000 lines or 60
+// seconds, whichever comes first (audit.checkpoint_every_lines,
+// audit.checkpoint_every, audit.CheckpointOptions).
+const (
+	DefaultCheckpointLines = 10000
+	DefaultCheckpointEvery = 60 * time.Second
+)
+
 // DefaultMaxCerts bounds the cache of interception leaf certificates, one
 // per host (mitm.max_certs).
 const DefaultMaxCerts = 1024
