@@ -22,12 +22,13 @@ var layers = map[string]int{
 	"internal/rules":                   -1, // rules the configuration and the runtime both apply: modes, purposes, host entries, defaults
 	"internal/money":                   -1, // pay per crawl's exact amounts and currency codes
 	"internal/fleet/redisurl":          -1, // a shared.redis_url: checked, redacted, opened
+	"internal/testkit":                 -1, // helpers for tests only: clock, origins, echo server, audit lines
 	"robots":                           0,
 	"internal/netguard":                0,
 	"internal/mitm":                    1, // caches certificates in internal/memo
 	"internal/politeness":              0,
 	"auditlog":                         0,
-	"internal/audit/report":            5, // reads lines through auditlog, checks the chain with audit, keys sites as policy does
+	"internal/audit/report":            5, // reads lines through auditlog, checks the chain with audit/verify, keys sites as policy does
 	"internal/redistest":               0,
 	"internal/keyfile":                 0,
 	"internal/dnstest":                 0, // a local DNS server for tests
@@ -43,7 +44,9 @@ var layers = map[string]int{
 	"internal/license":                 2, // RSL licenses: fetched by access, decided for usage's purposes
 	"policy":                           3,
 	"internal/check":                   4,
-	"internal/audit":                   4,
+	"internal/audit":                   2, // the runtime writer: file, chain, checkpoints, robots.txt archive
+	"internal/audit/verify":            4, // the offline verifier: re-decides lines through policy
+	"internal/audit/audittest":         2, // fixtures the archive's and the verifier's tests share
 	"internal/accesslog":               5, // judges web server access logs through policy; reads the audit archive
 	"internal/config":                  4, // the schema: defaults and validation only (TestConfigIsSchema)
 	"internal/audit/report/loggen":     5,
@@ -52,6 +55,7 @@ var layers = map[string]int{
 	"internal/server":                  6,
 	".":                                7, // main
 	"e2e":                              7,
+	"enforce":                          7, // the proxy's request path in a Go crawler's process (assembled by server)
 }
 
 const module = "github.com/robotsproxy/robotsproxy"
@@ -67,6 +71,7 @@ var public = map[string]bool{
 	"auditlog": true,
 	"policy":   true,
 	"proxy":    true,
+	"enforce":  true,
 	".":        true, // package main: a command, not importable
 }
 
@@ -104,7 +109,7 @@ func TestPublicSurface(t *testing.T) {
 }
 
 // TestImportsRunOneWay parses every non-test Go file of the module (bench/
-// is a module of its own) and checks that no package imports one of its
+// and crawlers/ are modules of their own) and checks that no package imports one of its
 // own layer or above it.
 func TestImportsRunOneWay(t *testing.T) {
 	fset := token.NewFileSet()
@@ -114,7 +119,7 @@ func TestImportsRunOneWay(t *testing.T) {
 			return err
 		}
 		if d.IsDir() {
-			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bench") {
+			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || isModule(path)) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -216,4 +221,11 @@ func moduleImports(t *testing.T, pkg string) []string {
 		}
 	}
 	return out
+}
+
+// isModule reports whether the directory dir holds a Go module of its own
+// (a go.mod): its packages are not the module's.
+func isModule(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "go.mod"))
+	return err == nil
 }

@@ -14,22 +14,29 @@ import (
 )
 
 // outbound is what carries a forwarded request to its origin: the egress
-// steps when there are any (Options.Egress), the transport otherwise.
+// steps when there are any (Options.Egress), else Options.Outbound when
+// set, else the transport.
 func (p *Proxy) outbound() http.RoundTripper {
 	if p.opts.Egress != nil {
 		return p.opts.Egress
+	}
+	if p.opts.Outbound != nil {
+		return p.opts.Outbound
 	}
 	return p.opts.Transport
 }
 
 // toEgress hands a request about to be forwarded to the egress steps, when
-// there are any: it returns req with an egress.Exchange for the decided
+// there are any (else to Options.Outbound, when set): it returns req with an egress.Exchange for the decided
 // identity in its context (kept in st for the audit line), and routes a
 // plain request through Options.Egress (one inside an intercepted tunnel
 // goes through roundTripInner, which uses it too). Without egress steps it
 // returns req unchanged.
 func (p *Proxy) toEgress(req *http.Request, ctx *goproxy.ProxyCtx, st *state) *http.Request {
 	if p.opts.Egress == nil {
+		if p.opts.Outbound != nil && st.parent == nil {
+			ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTripOutbound)
+		}
 		return req
 	}
 	d := &st.decision
@@ -58,6 +65,11 @@ func (p *Proxy) roundTripEgress(req *http.Request, _ *goproxy.ProxyCtx) (*http.R
 		return nil, errNoExchange
 	}
 	return p.opts.Egress.RoundTrip(req)
+}
+
+// roundTripOutbound carries a plain request through Options.Outbound.
+func (p *Proxy) roundTripOutbound(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
+	return p.opts.Outbound.RoundTrip(req)
 }
 
 // errNoExchange: a request reached the egress steps without the exchange

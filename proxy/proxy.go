@@ -117,6 +117,13 @@ type Options struct {
 	// carries an egress.Exchange in its context, whose Record the audit
 	// line reports. Nil forwards through Transport alone.
 	Egress http.RoundTripper
+	// Outbound, when set, carries forwarded requests in place of
+	// Transport when there are no egress steps (Egress nil), as Transport
+	// would: no egress.Exchange, nothing added to the audit line. It is
+	// for a caller that serves requests in process with its own transport
+	// (package enforce, through server.NewInProcess); CONNECT tunnels
+	// still dial through Transport. Nil forwards through Transport.
+	Outbound http.RoundTripper
 }
 
 // Proxy is an http.Handler that serves proxy requests (absolute-form

@@ -74,6 +74,13 @@ func New(cfg config.Config, stdout io.Writer, logger zerolog.Logger) (*Server, e
 
 // assemble is New with the metrics registry.
 func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg registry) (*Server, error) {
+	return assembleWith(cfg, stdout, logger, reg, nil)
+}
+
+// assembleWith is assemble with the transport that carries allowed
+// requests to their origins: the destination-guarded transport of
+// upstream.* when base is nil, base otherwise (see NewInProcess).
+func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg registry, base http.RoundTripper) (*Server, error) {
 	guard := Guard(cfg)
 	fetcher := access.NewFetcher(FetcherOptions(cfg, guard))
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -116,7 +123,11 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 	registerAuditMetrics(reg, auditW)
 	transport := proxy.NewTransport(guard, TransportOptions(cfg))
 	keysRead := time.Now() // before egressChain reads the keys: the archive's seen_at
-	egressSteps, signer, err := egressChain(cfg, shared, transport, logger)
+	var outbound http.RoundTripper = transport
+	if base != nil {
+		outbound = base
+	}
+	egressSteps, signer, err := egressChain(cfg, shared, outbound, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +140,7 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 	po := ProxyOptions(cfg)
 	po.Intercept, po.OnUntrusted = https.config, untrustedLog(logger, https)
 	po.Policy, po.Transport, po.Egress, po.Audit, po.Metrics = pol, transport, egressSteps, auditW, metrics
+	po.Outbound = base // nil but in process
 	po.Politeness = politenessLimiter(cfg, reg, shared)
 	po.Usage.Licenses = licenseSource(cfg, fetcher, archive, logger)
 	p := proxy.New(po)
