@@ -91,10 +91,10 @@ func isPackageDir(dir string) bool {
 	return len(files) > 0
 }
 
-// moduleImports returns, for each package of the module (by its path
+// importGraph returns, for each package of the module (by its path
 // under the module, "." for main), the module's packages its non-test
 // files import.
-func moduleImports() (map[string]map[string]bool, error) {
+func importGraph() (map[string]map[string]bool, error) {
 	fset := token.NewFileSet()
 	out := map[string]map[string]bool{}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
@@ -170,7 +170,7 @@ var diagramPages = map[string]int{
 // for each.
 func checkDiagrams(t *testing.T, pages []string) {
 	t.Helper()
-	imports, err := moduleImports()
+	imports, err := importGraph()
 	if err != nil {
 		t.Fatal(err)
 	}

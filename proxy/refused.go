@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -45,10 +46,11 @@ const (
 var refusalCauses = []RefusalCause{CauseMaxConnections, CauseHeaderTimeout, CauseBodyIdle,
 	CauseIdleTimeout, CauseHeaderTooLarge, CauseURITooLong, CauseMalformed}
 
-// Client limit defaults, used when the Options field is 0.
+// Client limit defaults, used when the Options field is 0 (the defaults
+// of client.max_request_target_bytes and client.body_idle_timeout).
 const (
-	DefaultMaxRequestTargetBytes = 8192
-	DefaultBodyIdleTimeout       = 30 * time.Second
+	DefaultMaxRequestTargetBytes = rules.DefaultMaxRequestTargetBytes
+	DefaultBodyIdleTimeout       = rules.DefaultBodyIdleTimeout
 )
 
 // Refusal is a request refused before the proxy could decide it: by the
