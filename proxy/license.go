@@ -3,7 +3,6 @@ package proxy
 import (
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/rs/zerolog"
 
@@ -13,64 +12,13 @@ import (
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
-// checkLicense reads the RSL licenses that apply to the request, when
-// purposes are declared for it, robots.txt was read and Usage.Licenses is
-// set: the one robots.txt names (a License line) and the one an earlier
-// response for the same resource named in a Link header field
-// (observeLicenseLink). A purpose either refuses is refused: the
-// robots.txt license is read first, and the Link one decides only when
-// robots.txt's does not refuse the request. The license that decided is
-// recorded in the decision; with Usage.Enforce a prohibited purpose, a
-// required license token or a license that cannot be read denies the
-// request (policy.DenyForLicense). With no purpose declared nothing runs.
-func (p *Proxy) checkLicense(req *http.Request, st *state, purposes []string) {
-	d := &st.decision
-	src := p.opts.Usage.Licenses
-	if src == nil || len(purposes) == 0 || d.Robots == nil {
-		return
-	}
-	host, path := licenseTarget(req, d)
-	var l *usage.License
-	if d.Robots.HasLicense() {
-		l = src.Check(req.Context(), d.Robots, host, path, purposes)
-	}
-	if l == nil || !l.Refuses() {
-		if ll := src.CheckLink(req.Context(), licenseResource(d, path), host, path, purposes); ll != nil && (l == nil || ll.Refuses()) {
-			l = ll
-		}
-	}
-	p.policy().DenyForLicense(d, st.pin, l, p.opts.Usage.Enforce)
-}
-
-// licenseTarget returns the host and path a license is decided for: the
-// request's, the path as decided.
-func licenseTarget(req *http.Request, d *policy.Decision) (host, path string) {
-	host = req.URL.Host
-	if host == "" {
-		host = req.Host
-	}
-	path = d.ResolvedPath
-	if path == "" {
-		path = requestPath(req)
-	}
-	return host, path
-}
-
-// licenseResource is the key a Link-named license is remembered under:
-// the canonical authority (robots.txt's URL without /robots.txt) and the
-// path as decided.
-func licenseResource(d *policy.Decision, path string) string {
-	return strings.TrimSuffix(d.RobotsURL, "/robots.txt") + path
-}
-
 // observeLicenseLink records the license a response names in a Link
 // header field (rel="license", type="application/rsl+xml"), for the audit
 // line, when the request's usage is recorded at all (purposes declared or
 // preferences stated). Like Content-Usage it comes with the response, so
-// it cannot deny the request it answers. When purposes are declared and
-// Usage.Licenses is set, it is remembered for the resource, so that
-// checkLicense reads it for later requests for it; a successful (2xx)
-// response naming none forgets what was remembered.
+// it cannot deny the request it answers. The policy remembers it for the
+// resource, so that later requests for it read it (see
+// policy.Policy.ObserveLicenseLink).
 func (p *Proxy) observeLicenseLink(req *http.Request, st *state, resp *http.Response) {
 	d := &st.decision
 	if d.Usage == nil {
@@ -83,13 +31,10 @@ func (p *Proxy) observeLicenseLink(req *http.Request, st *state, resp *http.Resp
 	if u != "" {
 		d.Usage.LicenseLink = u
 	}
-	src := p.opts.Usage.Licenses
-	if src == nil || len(d.Usage.Purposes) == 0 || d.Robots == nil || req == nil ||
-		u == "" && (resp.StatusCode < 200 || resp.StatusCode > 299) {
+	if req == nil {
 		return
 	}
-	_, path := licenseTarget(req, d)
-	src.RememberLink(licenseResource(d, path), u)
+	p.policy().ObserveLicenseLink(d, requestPath(req), u, resp.StatusCode >= 200 && resp.StatusCode <= 299)
 }
 
 // licenseFields adds the license fields of the decision to an audit line.

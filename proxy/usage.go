@@ -7,7 +7,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/license"
 	"github.com/robotsproxy/robotsproxy/internal/usage"
 )
 
@@ -15,46 +14,6 @@ import (
 // entry of a list field, so that the usage fields add at most about 5 KiB
 // to a line (see auditlog.MaxWrittenLineBytes).
 const maxUsageRuleBytes = 2 * auditlog.MaxListEntryBytes
-
-// UsageOptions configure usage preferences.
-type UsageOptions struct {
-	// Enforce denies (403, reason usage-preference) a request whose
-	// declared purpose robots.txt refuses for the path; report mode
-	// forwards it and audits the denial. Default false: preferences are
-	// only audited.
-	Enforce bool
-	// Declarations are the purposes declared per product token; nil
-	// declares none. Those of users and client ranges come with their pin
-	// (identity.Pin.Purposes).
-	Declarations *usage.Declarations
-	// Licenses fetch and cache the RSL licenses robots.txt files name
-	// (License lines), read for requests with declared purposes; with
-	// Enforce, what they prohibit is denied (reasons license and
-	// license-required). Nil reads none.
-	Licenses *license.Source
-}
-
-// checkUsage reads the usage preferences robots.txt states for the
-// request's path and crawler, compares them with the purposes declared for
-// it and records both in the decision; with Enforce, a refused purpose
-// denies the request (policy.DenyForUsage). It runs for every decided
-// request that robots.txt was read for, enforced or not, so that the audit
-// line shows what the crawler was told.
-func (p *Proxy) checkUsage(req *http.Request, st *state) {
-	d := &st.decision
-	prefs := d.UsagePrefs
-	purposes := p.declarations().Purposes(st.pin.Purposes, d.Identity.Token)
-	if len(prefs) == 0 && len(purposes) == 0 {
-		return
-	}
-	e := usage.Evaluate(purposes, prefs)
-	if !p.opts.Usage.Enforce {
-		d.Usage = &e
-	} else {
-		p.policy().DenyForUsage(d, st.pin, &e)
-	}
-	p.checkLicense(req, st, purposes)
-}
 
 // observeUsage adds the preferences of the response's Content-Usage
 // header field (draft-ietf-aipref-attach-05 section 2) to the decision's,

@@ -9,7 +9,6 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -129,9 +128,9 @@ func (d *decider) checkUsage(l *auditLine) (Kind, string, error) {
 	if k != "" || err != nil {
 		return k, msg, err
 	}
-	e := usage.Evaluate(l.Purposes, dec.UsagePrefs)
-	if e.Refused != l.UsageRefused {
-		return KindDecision, fmt.Sprintf("usage_refused %q, but for the purposes %q %s refuses %q", l.UsageRefused, l.Purposes, from, e.Refused), nil
+	policy.DecideUsage(&dec, l.Purposes, true) // as the proxy decides it, enforced
+	if dec.Usage.Refused != l.UsageRefused {
+		return KindDecision, fmt.Sprintf("usage_refused %q, but for the purposes %q %s refuses %q", l.UsageRefused, l.Purposes, from, dec.Usage.Refused), nil
 	}
 	return "", "", nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/config"
 	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/license"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -54,7 +55,6 @@ func (s *Server) reload() {
 	if next.signing != nil {
 		s.signer.Store(next.signing) // requests in flight keep the keys they loaded
 	}
-	s.proxy.SetUsageDeclarations(UsageDeclarations(next.diff.next)) // usage.purposes; identity.*.purposes go with the pinner
 	s.cfg, s.pinner = next.diff.next, next.pinner
 	s.reloadDirectory(next.directory, next.keysRead)
 	s.ops.reloaded(true, len(next.diff.restart), time.Now())
@@ -108,7 +108,7 @@ func (s *Server) prepareReload() (pendingReload, error) {
 			return pendingReload{}, fmt.Errorf("identity: %w", err)
 		}
 	}
-	if r.policy, err = buildPolicy(r.diff.next, s.cache, r.pinner); err != nil {
+	if r.policy, err = buildPolicy(r.diff.next, s.cache, r.pinner, s.licenses); err != nil {
 		return pendingReload{}, err
 	}
 	r.keysRead = time.Now()
@@ -124,8 +124,9 @@ func (s *Server) prepareReload() (pendingReload, error) {
 }
 
 // buildPolicy builds the policy of cfg's reloadable keys around the
-// robots.txt cache and the pinner.
-func buildPolicy(cfg config.Config, cache *access.Cache, pinner *identity.Pinner) (*policy.Policy, error) {
+// robots.txt cache, the pinner and the license source; usage.* is
+// restart-only, so a reload builds it with the running values.
+func buildPolicy(cfg config.Config, cache *access.Cache, pinner *identity.Pinner, licenses *license.Source) (*policy.Policy, error) {
 	overrides, err := compileOverrides(cfg.Identity.Overrides)
 	if err != nil {
 		return nil, err
@@ -141,6 +142,8 @@ func buildPolicy(cfg config.Config, cache *access.Cache, pinner *identity.Pinner
 		RefuseConnect:          cfg.Connect.Refuse,
 		RequireConnectIdentity: cfg.Connect.RequireIdentity,
 		Mode:                   policy.Mode(cfg.Mode),
+		Usage: policy.UsageOptions{Enforce: cfg.Usage.Enforce, Declarations: UsageDeclarations(cfg),
+			Licenses: licenses},
 	}), nil
 }
 
