@@ -69,11 +69,6 @@ LOG is an access log file, gzipped or not; - is stdin.`, stderr)
 	case !slices.Contains(accesslog.Formats(), *format):
 		return usageErr("audit access-log: -format %q: want one of %s", *format, strings.Join(accesslog.Formats(), ", "))
 	}
-	for _, a := range fs.Args() {
-		if len(a) > 1 && a[0] == '-' {
-			return usageErr("audit access-log: flag %s after the logs: flags come before LOG", a)
-		}
-	}
 	if !slices.Contains(accesslog.CSVTables(), *table) || *table != "findings" && *format != "csv" {
 		return usageErr("audit access-log: -table %q: want findings or crawlers, with -format csv", *table)
 	}

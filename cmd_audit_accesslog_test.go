@@ -37,7 +37,6 @@ func TestRunAuditAccessLogErrors(t *testing.T) {
 		{[]string{"audit", "access-log", "-robots", robots, "-dns", "localhost", log}, "want HOST:PORT"},
 		{[]string{"audit", "access-log", "-robots", filepath.Join(dir, "none"), log}, "no such file"},
 		{[]string{"audit", "access-log", "-robots", robots, filepath.Join(dir, "none.log")}, "no such file"},
-		{[]string{"audit", "access-log", "-robots", robots, log, "-format", "json"}, "flags come before LOG"},
 		{[]string{"audit", "access-log", "-robots", robots, "-o", dir, log}, "not a regular file"},
 		{[]string{"audit", "access-log", "-robots", robots, "-table", "crawlers", log}, "with -format csv"},
 		{[]string{"audit", "access-log", "-robots", robots, "-format", "csv", "-table", "hosts", log}, `-table "hosts"`},

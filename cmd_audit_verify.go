@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 )
 
 // runAuditVerify implements "robotsproxy audit verify [-archive DIR]
@@ -68,8 +69,8 @@ does not.`, stderr)
 	}
 	out := bufio.NewWriter(stdout)
 	anchors.Archive, anchors.ChainOnly, anchors.Genesis, anchors.ExemptHosts = dir, *chainOnly, *genesis, exempt
-	anchors.Report = func(p audit.Problem) { fmt.Fprintln(out, p) }
-	res, err := audit.Verify(fs.Args(), anchors)
+	anchors.Report = func(p verify.Problem) { fmt.Fprintln(out, p) }
+	res, err := verify.Verify(fs.Args(), anchors)
 	if err != nil {
 		out.Flush()
 		return &exitError{2, fmt.Errorf("audit verify: %w", err)}
@@ -87,8 +88,8 @@ does not.`, stderr)
 
 // verifyAnchors reads -checkpoints (checked with the key in -checkpoint-key)
 // and -head into VerifyOptions.
-func verifyAnchors(checkpoints, keyFile, head string) (audit.VerifyOptions, error) {
-	var o audit.VerifyOptions
+func verifyAnchors(checkpoints, keyFile, head string) (verify.VerifyOptions, error) {
+	var o verify.VerifyOptions
 	if keyFile != "" && checkpoints == "" {
 		return o, errors.New("-checkpoint-key: give -checkpoints too")
 	}
@@ -117,7 +118,7 @@ func verifyAnchors(checkpoints, keyFile, head string) (audit.VerifyOptions, erro
 }
 
 // writeVerifySummary writes the counts and the chain's start and head.
-func writeVerifySummary(w io.Writer, r *audit.VerifyResult, dir string, chainOnly, ok bool) {
+func writeVerifySummary(w io.Writer, r *verify.VerifyResult, dir string, chainOnly, ok bool) {
 	if dir == "" {
 		dir = "none"
 	}

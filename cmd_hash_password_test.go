@@ -139,6 +139,8 @@ func TestHashPasswordOnATerminalMismatch(t *testing.T) {
 	p.waitShown(t, "Password again: ", 1)
 	p.master.WriteString("two\r")
 	<-exited
+	// The terminal's reader may get the last octets after the exit.
+	p.waitShown(t, "the two passwords differ", 1)
 	if code := cmd.ProcessState.ExitCode(); code != 2 || out.Len() != 0 || !strings.Contains(p.shown(), "the two passwords differ") {
 		t.Errorf("hash-password with two passwords: exit %d, stdout %q, terminal %q; want 2, nothing, and why", code, out.String(), p.shown())
 	}

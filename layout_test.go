@@ -17,12 +17,13 @@ import (
 // here.
 var layers = map[string]int{
 	"internal/heapsize":                -1, // the allocator's sizes, for robots' and the caches' accounting
+	"internal/testkit":                 -1, // helpers for tests only: clock, origins, echo server, audit lines
 	"robots":                           0,
 	"internal/netguard":                0,
 	"internal/mitm":                    1, // caches certificates in internal/memo
 	"internal/politeness":              0,
 	"auditlog":                         0,
-	"internal/audit/report":            5, // reads lines through auditlog, checks the chain with audit, keys sites as policy does
+	"internal/audit/report":            5, // reads lines through auditlog, checks the chain with audit/verify, keys sites as policy does
 	"internal/redistest":               0,
 	"internal/keyfile":                 0,
 	"internal/dnstest":                 0, // a local DNS server for tests
@@ -38,7 +39,9 @@ var layers = map[string]int{
 	"internal/license":                 2, // RSL licenses: fetched by access, decided for usage's purposes
 	"policy":                           3,
 	"internal/check":                   4,
-	"internal/audit":                   4,
+	"internal/audit":                   2, // the runtime writer: file, chain, checkpoints, robots.txt archive
+	"internal/audit/verify":            4, // the offline verifier: re-decides lines through policy
+	"internal/audit/audittest":         2, // fixtures the archive's and the verifier's tests share
 	"internal/accesslog":               5, // judges web server access logs through policy; reads the audit archive
 	"internal/config":                  4, // validation and defaults only
 	"internal/audit/report/loggen":     5,

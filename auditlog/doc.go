@@ -1,6 +1,8 @@
 // Package auditlog is the audit line's schema: the field names, the
 // reason and cut_off values, the bounds a writer keeps to and a reader
-// relies on, and the one reader of a line (Scanner).
+// relies on, the one reader of a line (Scanner), and the one projection of
+// a line that audit verify and audit report share (Line, Project), with
+// the rules a reader applies to it (Line.RobotsTxtReason).
 //
 // robotsproxy writes one audit line per request: a JSON object on one
 // line, its fields named by the Field constants. The proxy writes through

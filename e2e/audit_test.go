@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/audit/report"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 // auditIdent is a proxy user pinned to a product token in one mode.
@@ -128,7 +129,7 @@ func TestAuditEndToEnd(t *testing.T) {
 		t.FailNow()
 	}
 
-	lines := readAuditLog(t, logPath)
+	lines := testkit.ReadAuditLines(t, logPath)
 	checkAuditLogLines(t, reqs, lines)
 	checkAuditReport(t, logPath, reqs)
 	verified := checkAuditVerify(t, logPath, archive, origins, lines)
@@ -415,24 +416,6 @@ func checkAuditResp(fail *failures, r auditReq, got auditResp) {
 	if d, rule := got.header.Get("X-Robotsproxy-Decision"), got.header.Get("X-Robotsproxy-Rule"); d != "deny" || !strings.HasPrefix(rule, fmt.Sprintf("line %d: ", r.want.line)) {
 		fail.errorf("%s: 403 with X-Robotsproxy-Decision %q and X-Robotsproxy-Rule %q, want deny and line %d (%q)", in, d, rule, r.want.line, r.want.rule)
 	}
-}
-
-// readAuditLog reads the log file, one JSON object per line.
-func readAuditLog(t *testing.T, path string) []map[string]any {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []map[string]any
-	for i, l := range strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("%s:%d: not JSON (%v): %q", path, i+1, err, l)
-		}
-		out = append(out, m)
-	}
-	return out
 }
 
 // checkAuditLogLines: one line per request, carrying the decision check

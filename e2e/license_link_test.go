@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 // TestLicenseLinkThroughBinary runs the binary with usage.enforce and an
@@ -63,7 +65,7 @@ func TestLicenseLinkThroughBinary(t *testing.T) {
 		}
 	}
 	p.stop(t)
-	lines := readAuditLog(t, logPath)
+	lines := testkit.ReadAuditLines(t, logPath)
 	if len(lines) != len(cases) {
 		t.Fatalf("%d audit lines, want %d", len(lines), len(cases))
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 // rslLicense is the RSL license the origin of TestLicenseThroughBinary
@@ -81,7 +83,7 @@ func TestLicenseThroughBinary(t *testing.T) {
 		}
 	}
 	p.stop(t)
-	lines := readAuditLog(t, logPath)
+	lines := testkit.ReadAuditLines(t, logPath)
 	if len(lines) != len(cases) {
 		t.Fatalf("%d audit lines, want %d", len(lines), len(cases))
 	}

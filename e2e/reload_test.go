@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 // reloadBase starts every configuration of these tests: ephemeral loopback
@@ -241,7 +243,7 @@ func TestReloadKeepsInFlight(t *testing.T) {
 	var releaseOnce sync.Once
 	releaseAll := func() { releaseOnce.Do(func() { close(release) }) }
 	defer releaseAll() // before origin.Close, which waits for the handler
-	echo := startEcho(t)
+	echo := testkit.Echo(t)
 	port := echo.Addr().(*net.TCPAddr).Port
 	rp := startReloadable(t, fmt.Sprintf("exempt_hosts: [127.0.0.1]\nconnect:\n  ports: [%d]\nmitm:\n  mode: host-level\n", port)) // an opaque tunnel to the echo server
 
@@ -300,26 +302,6 @@ func TestReloadKeepsInFlight(t *testing.T) {
 		t.Errorf("request in flight during SIGHUP: got %q, want \"200 slow page\"", got)
 	}
 	rp.stop(t)
-}
-
-// startEcho is a TCP echo server on loopback.
-func startEcho(t *testing.T) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _, _ = io.Copy(c, c); c.Close() }()
-		}
-	}()
-	return ln
 }
 
 func mustParse(t *testing.T, s string) *url.URL {

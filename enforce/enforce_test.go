@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/enforce"
-	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 	"github.com/robotsproxy/robotsproxy/internal/config"
 )
 
@@ -269,8 +269,8 @@ func TestAuditLineVerifies(t *testing.T) {
 		t.Fatal(err)
 	}
 	var problems []string
-	res, err := audit.Verify([]string{logFile}, audit.VerifyOptions{Archive: filepath.Join(dir, "archive"), Genesis: true,
-		Report: func(p audit.Problem) { problems = append(problems, p.String()) }})
+	res, err := verify.Verify([]string{logFile}, verify.VerifyOptions{Archive: filepath.Join(dir, "archive"), Genesis: true,
+		Report: func(p verify.Problem) { problems = append(problems, p.String()) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,30 +12,9 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
-
-// fakeClock is an injectable clock for identity.PinOptions.Now.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // hashes memoises bcrypt hashes of test passwords (MinCost, for speed).
 var hashes sync.Map
@@ -60,7 +39,7 @@ func basic(user, password string) string {
 
 // throttledPinner has alice and bob ("<name>-pw") and throttles failures
 // as o says.
-func throttledPinner(t testing.TB, clock *fakeClock, o identity.ThrottleOptions) *identity.Pinner {
+func throttledPinner(t testing.TB, clock *testkit.Clock, o identity.ThrottleOptions) *identity.Pinner {
 	t.Helper()
 	p, err := identity.NewPinner(identity.PinOptions{
 		Users: []identity.User{
@@ -79,7 +58,7 @@ func throttledPinner(t testing.TB, clock *fakeClock, o identity.ThrottleOptions)
 // TestAuthenticateThrottled: the policy turns a throttled check into a
 // denial with reason proxy-auth-throttled and the wait, not a 407.
 func TestAuthenticateThrottled(t *testing.T) {
-	clock := newFakeClock()
+	clock := testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	p, f := newStubPolicy("", policy.Options{Pinner: throttledPinner(t, clock, identity.ThrottleOptions{FailuresPerMinute: 6, Burst: 1})})
 	client := netip.MustParseAddr("192.0.2.1")
 	if _, d := p.Authenticate(t.Context(), basic("alice", "nope"), client); d == nil || d.Reason != policy.ReasonAuthFailed || d.RetryAfter != 0 || d.RetryAfterSeconds() != 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -117,7 +118,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := newOrigin(t, serve(tt.status, tt.body))
+			o := testkit.NewOrigin(t, serve(tt.status, tt.body))
 			p := newPolicy(tt.guard, tt.exempt)
 			scheme := tt.scheme
 			if scheme == "" {
@@ -137,7 +138,7 @@ func TestDecide(t *testing.T) {
 			if d.Access != tt.wantAccess || d.Status != tt.wantStatus || d.Cache != tt.wantCache {
 				t.Errorf("Decide(%+v): got Access %q Status %d Cache %q, want %q %d %q", req, d.Access, d.Status, d.Cache, tt.wantAccess, tt.wantStatus, tt.wantCache)
 			}
-			if got := o.hits.Load(); got != tt.wantFetches {
+			if got := o.Hits(); got != tt.wantFetches {
 				t.Errorf("Decide(%+v): origin got %d requests, want %d", req, got, tt.wantFetches)
 			}
 			if tt.wantReason == policy.ReasonBadRequest {
@@ -159,7 +160,7 @@ func TestDecide(t *testing.T) {
 // TestDecideCaches checks that decisions share one fetch per authority,
 // and that a caller's cancelled context does not fail the fetch.
 func TestDecideCaches(t *testing.T) {
-	o := newOrigin(t, serve(200, exampleRobots))
+	o := testkit.NewOrigin(t, serve(200, exampleRobots))
 	p := newPolicy(nil, nil)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -180,7 +181,7 @@ func TestDecideCaches(t *testing.T) {
 				i, s.path, d.Allowed, d.Cache, d.Access, d.Err, s.wantAllowed, s.wantCache, access.Successful)
 		}
 	}
-	if got := o.hits.Load(); got != 1 {
+	if got := o.Hits(); got != 1 {
 		t.Errorf("got %d robots.txt fetches for %d decisions, want 1", got, len(steps))
 	}
 }

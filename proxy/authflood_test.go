@@ -15,6 +15,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
@@ -38,7 +39,7 @@ type floodResult struct {
 
 // runAuthFlood runs the flood against a fresh proxy whose users' hashes
 // have bcrypt cost, throttled by o on clock (nil: time.Now).
-func runAuthFlood(tb testing.TB, cost int, o identity.ThrottleOptions, clock *testClock) floodResult {
+func runAuthFlood(tb testing.TB, cost int, o identity.ThrottleOptions, clock *testkit.Clock) floodResult {
 	tb.Helper()
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
@@ -161,7 +162,7 @@ func TestAuthFlood(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := &testClock{t: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)} // frozen: no refill
+			clock := testkit.NewClock(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)) // frozen: no refill
 			r := runAuthFlood(t, bcrypt.MinCost, tt.o, clock)
 			if r.flood[407] != tt.want407 || r.flood[429] != tt.want429 || len(r.flood) > 2 {
 				t.Errorf("flood responses: got %v, want %d x 407 (bcrypt ran) and %d x 429", r.flood, tt.want407, tt.want429)

@@ -74,7 +74,7 @@ func TestConnectPortIsExplicit(t *testing.T) {
 	}
 	// A refused CONNECT's line is written after its answer, so lines are
 	// matched by target, not by position.
-	lines := h.audit.waitLines(t, len(refused)+2)
+	lines := h.audit.WaitLines(t, len(refused)+2)
 	for _, target := range refused {
 		found := false
 		for _, l := range lines {
@@ -110,7 +110,7 @@ func TestConnectRefusalLineBeforeAnswer(t *testing.T) {
 		if resp.StatusCode != 400 {
 			t.Fatalf("CONNECT: got %d, want 400", resp.StatusCode)
 		}
-		lines := h.audit.lines(t)
+		lines := h.audit.Lines(t)
 		if len(lines) != i+1 {
 			t.Fatalf("after %d answers the audit log has %d lines", i+1, len(lines))
 		}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -21,49 +20,15 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
-// syncBuffer is a goroutine-safe audit log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	// delay is how long (ns) each Write takes before its line appears: a
-	// slow disk, so that a line written late is seen late.
-	delay atomic.Int64
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	if d := b.delay.Load(); d > 0 {
-		time.Sleep(time.Duration(d))
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// lines returns the audit lines written so far, decoded.
-func (b *syncBuffer) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(b.buf.Bytes()))
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("audit line is not JSON: %q: %v", sc.Text(), err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
 // harness is an in-process robotsproxy in front of test origins.
 type harness struct {
 	proxyURL *url.URL
-	audit    *syncBuffer
+	audit    *testkit.AuditSink
 	reg      *prometheus.Registry
 	client   *http.Client
 	fetches  atomic.Int64 // robots.txt fetches made by the policy
@@ -91,7 +56,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	if o.clientTLS == nil {
 		o.clientTLS = o.tls
 	}
-	h := &harness{audit: &syncBuffer{}, reg: prometheus.NewRegistry()}
+	h := &harness{audit: &testkit.AuditSink{}, reg: prometheus.NewRegistry()}
 	fetcher := access.NewFetcher(access.FetcherOptions{
 		Guard: o.guard, UserAgent: "robotsproxy-test", Timeout: o.fetchTimeout,
 		TooManyRequestsUnreachable: true, TLS: o.tls,
@@ -226,19 +191,5 @@ func statusRobots(code int) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(code)
 		_, _ = w.Write([]byte("User-agent: *\nAllow: /\n"))
-	}
-}
-
-// waitLines returns the audit lines once there are at least n: a refused
-// CONNECT's line is written after the client already saw the refusal.
-func (b *syncBuffer) waitLines(t *testing.T, n int) []map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		l := b.lines(t)
-		if len(l) >= n || time.Now().After(deadline) {
-			return l
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

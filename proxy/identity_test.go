@@ -93,7 +93,7 @@ func TestPinnedIdentities(t *testing.T) {
 			}
 		}
 	}
-	for _, l := range h.audit.lines(t) {
+	for _, l := range h.audit.Lines(t) {
 		if l["token_source"] != "credentials" || l["user"] == nil {
 			t.Errorf("audit line without the pinned source and user: %v", l)
 		}
@@ -136,7 +136,7 @@ func TestProxyAuth407(t *testing.T) {
 	if o.hitCount("/x") != 1 {
 		t.Errorf("origin saw /x %d times, want 1 (only bob)", o.hitCount("/x"))
 	}
-	lines := required.audit.lines(t)
+	lines := required.audit.Lines(t)
 	if len(lines) < 2 || lines[1]["reason"] != "proxy-auth-failed" || lines[1]["user"] != "alice" {
 		t.Errorf("the failed attempt is not logged with its user: %v", lines)
 	}
@@ -145,7 +145,7 @@ func TestProxyAuth407(t *testing.T) {
 	if err == nil || tlsOrigin.hitCount("/y") != 0 {
 		t.Errorf("CONNECT without credentials: err %v, origin hits %d; want a 407 refusal", err, tlsOrigin.hitCount("/y"))
 	}
-	if l := hi.audit.waitLines(t, 1); len(l) != 1 || l[0]["method"] != "CONNECT" || l[0]["status"] != 407.0 {
+	if l := hi.audit.WaitLines(t, 1); len(l) != 1 || l[0]["method"] != "CONNECT" || l[0]["status"] != 407.0 {
 		t.Errorf("CONNECT 407 audit: %v", l)
 	}
 }
@@ -165,7 +165,7 @@ func TestClientRangePin(t *testing.T) {
 	if got, _ := status(t, as(h, "alice", "pw-alice", nil), o.URL+"/x", "BetaBot/1.0"); got != 403 {
 		t.Errorf("credentials in a pinned range: got %d, want 403 as AlphaBot", got)
 	}
-	if l := h.audit.lines(t); l[0]["token_source"] != "client-range" || l[2]["token_source"] != "credentials" {
+	if l := h.audit.Lines(t); l[0]["token_source"] != "client-range" || l[2]["token_source"] != "credentials" {
 		t.Errorf("token sources: %v / %v", l[0]["token_source"], l[2]["token_source"])
 	}
 }
@@ -190,7 +190,7 @@ func TestConnectPolicy(t *testing.T) {
 			if _, err := h.client.Get(o.URL + "/"); err == nil {
 				t.Fatal("CONNECT succeeded")
 			}
-			l := h.audit.waitLines(t, 1)
+			l := h.audit.WaitLines(t, 1)
 			if len(l) != 1 || l[0]["reason"] != c.reason || l[0]["status"] != 403.0 {
 				t.Errorf("audit %v, want one 403 %s", l, c.reason)
 			}

@@ -106,7 +106,7 @@ func TestInterceptDecidesPaths(t *testing.T) {
 
 	var lines []map[string]any
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if lines = h.audit.lines(t); countIntercepted(lines) >= 2 {
+		if lines = h.audit.Lines(t); countIntercepted(lines) >= 2 {
 			break
 		}
 	}
@@ -203,7 +203,7 @@ func countIntercepted(lines []map[string]any) int {
 func TestInterceptLineBeforeAnswer(t *testing.T) {
 	o := newTLSOrigin(t, serveRobots("User-agent: *\nAllow: /\n"))
 	h, _, _ := interceptHarness(t, originTLS(o), o, nil)
-	h.audit.delay.Store(int64(2 * time.Millisecond)) // a late line is seen late
+	h.audit.Delay.Store(int64(2 * time.Millisecond)) // a late line is seen late
 	want := 0
 	for i := range 40 {
 		path := "/page" // "origin:GET:/page", with a Content-Length
@@ -216,7 +216,7 @@ func TestInterceptLineBeforeAnswer(t *testing.T) {
 		}
 		want++
 		var inner []map[string]any // the tunnel's own CONNECT line is not one
-		for _, l := range h.audit.lines(t) {
+		for _, l := range h.audit.Lines(t) {
 			if l["intercepted"] == true {
 				inner = append(inner, l)
 			}
@@ -246,7 +246,7 @@ func TestInterceptTargetLimit(t *testing.T) {
 		t.Errorf("the origin got the long target %d times, want 0", n)
 	}
 	var line map[string]any
-	for _, l := range h.audit.waitLines(t, 1) {
+	for _, l := range h.audit.WaitLines(t, 1) {
 		if l["intercepted"] == true {
 			line = l
 		}

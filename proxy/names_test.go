@@ -35,7 +35,7 @@ func TestProxyNameRule(t *testing.T) {
 		if hits := o.hitCount(path); (hits == 0) != (c.want == 403) {
 			t.Errorf("%q: the origin saw %s %d times", c.ua, path, hits)
 		}
-		lines := h.audit.waitLines(t, i+1)
+		lines := h.audit.WaitLines(t, i+1)
 		if len(lines) <= i || lines[i]["group"] != c.group || lines[i]["product_token"] != c.token {
 			t.Errorf("%q: audit line %v, want group %q product_token %q", c.ua, lines, c.group, c.token)
 		}

@@ -144,7 +144,7 @@ func TestPathSpellingsDenied(t *testing.T) {
 			if seen := o.seen(); len(seen) != 0 {
 				t.Errorf("the origin saw %q, want no request", seen)
 			}
-			assertFields(t, h.audit.waitLines(t, 1)[0], map[string]any{
+			assertFields(t, h.audit.WaitLines(t, 1)[0], map[string]any{
 				"url": abs, "decision": "deny", "reason": "rule", "rule": "Disallow: /private",
 				"rule_line": 2.0, "status": 403.0, "product_token": "ExampleBot",
 			})
@@ -208,7 +208,7 @@ func TestPathSpellingsIntercepted(t *testing.T) {
 		"/public#/../private/secret.txt",
 	} {
 		t.Run(target, func(t *testing.T) {
-			before, seenBefore := len(h.audit.lines(t)), len(o.seen())
+			before, seenBefore := len(h.audit.Lines(t)), len(o.seen())
 			conn, err := net.Dial("tcp", h.proxyURL.Host)
 			if err != nil {
 				t.Fatal(err)
@@ -230,7 +230,7 @@ func TestPathSpellingsIntercepted(t *testing.T) {
 			}
 			var inner map[string]any
 			for deadline := time.Now().Add(5 * time.Second); inner == nil && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-				for _, l := range h.audit.lines(t)[before:] {
+				for _, l := range h.audit.Lines(t)[before:] {
 					if l["intercepted"] == true {
 						inner = l
 					}

@@ -38,7 +38,7 @@ func TestPaymentsInsideInterceptedTunnel(t *testing.T) {
 		}
 	}
 	var paid, unpaid int
-	for _, l := range h.audit.waitLines(t, 3) {
+	for _, l := range h.audit.WaitLines(t, 3) {
 		if l["intercepted"] != true {
 			continue
 		}

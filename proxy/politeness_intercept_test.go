@@ -57,9 +57,9 @@ func TestPolitenessInsideInterceptedTunnels(t *testing.T) {
 			t.Errorf("%s %s: status %d, reason %q; want %d, %q (body %q)", s.ua, s.path, resp.StatusCode,
 				resp.Header.Get(proxy.HeaderReason), s.status, s.reason, body)
 		}
-		h.audit.waitLines(t, i+1) // its line is written, its slot given back
+		h.audit.WaitLines(t, i+1) // its line is written, its slot given back
 	}
-	lines := h.audit.waitLines(t, len(steps)+1)
+	lines := h.audit.WaitLines(t, len(steps)+1)
 	intercepted := 0
 	for _, l := range lines {
 		if l["intercepted"] == true {

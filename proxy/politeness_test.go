@@ -77,7 +77,7 @@ func TestCrawlDelayWait(t *testing.T) {
 			t.Errorf("gap %d at the origin: %v, want at least 200ms", i, g)
 		}
 	}
-	lines := h.audit.lines(t)
+	lines := h.audit.Lines(t)
 	if len(lines) != 3 {
 		t.Fatalf("audit lines: got %d, want 3", len(lines))
 	}
@@ -111,7 +111,7 @@ func TestCrawlDelayReject(t *testing.T) {
 	if n := len(o.gaps()); n != 1 {
 		t.Errorf("requests at the origin: got %d, want 2", n+1)
 	}
-	l := h.audit.lines(t)[1]
+	l := h.audit.Lines(t)[1]
 	assertFields(t, l, map[string]any{"decision": "deny", "reason": "crawl-delay", "robots_reason": "rule", "status": 429.0, "waited_ms": 0.0})
 	if ra, _ := l["retry_after_ms"].(float64); ra < 4900 || ra > 5000 {
 		t.Errorf("retry_after_ms: got %v, want about 5000", l["retry_after_ms"])
@@ -143,7 +143,7 @@ func TestBackoff(t *testing.T) {
 	if ra, _ := strconv.Atoi(resp.Header.Get("Retry-After")); ra < 29 || ra > 30 {
 		t.Errorf("Retry-After: got %q, want 30", resp.Header.Get("Retry-After"))
 	}
-	lines := h.audit.lines(t)
+	lines := h.audit.Lines(t)
 	assertFields(t, lines[0], map[string]any{"decision": "allow", "status": 503.0, "backoff_ms": 30000.0})
 	assertFields(t, lines[1], map[string]any{"decision": "deny", "reason": "backoff", "robots_reason": "rule", "status": 429.0})
 }
@@ -171,7 +171,7 @@ func TestConcurrencyCapAcrossTokens(t *testing.T) {
 		t.Errorf("first: status %d, want 200", got)
 	}
 	// The first request's slot is back once its audit line is written.
-	h.audit.waitLines(t, 2)
+	h.audit.WaitLines(t, 2)
 	if resp, _ := h.do(t, "GET", o.URL+"/again", "OtherBot/1.0", ""); resp.StatusCode != 200 {
 		t.Errorf("after the first finished: status %d, want 200", resp.StatusCode)
 	}

@@ -229,7 +229,7 @@ func TestCacheHit(t *testing.T) {
 	o := newOrigin(t, serveRobots(exampleRobots))
 	h.do(t, "GET", o.URL+"/a", "ExampleBot/1.0", "")
 	h.do(t, "GET", o.URL+"/b", "OtherBot/1.0", "")
-	lines := h.audit.lines(t)
+	lines := h.audit.Lines(t)
 	if len(lines) != 2 || lines[0]["cache"] != "miss" || lines[1]["cache"] != "hit" {
 		t.Fatalf("got cache states %v, %v; want miss then hit", lines[0]["cache"], lines[1]["cache"])
 	}
@@ -381,7 +381,7 @@ func TestAuditTimeFromClock(t *testing.T) {
 	for _, path := range []string{"/page", "/x"} {
 		h.do(t, "GET", o.URL+path, "ExampleBot/1.0", "")
 	}
-	for _, l := range h.audit.waitLines(t, 2) {
+	for _, l := range h.audit.WaitLines(t, 2) {
 		if l["time"] != "2001-02-03T04:05:06Z" || l["duration_ms"] != 0.0 {
 			t.Errorf("audit line %v: want time 2001-02-03T04:05:06Z and duration_ms 0 from the proxy's clock", l)
 		}
@@ -395,13 +395,13 @@ func TestAuditTimeFromClock(t *testing.T) {
 func TestLineBeforeAnswer(t *testing.T) {
 	o := newOrigin(t, serveRobots("User-agent: *\nAllow: /\n"))
 	h := newHarness(t, harnessOptions{})
-	h.audit.delay.Store(int64(2 * time.Millisecond)) // a late line is seen late
+	h.audit.Delay.Store(int64(2 * time.Millisecond)) // a late line is seen late
 	for i, path := range []string{"/page", "/big/x", "/chunked/page", "/big/y", "/page"} {
 		resp, body := h.do(t, "GET", o.URL+path, "ExampleBot/1.0", "")
 		if resp.StatusCode != 200 {
 			t.Fatalf("%s: got %d, want 200", path, resp.StatusCode)
 		}
-		lines := h.audit.lines(t)
+		lines := h.audit.Lines(t)
 		if len(lines) != i+1 {
 			t.Fatalf("%s: after %d answers the audit log has %d lines", path, i+1, len(lines))
 		}
@@ -438,9 +438,9 @@ func TestShortBodyLine(t *testing.T) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
-	lines := h.audit.waitLines(t, 1)
+	lines := h.audit.WaitLines(t, 1)
 	time.Sleep(50 * time.Millisecond) // a second line would come now
-	if lines = h.audit.lines(t); len(lines) != 1 {
+	if lines = h.audit.Lines(t); len(lines) != 1 {
 		t.Fatalf("got %d audit lines, want 1: %v", len(lines), lines)
 	}
 	if b, _ := lines[0]["bytes"].(float64); b <= 0 || b >= 262144 {

@@ -20,6 +20,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
@@ -29,14 +30,14 @@ import (
 type testProxy struct {
 	p      *proxy.Proxy
 	addr   string
-	audit  *syncBuffer
+	audit  *testkit.AuditSink
 	reg    *prometheus.Registry
 	cancel context.CancelCauseFunc
 }
 
 func newTestProxy(t *testing.T, fetchTimeout time.Duration, opts func(*proxy.Options)) *testProxy {
 	t.Helper()
-	tp := &testProxy{audit: &syncBuffer{}, reg: prometheus.NewRegistry()}
+	tp := &testProxy{audit: &testkit.AuditSink{}, reg: prometheus.NewRegistry()}
 	guard := &netguard.Guard{AllowPrivate: true}
 	fetcher := access.NewFetcher(access.FetcherOptions{Guard: guard, UserAgent: "robotsproxy-test", Timeout: fetchTimeout})
 	cache := access.NewCache(fetcher.Fetch, access.CacheOptions{})
@@ -113,7 +114,7 @@ func TestURITooLong(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			target := prefix + strings.Repeat("a", c.targetLen-len(prefix))
 			before := o.robotsHits.Load()
-			lines := len(tp.audit.lines(t))
+			lines := len(tp.audit.Lines(t))
 			resp, body, err := rawRequest(t, tp.addr, "GET "+target+" HTTP/1.1\r\nHost: x\r\nUser-Agent: ExampleBot/1.0\r\n\r\n", 5*time.Second)
 			if err != nil {
 				t.Fatalf("GET (target %d octets): %v", c.targetLen, err)
@@ -121,7 +122,7 @@ func TestURITooLong(t *testing.T) {
 			if resp.StatusCode != c.status {
 				t.Fatalf("GET (target %d octets): got status %d, want %d (body %.80q)", c.targetLen, resp.StatusCode, c.status, body)
 			}
-			line := tp.audit.waitLines(t, lines+1)[lines]
+			line := tp.audit.WaitLines(t, lines+1)[lines]
 			if c.status == http.StatusOK {
 				return
 			}
@@ -172,7 +173,7 @@ func TestBodyIdle(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			lines := len(tp.audit.lines(t))
+			lines := len(tp.audit.Lines(t))
 			conn, err := net.Dial("tcp", tp.addr)
 			if err != nil {
 				t.Fatal(err)
@@ -200,7 +201,7 @@ func TestBodyIdle(t *testing.T) {
 			if _, err := br.ReadByte(); err != io.EOF {
 				t.Errorf("POST %s with the body cut off: connection still open after the response (read: %v), want it closed", c.path, err)
 			}
-			line := tp.audit.waitLines(t, lines+1)[lines]
+			line := tp.audit.WaitLines(t, lines+1)[lines]
 			assertFields(t, line, map[string]any{"status": float64(c.status), "cut_off": c.cutOff})
 		})
 	}
@@ -260,7 +261,7 @@ func TestShutdownCutsOff(t *testing.T) {
 	if !r.close {
 		t.Errorf("cut-off request: the 503 lost its Connection: close (stripped as if it were the origin's)")
 	}
-	line := tp.audit.waitLines(t, 1)[0]
+	line := tp.audit.WaitLines(t, 1)[0]
 	assertFields(t, line, map[string]any{"decision": "allow", "reason": "rule", "cut_off": "shutdown", "status": float64(503)})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -301,7 +302,7 @@ func TestAbandon(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	tp.p.WaitIdle(ctx)
-	lines := tp.audit.lines(t)
+	lines := tp.audit.Lines(t)
 	if len(lines) != 1 {
 		t.Fatalf("audit lines: got %d (%v), want exactly 1", len(lines), lines)
 	}
@@ -317,7 +318,7 @@ func TestAuditRefusal(t *testing.T) {
 	tp.p.AuditRefusal(proxy.Refusal{Client: "192.0.2.1:1234", Method: "GET", Target: "http://a.example/" + strings.Repeat("p", 100),
 		TargetCut: true, Status: 431, Bytes: 35, Reason: policy.ReasonHeaderTooLarge, Cause: proxy.CauseHeaderTooLarge,
 		Err: errors.New("refused by the HTTP server: Request Header Fields Too Large")})
-	line := tp.audit.lines(t)[0]
+	line := tp.audit.Lines(t)[0]
 	assertFields(t, line, map[string]any{"client": "192.0.2.1:1234", "method": "GET", "decision": "deny",
 		"reason": "header-too-large", "status": float64(431), "bytes": float64(35), "url_truncated": true, "user_agent": ""})
 	if _, ok := line["url_length"]; ok {

@@ -164,7 +164,7 @@ func lineFor(t *testing.T, h *harness, path string) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		for _, l := range h.audit.lines(t) {
+		for _, l := range h.audit.Lines(t) {
 			if u, _ := l["url"].(string); strings.Contains(u, path+"?") || strings.HasSuffix(u, path) {
 				return l
 			}

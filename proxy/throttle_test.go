@@ -7,39 +7,21 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
-// testClock is a clock the test moves.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // throttledPinner returns policy options pinning alice to AlphaBot and bob
 // to BetaBot (password "pw-" + name, bcrypt cost), with throttle o on clock
 // (nil: time.Now).
-func throttledPinner(t testing.TB, cost int, o identity.ThrottleOptions, clock *testClock) func(*policy.Options) {
+func throttledPinner(t testing.TB, cost int, o identity.ThrottleOptions, clock *testkit.Clock) func(*policy.Options) {
 	t.Helper()
 	var users []identity.User
 	for name, token := range map[string]string{"alice": "AlphaBot", "bob": "BetaBot"} {
@@ -86,7 +68,7 @@ func connectStatus(t *testing.T, h *harness, authority, user, password string) *
 func TestProxyAuthThrottled(t *testing.T) {
 	o := newOrigin(t, serveRobots(twoBotsRobots))
 	tlsOrigin := newTLSOrigin(t, serveRobots(twoBotsRobots))
-	clock := &testClock{t: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clock := testkit.NewClock(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
 	h := newHarness(t, harnessOptions{policy: throttledPinner(t, bcrypt.MinCost,
 		identity.ThrottleOptions{FailuresPerMinute: 6, Burst: 3, MaxConcurrentChecks: 2}, clock)})
 	alice, bob := as(h, "alice", "pw-alice", nil), as(h, "bob", "wrong", nil)
@@ -129,7 +111,7 @@ func TestProxyAuthThrottled(t *testing.T) {
 	if resp := connectStatus(t, h, authority, "bob", "wrong"); resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "10" {
 		t.Errorf("throttled CONNECT: got %d Retry-After %q, want 429 10", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	lines := h.audit.waitLines(t, 8)
+	lines := h.audit.WaitLines(t, 8)
 	throttled := 0
 	for _, l := range lines {
 		if l["reason"] == "proxy-auth-throttled" {

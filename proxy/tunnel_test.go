@@ -29,7 +29,7 @@ func interceptedLines(t *testing.T, h *harness, n int) []map[string]any {
 	deadline := time.Now().Add(5 * time.Second)
 	for len(inner) < n && time.Now().Before(deadline) {
 		inner = inner[:0]
-		for _, l := range h.audit.lines(t) {
+		for _, l := range h.audit.Lines(t) {
 			if l["intercepted"] == true || l["reason"] == "header-too-large" || l["reason"] == "client-timeout" {
 				inner = append(inner, l)
 			}

@@ -11,7 +11,7 @@ func bufioReader(r io.Reader) *bufio.Reader { return bufio.NewReader(r) }
 // lastLine returns the newest audit line.
 func lastLine(t *testing.T, h *harness) map[string]any {
 	t.Helper()
-	lines := h.audit.lines(t)
+	lines := h.audit.Lines(t)
 	if len(lines) == 0 {
 		t.Fatal("no audit line written")
 	}

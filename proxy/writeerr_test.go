@@ -13,6 +13,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/mitm"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
@@ -20,7 +21,7 @@ import (
 // flakyAudit is an audit log whose writes fail while fail is set, and
 // which reports Failing as audit.Writer does: the last write failed.
 type flakyAudit struct {
-	syncBuffer
+	testkit.AuditSink
 	fail     atomic.Bool
 	failing  atomic.Bool
 	attempts atomic.Int64
@@ -33,7 +34,7 @@ func (f *flakyAudit) Write(p []byte) (int, error) {
 		return 0, syscall.ENOSPC
 	}
 	f.failing.Store(false)
-	return f.syncBuffer.Write(p)
+	return f.AuditSink.Write(p)
 }
 
 func (f *flakyAudit) Failing() bool { return f.failing.Load() }
@@ -167,7 +168,7 @@ func TestAuditUnavailableLineWritten(t *testing.T) {
 	if resp.StatusCode != 200 || o.hitCount("/two") != 1 {
 		t.Fatalf("after recovery: got %d, origin hits %d; want 200 and 1", resp.StatusCode, o.hitCount("/two"))
 	}
-	lines := fa.lines(t)
+	lines := fa.Lines(t)
 	if len(lines) != 2 {
 		t.Fatalf("%d lines, want 2: %v", len(lines), lines)
 	}

@@ -10,30 +10,9 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
-
-// fakeClock is an injectable clock for CacheOptions.Now.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // scriptedFetch is a FetchFunc that returns its script's results in order
 // (repeating the last one) and records every call.
@@ -306,7 +285,7 @@ func TestCache(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := newFakeClock()
+			clock := testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			f := &scriptedFetch{script: tt.script}
 			opts := tt.opts
 			opts.Now = clock.Now
@@ -357,7 +336,7 @@ func TestCacheCoalescesConcurrentMisses(t *testing.T) {
 		fetches.Add(1)
 		<-allStarted // hold the fetch until every caller is running
 		return okAccess("v1", -1)
-	}, access.CacheOptions{Now: newFakeClock().Now})
+	}, access.CacheOptions{Now: testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)).Now})
 
 	type result struct {
 		a     access.Access
@@ -421,7 +400,7 @@ func TestCacheDetachesFetchFromCaller(t *testing.T) {
 					return a
 				}
 				return okAccess("v1", -1)
-			}, access.CacheOptions{Now: newFakeClock().Now})
+			}, access.CacheOptions{Now: testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)).Now})
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

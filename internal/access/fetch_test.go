@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -27,55 +27,17 @@ import (
 // prefix at least): /private is disallowed for everyone.
 const stdRobots = "User-agent: *\nDisallow: /private\n"
 
-// origin is an httptest server that counts the requests it answers.
-type origin struct {
-	*httptest.Server
-	hits atomic.Int64
-}
+// origin is a test origin (testkit.Origin, which counts the requests it
+// answers) that names its authority.
+type origin struct{ *testkit.Origin }
 
-// newOrigin starts an HTTP origin on 127.0.0.1 serving h.
-func newOrigin(t *testing.T, h http.Handler) *origin {
-	t.Helper()
-	o := &origin{}
-	o.Server = httptest.NewServer(o.count(h))
-	t.Cleanup(o.Close)
-	return o
-}
+func newOrigin(t *testing.T, h http.Handler) *origin { return &origin{testkit.NewOrigin(t, h)} }
 
-// newOriginAt starts an HTTP origin listening on addr (such as
-// "127.0.0.2:0"), skipping the test when it cannot listen there.
 func newOriginAt(t *testing.T, addr string, h http.Handler) *origin {
-	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Skipf("SKIPPED: cannot listen on %s: %v", addr, err)
-	}
-	o := &origin{}
-	o.Server = httptest.NewUnstartedServer(o.count(h))
-	o.Listener.Close()
-	o.Listener = ln
-	o.Start()
-	t.Cleanup(o.Close)
-	return o
+	return &origin{testkit.NewOriginAt(t, addr, h)}
 }
 
-// newTLSOrigin starts an HTTPS origin on 127.0.0.1 serving h.
-func newTLSOrigin(t *testing.T, h http.Handler) *origin {
-	t.Helper()
-	o := &origin{}
-	o.Server = httptest.NewUnstartedServer(o.count(h))
-	o.Config.ErrorLog = log.New(io.Discard, "", 0) // expected handshake failures
-	o.StartTLS()
-	t.Cleanup(o.Close)
-	return o
-}
-
-func (o *origin) count(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o.hits.Add(1)
-		h.ServeHTTP(w, r)
-	})
-}
+func newTLSOrigin(t *testing.T, h http.Handler) *origin { return &origin{testkit.NewTLSOrigin(t, h)} }
 
 // authority returns the canonical authority of the origin for scheme.
 func (o *origin) authority(t *testing.T, scheme string) string {
@@ -216,8 +178,8 @@ func TestFetcher(t *testing.T) {
 					if want := a.URL + "/robots.txt"; got.URL != want {
 						t.Errorf("got URL %q, want %q", got.URL, want)
 					}
-					if a.hits.Load() != 2 || b.hits.Load() != 2 {
-						t.Errorf("got %d requests on the first authority and %d on the second, want 2 and 2", a.hits.Load(), b.hits.Load())
+					if a.Hits() != 2 || b.Hits() != 2 {
+						t.Errorf("got %d requests on the first authority and %d on the second, want 2 and 2", a.Hits(), b.Hits())
 					}
 				}
 			},
@@ -240,7 +202,7 @@ func TestFetcher(t *testing.T) {
 			setup: func(t *testing.T) (string, fetchCheck) {
 				o := newOrigin(t, redirects(6, stdRobots))
 				return o.authority(t, "http"), func(t *testing.T, a access.Access) {
-					if got := o.hits.Load(); got != 6 {
+					if got := o.Hits(); got != 6 {
 						t.Errorf("got %d requests, want 6 (the 6th redirect is not followed)", got)
 					}
 				}
@@ -377,7 +339,7 @@ func TestFetcher(t *testing.T) {
 					if !a.Refused || !errors.Is(a.Err, netguard.ErrRefused) {
 						t.Errorf("got Refused %v Err %v, want Refused true and an error wrapping netguard.ErrRefused", a.Refused, a.Err)
 					}
-					if n := o.hits.Load(); n != 0 {
+					if n := o.Hits(); n != 0 {
 						t.Errorf("origin got %d requests, want 0", n)
 					}
 				}
@@ -394,8 +356,8 @@ func TestFetcher(t *testing.T) {
 					if !got.Refused {
 						t.Errorf("got Refused false (Err %v), want true", got.Err)
 					}
-					if a.hits.Load() != 1 || b.hits.Load() != 0 {
-						t.Errorf("got %d requests on the allowed origin and %d on the refused one, want 1 and 0", a.hits.Load(), b.hits.Load())
+					if a.Hits() != 1 || b.Hits() != 0 {
+						t.Errorf("got %d requests on the allowed origin and %d on the refused one, want 1 and 0", a.Hits(), b.Hits())
 					}
 				}
 			},
@@ -550,9 +512,9 @@ func TestFetcherIgnoresProxyEnv(t *testing.T) {
 	}
 	f := newFetcher(access.FetcherOptions{})
 	a := f.Fetch(context.Background(), "http", auth)
-	if a.Result != access.Successful || a.Status != 200 || proxyHits.Load() != 0 || o.hits.Load() != 1 {
+	if a.Result != access.Successful || a.Status != 200 || proxyHits.Load() != 0 || o.Hits() != 1 {
 		t.Errorf("Fetch(http://%s) with HTTP_PROXY=%s: got Result %q Status %d (Err %v), %d proxy and %d origin requests; want %q 200, 0 and 1",
-			auth, proxy.URL, a.Result, a.Status, a.Err, proxyHits.Load(), o.hits.Load(), access.Successful)
+			auth, proxy.URL, a.Result, a.Status, a.Err, proxyHits.Load(), o.Hits(), access.Successful)
 	}
 
 	// net/http reads the proxy environment once per process, so the fetch

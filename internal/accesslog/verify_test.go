@@ -15,7 +15,7 @@ import (
 
 func TestParseRanges(t *testing.T) {
 	for _, name := range []string{"googlebot.json", "bingbot.json", "gptbot.json"} {
-		b, err := os.ReadFile(filepath.Join("..", "testdata", "ipranges", name))
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "ipranges", name))
 		if err != nil {
 			t.Fatal(err)
 		}

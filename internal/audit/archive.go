@@ -214,7 +214,7 @@ func (a *Archive) Record(acc access.Access) error {
 		}
 		return err
 	}
-	a.insert(archived{name: name, size: int64(len(recJSON)), sha: orNone(rec.SHA256)})
+	a.insert(archived{name: name, size: int64(len(recJSON)), sha: BodyOrNone(rec.SHA256)})
 	a.prune()
 	return nil
 }
@@ -336,7 +336,7 @@ func (a *Archive) Stats() (records, bodies int, bytes int64) {
 func RecordName(url string, t time.Time, sha string) string {
 	t = t.UTC()
 	u := sha256.Sum256([]byte(url))
-	return recordsDir + "/" + t.Format(recDay) + "/" + t.Format(recTime) + "-" + hex.EncodeToString(u[:8]) + "-" + orNone(sha) + ".json"
+	return recordsDir + "/" + t.Format(recDay) + "/" + t.Format(recTime) + "-" + hex.EncodeToString(u[:8]) + "-" + BodyOrNone(sha) + ".json"
 }
 
 // parseRecordName returns the body SHA-256 (hex or "none") a record file
@@ -353,7 +353,9 @@ func parseRecordName(name string) (sha string, ok bool) {
 // bodyName returns the slash-separated path of a body under the archive.
 func bodyName(sha string) string { return bodiesDir + "/" + sha[:2] + "/" + sha + ".gz" }
 
-func orNone(sha string) string {
+// BodyOrNone returns sha, or "none" when it is "": how a record name, and
+// audit verify's messages, name a fetch that read no body.
+func BodyOrNone(sha string) string {
 	if sha == "" {
 		return noBody
 	}

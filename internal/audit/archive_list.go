@@ -29,7 +29,7 @@ func RecordsOfURL(dir, url string) ([]string, error) {
 			continue
 		}
 		day := recordsDir + "/" + d.Name()
-		names, err := listDay(os.ReadDir, dir, day)
+		names, err := ListDay(os.ReadDir, dir, day)
 		if err != nil {
 			return nil, err
 		}

@@ -94,36 +94,38 @@ func ReadRecord(dir, name string) (FetchRecord, error) {
 // whatever their body. When t has no fraction of a second (an audit line
 // written with seconds only), every fetch of url in that second matches.
 func FindRecords(dir, url string, t time.Time) ([]string, error) {
-	day, q := findQuery(url, t)
-	names, err := listDay(os.ReadDir, dir, day)
+	day, q := FindQuery(url, t)
+	names, err := ListDay(os.ReadDir, dir, day)
 	if err != nil {
 		return nil, err
 	}
-	return q.match(day, names), nil
+	return q.Match(day, names), nil
 }
 
-// recordQuery selects the records of one fetch within a day's folder.
-type recordQuery struct {
+// RecordQuery selects the records of one fetch within a day's folder
+// (see FindQuery).
+type RecordQuery struct {
 	prefix string // the name starts with it
 	infix  string // and, when not "", contains it
 }
 
-// findQuery returns the day folder (slash-separated, under the archive)
-// of the records of url at t and the query that selects them in it.
-func findQuery(url string, t time.Time) (string, recordQuery) {
+// FindQuery returns the day folder (slash-separated, under the archive)
+// of the records of url at t and the query that selects them in it:
+// FindRecords is ListDay of that folder, matched by the query.
+func FindQuery(url string, t time.Time) (string, RecordQuery) {
 	t = t.UTC()
 	u := sha256.Sum256([]byte(url))
-	q := recordQuery{prefix: t.Format(recTime) + "-" + hex.EncodeToString(u[:8]) + "-"}
+	q := RecordQuery{prefix: t.Format(recTime) + "-" + hex.EncodeToString(u[:8]) + "-"}
 	if t.Nanosecond() == 0 {
-		q = recordQuery{prefix: t.Format("150405."), infix: "Z-" + hex.EncodeToString(u[:8]) + "-"}
+		q = RecordQuery{prefix: t.Format("150405."), infix: "Z-" + hex.EncodeToString(u[:8]) + "-"}
 	}
 	return recordsDir + "/" + t.Format(recDay), q
 }
 
-// listDay returns the file names in the day folder day under dir, sorted
+// ListDay returns the file names in the day folder day under dir, sorted
 // (as os.ReadDir returns them), none when there is no such folder.
 // readDir is os.ReadDir, or a function that sorts the same way.
-func listDay(readDir func(string) ([]os.DirEntry, error), dir, day string) ([]string, error) {
+func ListDay(readDir func(string) ([]os.DirEntry, error), dir, day string) ([]string, error) {
 	entries, err := readDir(filepath.Join(dir, filepath.FromSlash(day)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -138,9 +140,9 @@ func listDay(readDir func(string) ([]os.DirEntry, error), dir, day string) ([]st
 	return names, nil
 }
 
-// match returns day/NAME for each record name in names (sorted) that q
+// Match returns day/NAME for each record name in names (sorted) that q
 // selects, found by binary search.
-func (q recordQuery) match(day string, names []string) []string {
+func (q RecordQuery) Match(day string, names []string) []string {
 	var out []string
 	i, _ := slices.BinarySearch(names, q.prefix)
 	for ; i < len(names) && strings.HasPrefix(names[i], q.prefix); i++ {

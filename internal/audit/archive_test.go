@@ -2,12 +2,8 @@ package audit_test
 
 import (
 	"bytes"
-	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,21 +16,10 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/audittest"
 )
 
 var t0 = time.Date(2026, 11, 22, 20, 10, 50, 123456789, time.UTC)
-
-// fetched returns the Access of a successful fetch of url at t with body.
-func fetched(url, body string, t time.Time) access.Access {
-	return access.Access{Result: access.Successful, URL: url, FinalURL: url, Status: 200, FetchedAt: t,
-		Duration: 3 * time.Millisecond, SHA256: sha256.Sum256([]byte(body)), Raw: []byte(body),
-		Header: http.Header{"Content-Type": {"text/plain"}, "Etag": {`"v1"`}}}
-}
-
-func shaHex(body string) string {
-	s := sha256.Sum256([]byte(body))
-	return hex.EncodeToString(s[:])
-}
 
 // files returns the slash-separated paths of the regular files under dir.
 func files(t *testing.T, dir string) []string {
@@ -77,9 +62,9 @@ func TestArchiveStoresEachBodyOnce(t *testing.T) {
 	a := openArchive(t, dir, 0, &bytes.Buffer{})
 	const body = "User-agent: *\nDisallow: /private\n"
 	accesses := []access.Access{
-		fetched("http://a.example/robots.txt", body, t0),
-		fetched("http://b.example/robots.txt", body, t0.Add(time.Second)),
-		fetched("http://a.example/robots.txt", "User-agent: *\nAllow: /\n", t0.Add(time.Hour)),
+		audittest.Fetched("http://a.example/robots.txt", body, t0),
+		audittest.Fetched("http://b.example/robots.txt", body, t0.Add(time.Second)),
+		audittest.Fetched("http://a.example/robots.txt", "User-agent: *\nAllow: /\n", t0.Add(time.Hour)),
 		{Result: access.Unavailable, URL: "http://c.example/robots.txt", Status: 404, FetchedAt: t0},
 		{Result: access.Unreachable, URL: "http://d.example/robots.txt", Refused: true, FetchedAt: t0, Err: errors.New("refused")},
 	}
@@ -101,7 +86,7 @@ func TestArchiveStoresEachBodyOnce(t *testing.T) {
 	if n := countPrefix(got, "records/2026-11-22/"); n != 5 {
 		t.Errorf("got %d records, want 5: %v", n, got)
 	}
-	b, err := audit.ReadBody(dir, shaHex(body))
+	b, err := audit.ReadBody(dir, audittest.SHAHex(body))
 	if err != nil || string(b) != body {
 		t.Errorf("ReadBody: got %q, %v, want %q", b, err, body)
 	}
@@ -113,7 +98,7 @@ func TestArchiveStoresEachBodyOnce(t *testing.T) {
 	if err != nil || rec.Result != "unavailable" || rec.Status != 404 || rec.SHA256 != "" || !rec.FetchedAt.Equal(t0) {
 		t.Errorf("unavailable record: got %+v, %v", rec, err)
 	}
-	names, _ = audit.RecordsOf(dir, shaHex(body))
+	names, _ = audit.RecordsOf(dir, audittest.SHAHex(body))
 	if len(names) != 2 {
 		t.Fatalf("RecordsOf: got %v, want the two fetches of the shared body", names)
 	}
@@ -143,8 +128,8 @@ func TestArchiveWritesAtomically(t *testing.T) {
 	}
 
 	// The record's rename fails: its place is taken by a directory.
-	acc := fetched("http://a.example/robots.txt", "User-agent: *\nDisallow: /\n", t0)
-	name := audit.RecordName(acc.URL, acc.FetchedAt, shaHex(string(acc.Raw)))
+	acc := audittest.Fetched("http://a.example/robots.txt", "User-agent: *\nDisallow: /\n", t0)
+	name := audit.RecordName(acc.URL, acc.FetchedAt, audittest.SHAHex(string(acc.Raw)))
 	if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(name), "x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +159,7 @@ func TestArchivePrunesOldestFirst(t *testing.T) {
 		}
 		bodies = append(bodies, body)
 		at := t0.Add(time.Duration(i) * time.Hour)
-		if err := a.Record(fetched("http://h.example/robots.txt", body, at)); err != nil {
+		if err := a.Record(audittest.Fetched("http://h.example/robots.txt", body, at)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -192,12 +177,12 @@ func TestArchivePrunesOldestFirst(t *testing.T) {
 		if kept := len(names) == 1; kept != (i >= 12-records) {
 			t.Errorf("record %d: kept %v, want kept only for the newest %d", i, kept, records)
 		}
-		_, err := audit.ReadBody(dir, shaHex(body))
+		_, err := audit.ReadBody(dir, audittest.SHAHex(body))
 		if i%3 == 0 && i < 12-records && !errors.Is(err, audit.ErrNotArchived) {
 			t.Errorf("body of pruned record %d: got %v, want removed", i, err)
 		}
 	}
-	if _, err := audit.ReadBody(dir, shaHex(shared)); err != nil {
+	if _, err := audit.ReadBody(dir, audittest.SHAHex(shared)); err != nil {
 		t.Errorf("shared body: got %v, want kept while a record refers to it", err)
 	}
 	if !strings.Contains(log.String(), `"body_removed":true`) {
@@ -214,14 +199,14 @@ func TestShow(t *testing.T) {
 	dir := t.TempDir()
 	a := openArchive(t, dir, 0, &bytes.Buffer{})
 	const body = "User-agent: *\nDisallow: /private\n"
-	acc := fetched("http://a.example/robots.txt", body, t0)
+	acc := audittest.Fetched("http://a.example/robots.txt", body, t0)
 	acc.FinalURL = "https://a.example/robots.txt"
-	for _, acc := range []access.Access{acc, fetched("http://b.example/robots.txt", body, t0.Add(time.Minute))} {
+	for _, acc := range []access.Access{acc, audittest.Fetched("http://b.example/robots.txt", body, t0.Add(time.Minute))} {
 		if err := a.Record(acc); err != nil {
 			t.Fatal(err)
 		}
 	}
-	sha := shaHex(body)
+	sha := audittest.SHAHex(body)
 	for _, tt := range []struct {
 		name, prefix string
 		o            audit.ShowOptions
@@ -254,21 +239,9 @@ func TestShow(t *testing.T) {
 		})
 	}
 	// A body changed in the archive is not shown.
-	swapBody(t, dir, sha, "User-agent: *\nAllow: /\n")
+	audittest.SwapBody(t, dir, sha, "User-agent: *\nAllow: /\n")
 	if err := audit.Show(&bytes.Buffer{}, dir, sha, audit.ShowOptions{}); !errors.Is(err, audit.ErrAltered) {
 		t.Errorf("Show of an altered body: got %v, want ErrAltered", err)
-	}
-}
-
-// swapBody replaces the archived body sha with another text.
-func swapBody(t *testing.T, dir, sha, other string) {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write([]byte(other))
-	zw.Close()
-	if err := os.WriteFile(filepath.Join(dir, "bodies", sha[:2], sha+".gz"), buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -281,7 +254,7 @@ func TestArchiveRecordsAFetchOnce(t *testing.T) {
 		acc    access.Access
 		bodies int
 	}{
-		{"body", fetched("http://a.example/robots.txt", "User-agent: *\nDisallow: /x\n", t0), 1},
+		{"body", audittest.Fetched("http://a.example/robots.txt", "User-agent: *\nDisallow: /x\n", t0), 1},
 		{"no body", access.Access{Result: access.Unavailable, URL: "http://b.example/robots.txt", Status: 404, FetchedAt: t0}, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -317,7 +290,7 @@ func TestArchiveCompressesNewBodiesOnly(t *testing.T) {
 		fmt.Fprintf(&body, "Disallow: /p%d/\n", i)
 	}
 	const n = 10
-	acc := fetched("http://a.example/robots.txt", body.String(), t0)
+	acc := audittest.Fetched("http://a.example/robots.txt", body.String(), t0)
 	allocated := func(from, count int) uint64 {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)

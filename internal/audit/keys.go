@@ -8,6 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
@@ -22,8 +28,10 @@ import (
 // KeySnapshot. Snapshots are never pruned: they are small, and without
 // them no signed line verifies.
 
+// KeysDir is the archive's folder of key snapshots.
+const KeysDir = "keys"
+
 const (
-	keysDir = "keys"
 	// maxSnapshot bounds a key snapshot, in octets, written or read back:
 	// a directory of a few hundred keys.
 	maxSnapshot = 1 << 20
@@ -60,14 +68,17 @@ func (a *Archive) RecordKeys(directory []byte, t time.Time, event string) error 
 	}
 	sum := sha256.Sum256(directory)
 	t = t.UTC()
-	name := keysDir + "/" + t.Format(recDay) + "/" + t.Format(recTime) + "-" + hex.EncodeToString(sum[:]) + ".json"
+	name := KeysDir + "/" + t.Format(recDay) + "/" + t.Format(recTime) + "-" + hex.EncodeToString(sum[:]) + ".json"
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.writeFile(name, append(b, '\n'))
 }
 
-// archivedKey is one key of a directory as verify reads it back.
-type archivedKey struct {
+// ArchivedKey is one key of an archived directory (a JWK), as audit
+// verify reads it back: Kty "OKP", Crv "Ed25519", X the public key in
+// base64url, Kid its RFC 7638 thumbprint, Nbf and Exp seconds since the
+// Unix epoch (0: no bound).
+type ArchivedKey struct {
 	Kty string `json:"kty"`
 	Crv string `json:"crv"`
 	X   string `json:"x"`
@@ -76,11 +87,16 @@ type archivedKey struct {
 	Exp int64  `json:"exp"`
 }
 
+// Keys returns the keys of the snapshot's directory, checked as
+// parseDirectory checks them; the error says why the directory is not a
+// JWKS of Ed25519 keys each named by its thumbprint.
+func (s KeySnapshot) Keys() ([]ArchivedKey, error) { return parseDirectory(s.Directory) }
+
 // parseDirectory decodes a JWKS body and checks each key: an OKP Ed25519
 // key whose kid is its RFC 7638 thumbprint (RFC 8037 A.3).
-func parseDirectory(b []byte) ([]archivedKey, error) {
+func parseDirectory(b []byte) ([]ArchivedKey, error) {
 	var d struct {
-		Keys []archivedKey `json:"keys"`
+		Keys []ArchivedKey `json:"keys"`
 	}
 	if err := json.Unmarshal(b, &d); err != nil {
 		return nil, fmt.Errorf("not a JWKS: %w", err)
@@ -101,4 +117,69 @@ func parseDirectory(b []byte) ([]archivedKey, error) {
 		}
 	}
 	return d.Keys, nil
+}
+
+// ReadKeySnapshots reads every key snapshot of the archive in dir (see
+// RecordKeys), oldest first. A snapshot that does not parse, whose name
+// does not carry its directory's SHA-256, or whose directory is not a
+// JWKS of Ed25519 keys each named by its thumbprint, is not returned: its
+// error is joined into bad (ErrAltered). None is no error.
+func ReadKeySnapshots(dir string) (snaps []KeySnapshot, bad error, err error) {
+	var names []string
+	root := filepath.Join(dir, KeysDir)
+	err = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		if strings.HasSuffix(e.Name(), ".json") {
+			names = append(names, p)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("key archive: %w", err)
+	}
+	slices.Sort(names)
+	var bads []error
+	for _, p := range names {
+		s, perr := readSnapshot(p)
+		if perr != nil {
+			rel, _ := filepath.Rel(dir, p)
+			bads = append(bads, fmt.Errorf("%s: %w: %v", filepath.ToSlash(rel), ErrAltered, perr))
+			continue
+		}
+		snaps = append(snaps, s)
+	}
+	return snaps, errors.Join(bads...), nil
+}
+
+// readSnapshot reads and checks one snapshot file.
+func readSnapshot(p string) (KeySnapshot, error) {
+	var s KeySnapshot
+	f, err := os.Open(p)
+	if err != nil {
+		return s, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSnapshot+1))
+	switch {
+	case err != nil:
+		return s, err
+	case len(b) > maxSnapshot:
+		return s, fmt.Errorf("larger than %d octets", maxSnapshot)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, err
+	}
+	sum := sha256.Sum256(s.Directory)
+	if want := hex.EncodeToString(sum[:]) + ".json"; !strings.HasSuffix(filepath.Base(p), "-"+want) {
+		return s, fmt.Errorf("its directory hashes to %x, not to the SHA-256 its name carries", sum)
+	}
+	if _, err := parseDirectory(s.Directory); err != nil {
+		return s, err
+	}
+	return s, nil
 }

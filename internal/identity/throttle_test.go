@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 func bcryptHashCost(t testing.TB, password string, cost int) []byte {
@@ -28,7 +29,7 @@ func bcryptHashCost(t testing.TB, password string, cost int) []byte {
 
 // throttledPinner has alice and bob ("<name>-pw") and throttles failures at
 // 6 a minute (one every 10 s), 3 at once.
-func throttledPinner(t testing.TB, clock *fakeClock, o identity.ThrottleOptions) *identity.Pinner {
+func throttledPinner(t testing.TB, clock *testkit.Clock, o identity.ThrottleOptions) *identity.Pinner {
 	t.Helper()
 	p, err := identity.NewPinner(identity.PinOptions{
 		Users: []identity.User{
@@ -147,7 +148,7 @@ func TestThrottle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := newFakeClock()
+			clock := testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			p := throttledPinner(t, clock, tt.o)
 			bc := identity.CountBcrypt(p)
 			for i, at := range tt.attempts {
@@ -187,7 +188,7 @@ func checkAttempt(t *testing.T, desc string, at attempt, pin identity.Pin, err e
 // TestThrottleConcurrentFailures: failures that arrive at once cannot
 // overrun a bucket, because running checks hold their token.
 func TestThrottleConcurrentFailures(t *testing.T) {
-	clock := newFakeClock()
+	clock := testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	p := throttledPinner(t, clock, identity.ThrottleOptions{FailuresPerMinute: 6, Burst: 5, MaxConcurrentChecks: 2})
 	bc := identity.CountBcrypt(p)
 	var wg sync.WaitGroup
@@ -221,7 +222,7 @@ func TestThrottleConcurrentFailures(t *testing.T) {
 // concurrent checks of one header share one bcrypt call and one token.
 // Before, the in-flight checks held the burst and the sixth got 429.
 func TestConcurrentSameCredentials(t *testing.T) {
-	clock := newFakeClock()
+	clock := testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	p := throttledPinner(t, clock, identity.ThrottleOptions{FailuresPerMinute: 6, Burst: 5, MaxConcurrentChecks: 2})
 	bc := identity.CountBcrypt(p)
 	var wg sync.WaitGroup
@@ -285,7 +286,7 @@ func TestPinBoundsConcurrentBcrypt(t *testing.T) {
 // TestPinCheckSlotWaitEndsWithContext: a client that goes away stops
 // waiting for a bcrypt slot, no bcrypt runs and no token is taken.
 func TestPinCheckSlotWaitEndsWithContext(t *testing.T) {
-	clock := newFakeClock()
+	clock := testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	p := throttledPinner(t, clock, identity.ThrottleOptions{FailuresPerMinute: 6, Burst: 1, MaxConcurrentChecks: 1})
 	bc := identity.CountBcrypt(p)
 	release := identity.HoldCheckSlots(p, 1)
@@ -313,7 +314,7 @@ func TestPinCheckSlotWaitEndsWithContext(t *testing.T) {
 // TestThrottleBoundsKeys: an attacker rotating addresses cannot grow the
 // throttle past its bound, and refilled keys are dropped.
 func TestThrottleBoundsKeys(t *testing.T) {
-	clock := newFakeClock()
+	clock := testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	p := throttledPinner(t, clock, sixPerMinute)
 	addr := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}) }
 	fail := func(i int) error { _, err := p.Pin(t.Context(), "Bearer x", addr(i)); return err }
@@ -377,7 +378,7 @@ func TestThrottleOptionsErrors(t *testing.T) {
 // one password check; the first of them giving up (its client went away)
 // does not fail the check for the others.
 func TestSharedCheckOutlivesItsFirstCaller(t *testing.T) {
-	clock := newFakeClock()
+	clock := testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	p := throttledPinner(t, clock, identity.ThrottleOptions{FailuresPerMinute: 6, Burst: 5, MaxConcurrentChecks: 1})
 	release := identity.HoldCheckSlots(p, 1) // the check waits for a slot
 	first, cancel := context.WithCancel(t.Context())

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 func mustCerts(t *testing.T, ca *CA, opts CertsOptions) *Certs {
@@ -145,7 +147,7 @@ func TestCertsLRU(t *testing.T) {
 }
 
 func TestCertsExpiry(t *testing.T) {
-	clock := newFakeClock(t0)
+	clock := testkit.NewClock(t0)
 	certs := mustCerts(t, mustCA(t, t0), CertsOptions{Now: clock.Now})
 	first, err := certs.Get("example.test")
 	if err != nil {
@@ -184,7 +186,7 @@ func TestCertsExpiry(t *testing.T) {
 // TestCertsShortLivedCA checks that leaves capped by a CA about to expire
 // are still cached, for half their remaining lifetime.
 func TestCertsShortLivedCA(t *testing.T) {
-	clock := newFakeClock(t0)
+	clock := testkit.NewClock(t0)
 	ca, err := NewCA(CAOptions{Now: clock.Now, Validity: 10 * time.Hour})
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/internal/config"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 // TestAuditErrorsRateLimited: at most one operational line per second;
@@ -90,7 +91,7 @@ func TestAuditWriteErrorsServer(t *testing.T) {
 	cfg := config.Default()
 	cfg.AllowPrivate, cfg.AdminListen = true, ""
 	out := &failingOut{}
-	var log syncBuffer
+	var log testkit.AuditSink
 	s, err := New(cfg, out, zerolog.New(&log))
 	if err != nil {
 		t.Fatal(err)
@@ -151,8 +152,8 @@ func TestAuditWriteErrorsServer(t *testing.T) {
 	if n := metric(t, "robotsproxy_audit_lost_lines_total"); n != 4 {
 		t.Errorf("robotsproxy_audit_lost_lines_total = %v, want 4", n)
 	}
-	if n := strings.Count(log.text(), "audit log write failed"); n != 1 {
-		t.Errorf("%d operational error lines within a second, want 1:\n%s", n, log.text())
+	if n := strings.Count(log.String(), "audit log write failed"); n != 1 {
+		t.Errorf("%d operational error lines within a second, want 1:\n%s", n, log.String())
 	}
 
 	out.fail.Store(false)
@@ -213,13 +214,6 @@ func waitReady(t *testing.T, ready func() (int, string)) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// text returns what was written so far.
-func (b *syncBuffer) text() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestCheckpointKeyFile: the checkpoint key file is read at start; an

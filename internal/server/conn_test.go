@@ -55,16 +55,16 @@ func TestServerRefusalsAudited(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			n := len(ts.audit.lines(t))
+			n := len(ts.audit.Lines(t))
 			sample := fmt.Sprintf("robotsproxy_client_refusals_total{cause=%q}", c.cause)
 			before := ts.metric(t, sample)
 			raw, closed := ts.exchange(t, c.req, 3*time.Second)
 			if got := statusOf(raw); got != c.status || !closed {
 				t.Fatalf("got status %d (closed %v), want %d and the connection closed; response %.120q", got, closed, c.status, raw)
 			}
-			lines := ts.audit.waitLines(t, n+1)
+			lines := ts.audit.WaitLines(t, n+1)
 			time.Sleep(50 * time.Millisecond) // a second line would be a bug
-			if lines = ts.audit.lines(t); len(lines) != n+1 {
+			if lines = ts.audit.Lines(t); len(lines) != n+1 {
 				t.Fatalf("audit: got %d new lines, want exactly 1: %v", len(lines)-n, lines[n:])
 			}
 			line := lines[n]
@@ -95,7 +95,7 @@ func TestTimeoutsCounted(t *testing.T) {
 		c.Client.IdleTimeout = 300 * time.Millisecond
 	})
 	t.Run("silent connection", func(t *testing.T) {
-		n := len(ts.audit.lines(t))
+		n := len(ts.audit.Lines(t))
 		start := time.Now()
 		raw, closed := ts.exchange(t, "", 3*time.Second)
 		if !closed || raw != "" || time.Since(start) > 2*time.Second {
@@ -104,12 +104,12 @@ func TestTimeoutsCounted(t *testing.T) {
 		if got := ts.metric(t, `robotsproxy_client_refusals_total{cause="header_timeout"}`); got != 1 {
 			t.Errorf("header_timeout refusals: got %v, want 1", got)
 		}
-		if l := ts.audit.lines(t); len(l) != n {
+		if l := ts.audit.Lines(t); len(l) != n {
 			t.Errorf("audit: got %d new lines, want none: %v", len(l)-n, l[n:])
 		}
 	})
 	t.Run("idle keep-alive", func(t *testing.T) {
-		n := len(ts.audit.lines(t))
+		n := len(ts.audit.Lines(t))
 		start := time.Now()
 		raw, closed := ts.exchange(t, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", 3*time.Second)
 		if statusOf(raw) != 400 || !closed || time.Since(start) > 2*time.Second {
@@ -118,7 +118,7 @@ func TestTimeoutsCounted(t *testing.T) {
 		if got := ts.metric(t, `robotsproxy_client_refusals_total{cause="idle_timeout"}`); got != 1 {
 			t.Errorf("idle_timeout refusals: got %v, want 1", got)
 		}
-		if l := ts.audit.lines(t); len(l) != n+1 {
+		if l := ts.audit.Lines(t); len(l) != n+1 {
 			t.Errorf("audit: got %d new lines, want 1 (the request's)", len(l)-n)
 		}
 	})
@@ -174,7 +174,7 @@ func TestBodyIdleCounted(t *testing.T) {
 	if got := ts.metric(t, `robotsproxy_client_refusals_total{cause="body_idle"}`); got != 1 {
 		t.Errorf("body_idle refusals: got %v, want 1", got)
 	}
-	line := ts.audit.waitLines(t, 1)[0]
+	line := ts.audit.WaitLines(t, 1)[0]
 	if line["cut_off"] != "body-idle" || line["status"] != float64(408) {
 		t.Errorf("audit line: got cut_off %v status %v, want body-idle 408", line["cut_off"], line["status"])
 	}

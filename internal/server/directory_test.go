@@ -19,6 +19,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/config"
 	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 // startDirectoryServer is startReloadServer with the key directory
@@ -31,7 +32,7 @@ func startDirectoryServer(t *testing.T, yaml string) (*reloadServer, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := &testServer{audit: &syncBuffer{}, log: &syncBuffer{}}
+	ts := &testServer{audit: &testkit.AuditSink{}, log: &testkit.AuditSink{}}
 	if ts.s, err = New(cfg, ts.audit, zerolog.New(ts.log)); err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func startDirectoryServer(t *testing.T, yaml string) (*reloadServer, string) {
 		t.Fatal(err)
 	}
 	if ts.s.dirLn == nil {
-		t.Fatalf("no directory listener; log:\n%s", ts.log.buf.String())
+		t.Fatalf("no directory listener; log:\n%s", ts.log.String())
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -73,7 +73,7 @@ func TestSignedPaidRetry(t *testing.T) {
 			t.Errorf("request %d carries Signature-Input %q: want exactly our one signature", i, got)
 		}
 	}
-	line := ts.audit.waitLines(t, 1)
+	line := ts.audit.WaitLines(t, 1)
 	var found bool
 	for _, l := range line {
 		if l["url"] == o.URL+"/page" {

@@ -39,7 +39,7 @@ func TestEgressMetrics(t *testing.T) {
 	if resp := proxyPost(t, ts.addr, o.URL+"/form", "more than eight octets"); resp.StatusCode != http.StatusBadGateway {
 		t.Fatalf("POST over signing.max_body_bytes: %d, want 502", resp.StatusCode)
 	}
-	ts.audit.waitLines(t, 4)
+	ts.audit.WaitLines(t, 4)
 	for sample, want := range map[string]float64{
 		`robotsproxy_signed_requests_total{keyid="` + key.ID + `"}`: 3,
 		`robotsproxy_signing_errors_total{cause="body-too-large"}`:  1,
@@ -58,7 +58,7 @@ func TestEgressMetricsOff(t *testing.T) {
 	o := paytest.New(t, "USD 0.01")
 	ts := startServer(t, nil)
 	proxyGet(t, ts.addr, o.URL+"/page")
-	ts.audit.waitLines(t, 1)
+	ts.audit.WaitLines(t, 1)
 	text := ts.metricsText(t)
 	if !strings.Contains(text, "robotsproxy_requests_total{") {
 		t.Fatalf("no request counted: %s", text)

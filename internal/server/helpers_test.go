@@ -1,10 +1,8 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -18,58 +16,16 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/internal/config"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
-
-// syncBuffer is a goroutine-safe audit log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// lines returns the audit lines written so far, decoded.
-func (b *syncBuffer) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(b.buf.Bytes()))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("audit line is not JSON: %q: %v", sc.Text(), err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-// waitLines waits up to 5s for at least n audit lines.
-func (b *syncBuffer) waitLines(t *testing.T, n int) []map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		l := b.lines(t)
-		if len(l) >= n || time.Now().After(deadline) {
-			return l
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // testServer is a Server serving on a loopback listener until the test
 // ends or stop is called.
 type testServer struct {
 	s     *Server
 	addr  string
-	audit *syncBuffer
-	log   *syncBuffer
+	audit *testkit.AuditSink
+	log   *testkit.AuditSink
 	stop  func() error
 }
 
@@ -83,7 +39,7 @@ func startServer(t *testing.T, mod func(*config.Config)) *testServer {
 	if mod != nil {
 		mod(&cfg)
 	}
-	ts := &testServer{audit: &syncBuffer{}, log: &syncBuffer{}}
+	ts := &testServer{audit: &testkit.AuditSink{}, log: &testkit.AuditSink{}}
 	s, err := New(cfg, ts.audit, zerolog.New(ts.log))
 	if err != nil {
 		t.Fatal(err)

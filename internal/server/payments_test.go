@@ -54,7 +54,7 @@ func TestPaymentsThroughProxy(t *testing.T) {
 		}
 	}
 	var paid, unpaid int
-	for _, l := range ts.audit.waitLines(t, 3) {
+	for _, l := range ts.audit.WaitLines(t, 3) {
 		if l["status"] == nil || l["url"] != o.URL+"/page" {
 			continue
 		}
@@ -81,7 +81,7 @@ func TestPaymentsOff(t *testing.T) {
 	if resp.StatusCode != 402 || resp.Header.Get(payments.HeaderNotPaid) != "" || resp.Header.Get("crawler-price") != "USD 0.01" {
 		t.Fatalf("%d %v, want the origin's 402 unchanged", resp.StatusCode, resp.Header)
 	}
-	lines := ts.audit.waitLines(t, 1)
+	lines := ts.audit.WaitLines(t, 1)
 	if len(lines) != 1 || lines[0]["status"] != 402.0 {
 		t.Fatalf("audit lines %v, want one with status 402", lines)
 	}
@@ -139,7 +139,7 @@ func TestPaymentsStoreGone(t *testing.T) {
 			t.Fatalf("request %d with the store gone: %d %v", i, resp.StatusCode, resp.Header)
 		}
 	}
-	lines := ts.audit.waitLines(t, 3)
+	lines := ts.audit.WaitLines(t, 3)
 	if len(lines) != 3 || lines[2]["not_paid"] != "store-unavailable" || lines[2]["charged"] != nil {
 		t.Errorf("audit lines %v", lines)
 	}

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/robotsproxy/robotsproxy/internal/config"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 // reloadServer is a Server whose configuration file can be rewritten and
@@ -43,7 +44,7 @@ func startReloadServer(t *testing.T, yaml string) *reloadServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := &testServer{audit: &syncBuffer{}, log: &syncBuffer{}}
+	ts := &testServer{audit: &testkit.AuditSink{}, log: &testkit.AuditSink{}}
 	if ts.s, err = New(cfg, ts.audit, zerolog.New(ts.log)); err != nil {
 		t.Fatal(err)
 	}
@@ -90,15 +91,13 @@ func (rs *reloadServer) reloadWith(t *testing.T, yaml string) string {
 			return "refused"
 		}
 	}
-	t.Fatalf("reload: neither applied nor refused within 5s; log:\n%s", rs.log.buf.String())
+	t.Fatalf("reload: neither applied nor refused within 5s; log:\n%s", rs.log.String())
 	return ""
 }
 
 // logText returns the operational log so far.
 func (rs *reloadServer) logText() string {
-	rs.log.mu.Lock()
-	defer rs.log.mu.Unlock()
-	return rs.log.buf.String()
+	return rs.log.String()
 }
 
 // reloadOrigin serves "User-agent: *\nDisallow: /private" and counts the
@@ -241,7 +240,7 @@ func TestReloadKeepsConnections(t *testing.T) {
 			close(release)
 		}
 	}()
-	echo := echoServer(t)
+	echo := testkit.Echo(t)
 	port := echo.Addr().(*net.TCPAddr).Port
 	rs := startReloadServer(t, fmt.Sprintf("connect:\n  ports: [%d]\nexempt_hosts: [127.0.0.1]\nmitm:\n  mode: host-level\n", port))
 
@@ -294,26 +293,6 @@ func TestReloadKeepsConnections(t *testing.T) {
 	if got := <-slow; got != "200 slow done" {
 		t.Errorf("request in flight during the reload: got %q, want \"200 slow done\"", got)
 	}
-}
-
-// echoServer is a TCP echo server on loopback.
-func echoServer(t *testing.T) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _, _ = io.Copy(c, c); c.Close() }()
-		}
-	}()
-	return ln
 }
 
 // openTunnel opens a CONNECT tunnel to 127.0.0.1:port through the proxy.

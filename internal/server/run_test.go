@@ -102,7 +102,7 @@ func TestShutdown(t *testing.T) {
 					t.Errorf("request %d: got status %d, want %d", i, s, c.status)
 				}
 			}
-			lines := ts.audit.lines(t)
+			lines := ts.audit.Lines(t)
 			byURL := map[string]map[string]any{}
 			for _, l := range lines {
 				byURL[l["url"].(string)] = l

@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/internal/config"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 // TestSharedRecordKeyFile: shared.record_key_file is read when the server
@@ -41,17 +42,15 @@ func TestSharedRecordKeyFile(t *testing.T) {
 			cfg.AllowPrivate, cfg.AdminListen = true, ""
 			cfg.Shared.RedisURL = "redis://127.0.0.1:1" // unreachable: starts degraded
 			cfg.Shared.RecordKeyFile = tc.path
-			log := &syncBuffer{}
-			_, err := New(cfg, &syncBuffer{}, zerolog.New(log))
+			log := &testkit.AuditSink{}
+			_, err := New(cfg, &testkit.AuditSink{}, zerolog.New(log))
 			if tc.wantErr != (err != nil) {
 				t.Fatalf("New: got error %v, want an error: %v", err, tc.wantErr)
 			}
 			if err != nil && (!strings.Contains(err.Error(), "shared.record_key_file") || strings.Contains(err.Error(), "s3cret")) {
 				t.Errorf("error %q: want it to name shared.record_key_file and not show the key", err)
 			}
-			log.mu.Lock()
-			logged := log.buf.String()
-			log.mu.Unlock()
+			logged := log.String()
 			if strings.Contains(logged, "s3cret") {
 				t.Errorf("the log shows the key: %s", logged)
 			}

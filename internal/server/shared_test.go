@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/internal/config"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 // TestSharedStoreUnreachable: with shared.redis_url on a port nobody
@@ -70,9 +71,9 @@ func TestSharedStoreUnreachable(t *testing.T) {
 }
 
 // countMessages counts the log lines whose message starts with prefix.
-func countMessages(t *testing.T, log *syncBuffer, prefix string) int {
+func countMessages(t *testing.T, log *testkit.AuditSink, prefix string) int {
 	n := 0
-	for _, l := range log.lines(t) {
+	for _, l := range log.Lines(t) {
 		if m, _ := l["message"].(string); strings.HasPrefix(m, prefix) {
 			n++
 		}
@@ -90,7 +91,7 @@ func TestRedisMessagesAreJSON(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	var log syncBuffer
+	var log testkit.AuditSink
 	cfg := config.Default()
 	cfg.Shared.RedisURL = "redis://" + addr
 	store, err := sharedStore(cfg, prometheus.NewRegistry(), zerolog.New(&log))
@@ -105,12 +106,12 @@ func TestRedisMessagesAreJSON(t *testing.T) {
 	for ctx.Err() == nil && countMessages(t, &log, "redis: ") == 0 {
 		c.Ping(ctx)
 	}
-	for _, l := range log.lines(t) { // lines fails on any line that is not JSON
+	for _, l := range log.Lines(t) { // lines fails on any line that is not JSON
 		if m, _ := l["message"].(string); strings.HasPrefix(m, "redis: ") && l["component"] != "redis" {
 			t.Errorf("go-redis line %v: want component redis", l)
 		}
 	}
 	if countMessages(t, &log, "redis: ") == 0 {
-		t.Errorf("no go-redis message reached the log: %q", log.buf.String())
+		t.Errorf("no go-redis message reached the log: %q", log.String())
 	}
 }

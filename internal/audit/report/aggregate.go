@@ -85,15 +85,15 @@ const (
 // wait's cause.
 func classify(r *record) class {
 	switch {
-	case string(r.decision) == auditlog.DecisionAllow:
+	case string(r.Decision) == auditlog.DecisionAllow:
 		return classAllowed
-	case string(r.decision) != auditlog.DecisionDeny:
+	case string(r.Decision) != auditlog.DecisionDeny:
 		return classNotDecided
-	case !r.enforced:
+	case !r.Enforced:
 		return classWouldDeny
-	case string(r.robotsTxtReason()) == auditlog.ReasonRule:
+	case string(r.RobotsTxtReason()) == auditlog.ReasonRule:
 		return classDeniedRule
-	case string(r.robotsTxtReason()) == auditlog.ReasonUnreachable:
+	case string(r.RobotsTxtReason()) == auditlog.ReasonUnreachable:
 		return classDeniedUnreachable
 	}
 	return classOtherRefusal
@@ -175,7 +175,7 @@ func (a *aggregator) tableBytes() (used, budget int64) {
 
 // add counts one parsed line.
 func (a *aggregator) add(r *record) {
-	st := a.sites.of(r.url)
+	st := a.sites.of(r.URL)
 	host := append(a.hostBuf[:0], st.host...)
 	a.hostBuf = host
 	if !a.f.keep(r, st) {
@@ -183,46 +183,46 @@ func (a *aggregator) add(r *record) {
 		a.noteLeftOut(st.origin)
 		return
 	}
-	if a.counted == 0 || r.ts < a.first {
-		a.first = r.ts
+	if a.counted == 0 || r.Time < a.first {
+		a.first = r.Time
 	}
-	if a.counted == 0 || r.ts > a.last {
-		a.last = r.ts
+	if a.counted == 0 || r.Time > a.last {
+		a.last = r.Time
 	}
 	a.counted++
-	if r.cut {
+	if r.Cut {
 		a.cut++
 	}
 	col := 0
-	if !r.enforced {
+	if !r.Enforced {
 		col = 1
 	}
-	a.decisions.add(r.decision, col)
-	a.reasons.add(r.reason, col)
-	if len(r.access) > 0 {
-		a.access.add(r.access, col)
+	a.decisions.add(r.Decision, col)
+	a.reasons.add(r.Reason, col)
+	if len(r.Access) > 0 {
+		a.access.add(r.Access, col)
 	}
-	if len(r.tokenSource) > 0 {
-		a.sources.add(r.tokenSource, col)
+	if len(r.TokenSource) > 0 {
+		a.sources.add(r.TokenSource, col)
 	}
 	origin := append(a.siteBuf[:0], st.origin...)
 	a.siteBuf = origin
 	a.hosts.addBytes(origin)
 	c := classify(r)
-	a.decTL.add(r.ts, slotOf(c))
-	if len(r.access) > 0 {
-		a.accTL.add(r.ts, accessSlot(r.access))
+	a.decTL.add(r.Time, slotOf(c))
+	if len(r.Access) > 0 {
+		a.accTL.add(r.Time, accessSlot(r.Access))
 	}
-	a.tokens.add(r.token, 1).add(r, c, origin)
+	a.tokens.add(r.Token, 1).add(r, c, origin)
 	a.hostT.add(origin, 1).add(r, c)
 	if c == classWouldDeny {
-		a.violations.add(a.violationKey(r, origin), 1).add(r.ts)
+		a.violations.add(a.violationKey(r, origin), 1).add(r.Time)
 	}
-	if len(r.rule) > 0 {
+	if len(r.Rule) > 0 {
 		a.rules.add(a.ruleKey(r), 1).add(c)
 	}
-	if string(r.decision) == auditlog.DecisionDeny {
-		a.urls.add(r.url, 1).add(c)
+	if string(r.Decision) == auditlog.DecisionDeny {
+		a.urls.add(r.URL, 1).add(c)
 	}
 	a.addSpend(r, host)
 }
@@ -256,21 +256,21 @@ func accessSlot(access []byte) int {
 // rows). The rule text comes last: a key cut at maxKeyLen loses only the
 // end of a (very long) rule.
 func (a *aggregator) violationKey(r *record, origin []byte) []byte {
-	k := append(a.keyBuf[:0], r.token...)
+	k := append(a.keyBuf[:0], r.Token...)
 	k = append(append(k, 0), origin...)
-	k = append(append(k, 0), r.robotsURL...)
-	k = strconv.AppendInt(append(k, 0), r.ruleLine, 10)
-	k = append(append(k, 0), r.sha...)
-	k = append(append(k, 0), r.robotsTxtReason()...)
-	k = append(append(k, 0), r.rule...)
+	k = append(append(k, 0), r.RobotsURL...)
+	k = strconv.AppendInt(append(k, 0), r.RuleLine, 10)
+	k = append(append(k, 0), r.RobotsSHA256...)
+	k = append(append(k, 0), r.RobotsTxtReason()...)
+	k = append(append(k, 0), r.Rule...)
 	a.keyBuf = k
 	return k
 }
 
 func (a *aggregator) ruleKey(r *record) []byte {
-	k := append(a.keyBuf[:0], r.robotsURL...)
-	k = strconv.AppendInt(append(k, 0), r.ruleLine, 10)
-	k = append(append(k, 0), r.rule...)
+	k := append(a.keyBuf[:0], r.RobotsURL...)
+	k = strconv.AppendInt(append(k, 0), r.RuleLine, 10)
+	k = append(append(k, 0), r.Rule...)
 	a.keyBuf = k
 	return k
 }

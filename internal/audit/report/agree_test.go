@@ -5,11 +5,11 @@ import (
 	"testing"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 )
 
 // TestVerifyAndReportAgree feeds malformed lines through both commands'
-// reading paths, audit verify (audit.Verify) and audit report (Collect):
+// reading paths, audit verify (verify.Verify) and audit report (Collect):
 // each is a bad line to both, or a good line to both, as encoding/json
 // would have it.
 func TestVerifyAndReportAgree(t *testing.T) {
@@ -31,8 +31,8 @@ func TestVerifyAndReportAgree(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			name := writeFile(t, t.TempDir(), "audit.log", head+c.member+"}\n")
 			badVerify := 0
-			if _, err := audit.Verify([]string{name}, audit.VerifyOptions{Report: func(p audit.Problem) {
-				if p.Kind == audit.KindBadLine {
+			if _, err := verify.Verify([]string{name}, verify.VerifyOptions{Report: func(p verify.Problem) {
+				if p.Kind == verify.KindBadLine {
 					badVerify++
 				}
 			}}); err != nil {

@@ -64,9 +64,9 @@ func newFilter(o Options) (filter, error) {
 // keep reports whether a line of site st passes.
 func (f *filter) keep(r *record, st site) bool {
 	switch {
-	case f.hasSince && r.ts < f.since,
-		f.hasUntil && r.ts >= f.until,
-		len(f.token) > 0 && !bytes.EqualFold(r.token, f.token),
+	case f.hasSince && r.Time < f.since,
+		f.hasUntil && r.Time >= f.until,
+		len(f.token) > 0 && !bytes.EqualFold(r.Token, f.token),
 		!f.host.keep(st):
 		return false
 	}

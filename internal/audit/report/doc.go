@@ -8,7 +8,7 @@
 //
 // # Sections
 //
-//   - Integrity: whether the logs' hash chain was checked (audit.Verify,
+//   - Integrity: whether the logs' hash chain was checked (verify.Verify,
 //     chain only, alongside the reading) and holds, first and last line
 //     hashes, checkpoints passed, lines that are not JSON.
 //   - Summary: time span, lines, requests, skipped lines, and requests by

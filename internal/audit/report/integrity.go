@@ -7,7 +7,9 @@ import (
 	"os"
 	"slices"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 )
 
 // Integrity statuses.
@@ -21,7 +23,7 @@ const (
 )
 
 // Integrity is what the report can say of the logs it summarises: whether
-// their hash chain holds, checked by audit.Verify with ChainOnly, the
+// their hash chain holds, checked by verify.Verify with ChainOnly, the
 // check "robotsproxy audit verify -chain-only" makes (the decisions are
 // not re-decided: that needs the robots.txt archive, and is audit
 // verify's). Hashes are lower-case hex SHA-256.
@@ -61,27 +63,27 @@ type Integrity struct {
 // The zero value checks the chain alone.
 type ChainCheck struct {
 	// Checkpoints, when not nil, must be passed through (see
-	// audit.VerifyOptions.Checkpoints).
+	// verify.VerifyOptions.Checkpoints).
 	Checkpoints []audit.Checkpoint
 	// Head, when not nil, is where the chain must end.
 	Head *[sha256.Size]byte
 }
 
 // notJSON are the skip reasons of a line that is not JSON.
-var notJSON = []string{errNotJSON.Error(), errTruncated.Error(), errTooLong.Error()}
+var notJSON = []string{auditlog.ErrSyntax.Error(), auditlog.ErrTruncated.Error(), auditlog.ErrTooLong.Error()}
 
 // verifyChain checks the chain of the logs, named in the order the report
 // reads them. It runs alongside the report's own reading.
 func verifyChain(names []string, c *ChainCheck) Integrity {
 	var first string
 	problems := 0
-	o := audit.VerifyOptions{ChainOnly: true, Checkpoints: c.Checkpoints, Head: c.Head, Report: func(p audit.Problem) {
+	o := verify.VerifyOptions{ChainOnly: true, Checkpoints: c.Checkpoints, Head: c.Head, Report: func(p verify.Problem) {
 		if problems == 0 {
 			first = p.String()
 		}
 		problems++
 	}}
-	res, err := audit.Verify(names, o)
+	res, err := verify.Verify(names, o)
 	if err != nil {
 		return Integrity{Status: IntegrityNotVerified, Reason: fmt.Sprintf("the chain check could not read the logs: %v", err)}
 	}

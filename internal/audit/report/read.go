@@ -122,7 +122,7 @@ func firstTime(lr *bufio.Reader) (int64, bool) {
 			buf = nil
 		}
 		if parseRecord(line, &r) == nil {
-			return r.ts, true
+			return r.Time, true
 		}
 	}
 	return 0, false
@@ -158,12 +158,12 @@ func (a *aggregator) readSource(s *source, stdin io.Reader, in *Input) error {
 	for {
 		line, err := readLine(lr, &long)
 		line = bytes.TrimSuffix(line, []byte("\r")) // CRLF: a blank line stays blank
-		if len(line) > 0 || errors.Is(err, errTooLong) {
+		if len(line) > 0 || errors.Is(err, auditlog.ErrTooLong) {
 			n++
 			in.Lines++
 			a.lines++
 			perr := err
-			if !errors.Is(perr, errTooLong) {
+			if !errors.Is(perr, auditlog.ErrTooLong) {
 				perr = parseRecord(line, &rec)
 			}
 			if perr != nil {
@@ -174,7 +174,7 @@ func (a *aggregator) readSource(s *source, stdin io.Reader, in *Input) error {
 			}
 		}
 		switch {
-		case err == nil, errors.Is(err, errTooLong):
+		case err == nil, errors.Is(err, auditlog.ErrTooLong):
 		case errors.Is(err, io.EOF):
 			return nil
 		default:
@@ -188,7 +188,7 @@ func (a *aggregator) readSource(s *source, stdin io.Reader, in *Input) error {
 }
 
 // readLine returns the next line without its newline. A line longer than
-// maxLine is read past and reported as errTooLong; long is the reused
+// maxLine is read past and reported as auditlog.ErrTooLong; long is the reused
 // buffer for lines longer than the reader's buffer. At the end of input it
 // returns the last unterminated line with io.EOF (or another read error).
 func readLine(lr *bufio.Reader, long *[]byte) ([]byte, error) {
@@ -213,9 +213,9 @@ func readLine(lr *bufio.Reader, long *[]byte) ([]byte, error) {
 	}
 	if tooLong {
 		if err == nil {
-			err = errTooLong
+			err = auditlog.ErrTooLong
 		} else if errors.Is(err, io.EOF) {
-			err = fmt.Errorf("%w at end of input", errTooLong)
+			err = fmt.Errorf("%w at end of input", auditlog.ErrTooLong)
 		}
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package report
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/auditlog"
 )
 
 // refView is what parseRecord reads, as encoding/json reads it.
@@ -25,25 +27,25 @@ func refRecord(obj map[string]json.RawMessage) (refView, error) {
 	for k, dst := range strs {
 		if raw, ok := obj[k]; ok {
 			if err := json.Unmarshal(raw, dst); err != nil {
-				return v, errBadField
+				return v, auditlog.ErrType
 			}
 		}
 	}
 	if raw, ok := obj["enforced"]; ok {
 		if err := json.Unmarshal(raw, &v.enforced); err != nil {
-			return v, errBadField
+			return v, auditlog.ErrType
 		}
 	}
 	if raw, ok := obj["rule_line"]; ok {
 		if err := json.Unmarshal(raw, &v.ruleLine); err != nil {
-			return v, errBadField
+			return v, auditlog.ErrType
 		}
 	}
 	raw, ok := obj["time"]
 	var ts *string
 	if ok {
 		if err := json.Unmarshal(raw, &ts); err != nil {
-			return v, errBadField
+			return v, auditlog.ErrType
 		}
 	}
 	if ts == nil {
@@ -51,7 +53,7 @@ func refRecord(obj map[string]json.RawMessage) (refView, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, *ts)
 	if err != nil {
-		return v, errBadTime
+		return v, auditlog.ErrBadTime
 	}
 	v.ts = t.Unix()
 	if d, ok := obj["decision"]; !ok || string(d) == "null" {

@@ -82,27 +82,27 @@ type spendStats struct {
 
 // priced reports whether r has a payment field.
 func (r *record) priced() bool {
-	return len(r.price) > 0 || len(r.charged) > 0 || len(r.notPaid) > 0
+	return len(r.Price) > 0 || len(r.Charged) > 0 || len(r.NotPaid) > 0
 }
 
 func (s *spendStats) add(r *record) {
 	s.priced++
-	if len(r.notPaid) > 0 {
+	if len(r.NotPaid) > 0 {
 		i := len(notPaidReasons) - 1
 		for j, name := range notPaidReasons[:i] {
-			if string(r.notPaid) == name {
+			if string(r.NotPaid) == name {
 				i = j
 				break
 			}
 		}
 		s.notPaid[i]++
 	}
-	if len(r.charged) == 0 {
+	if len(r.Charged) == 0 {
 		return
 	}
 	s.paid++
-	m, ok := parseMicros(r.charged)
-	if !ok || len(r.currency) != 3 || !s.addSum([3]byte(r.currency), m) {
+	m, ok := parseMicros(r.Charged)
+	if !ok || len(r.Currency) != 3 || !s.addSum([3]byte(r.Currency), m) {
 		s.unsummed++
 	}
 }
@@ -184,10 +184,10 @@ func (s *spendStats) reasons() map[string]uint64 {
 // spendKey is the identity key of a priced line: "user:NAME" or
 // "token:TOKEN".
 func (a *aggregator) spendKey(r *record) []byte {
-	if len(r.user) > 0 {
-		a.keyBuf = append(append(a.keyBuf[:0], "user:"...), r.user...)
+	if len(r.User) > 0 {
+		a.keyBuf = append(append(a.keyBuf[:0], "user:"...), r.User...)
 	} else {
-		a.keyBuf = append(append(a.keyBuf[:0], "token:"...), r.token...)
+		a.keyBuf = append(append(a.keyBuf[:0], "token:"...), r.Token...)
 	}
 	return a.keyBuf
 }

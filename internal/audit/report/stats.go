@@ -23,15 +23,15 @@ func (t *tokenStats) add(r *record, c class, host []byte) {
 	t.hosts.addBytes(host)
 	s := len(tokenSources) - 1
 	for i, name := range tokenSources[:s] {
-		if string(r.tokenSource) == name {
+		if string(r.TokenSource) == name {
 			s = i
 			break
 		}
 	}
-	if len(r.tokenSource) > 0 {
+	if len(r.TokenSource) > 0 {
 		t.sources[s]++
 	}
-	t.tl.add(r.ts, slotOf(c))
+	t.tl.add(r.Time, slotOf(c))
 }
 
 type hostStats struct {
@@ -56,9 +56,9 @@ func (h *hostStats) add(r *record, c class) {
 	case classDeniedRule, classDeniedUnreachable, classOtherRefusal:
 		h.denied++
 	}
-	if len(r.sha) > 0 {
-		h.versions.addBytes(r.sha)
-		sha := r.sha
+	if len(r.RobotsSHA256) > 0 {
+		h.versions.addBytes(r.RobotsSHA256)
+		sha := r.RobotsSHA256
 		if len(sha) > maxKeyLen { // a hostile value: a real one has 64 hex digits
 			sha = sha[:maxKeyLen]
 		}
@@ -66,18 +66,18 @@ func (h *hostStats) add(r *record, c class) {
 			h.lastSHA = string(sha)
 		}
 	}
-	if len(r.access) == 0 {
+	if len(r.Access) == 0 {
 		return
 	}
-	slot := accessSlot(r.access)
+	slot := accessSlot(r.Access)
 	h.access[slot]++
 	switch {
 	case slot == slotUnreachable && !h.inSpell:
-		h.inSpell, h.spellStart, h.spellLast = true, r.ts, r.ts
+		h.inSpell, h.spellStart, h.spellLast = true, r.Time, r.Time
 		h.spells++
 	case slot == slotUnreachable:
-		h.spellStart = min(h.spellStart, r.ts)
-		h.spellLast = max(h.spellLast, r.ts)
+		h.spellStart = min(h.spellStart, r.Time)
+		h.spellLast = max(h.spellLast, r.Time)
 	case h.inSpell:
 		h.endSpell()
 	}

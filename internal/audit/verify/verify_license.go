@@ -1,9 +1,10 @@
-package audit
+package verify
 
 import (
 	"fmt"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/license"
 	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -52,7 +53,7 @@ func (d *decider) checkLicense(l *auditLine) (Kind, string, error) {
 	if l.LicenseSHA256 == "" {
 		return KindUnverifiable, "license_decision unreadable without license_sha256: the license was not read (unreachable, or larger than the limit)", nil
 	}
-	body, err := ReadBody(d.dir, l.LicenseSHA256)
+	body, err := audit.ReadBody(d.dir, l.LicenseSHA256)
 	if err != nil {
 		_, k, msg, err := bodyProblem(l.LicenseSHA256, err)
 		return k, msg, err

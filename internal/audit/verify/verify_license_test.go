@@ -1,4 +1,4 @@
-package audit_test
+package verify_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -36,24 +37,24 @@ func TestVerifyLicense(t *testing.T) {
 	const malformed = `<rsl><content url="/">`
 	tests := []struct {
 		name, path, reason, purposes, licURL, doc, decision, refused string
-		want                                                         audit.Kind
+		want                                                         verify.Kind
 		source                                                       string // license_source, "" for none
 	}{
 		{"prohibited purpose", "/x", "license", `["search","train-ai"]`, licURL, rsl, "prohibited", "train-ai", "", ""},
 		{"license server", "/paid/a", "license-required", `["search"]`, licURL, rsl, "license-required", "", "", ""},
 		{"malformed license", "/x", "license", `["search"]`, licURL, malformed, "unreadable", "", "", ""},
-		{"permitted purpose", "/x", "license", `["search"]`, licURL, rsl, "prohibited", "search", audit.KindDecision, ""},
-		{"wrong decision for the reason", "/x", "license-required", `["train-ai"]`, licURL, rsl, "prohibited", "train-ai", audit.KindDecision, ""},
-		{"another license", "/x", "license", `["train-ai"]`, "http://example.com/other.xml", rsl, "prohibited", "train-ai", audit.KindDecision, ""},
-		{"disallowed path", "/private", "license", `["train-ai"]`, licURL, rsl, "prohibited", "train-ai", audit.KindDecision, ""},
-		{"never read", "/x", "license", `["train-ai"]`, licURL, "", "unreadable", "", audit.KindUnverifiable, ""},
+		{"permitted purpose", "/x", "license", `["search"]`, licURL, rsl, "prohibited", "search", verify.KindDecision, ""},
+		{"wrong decision for the reason", "/x", "license-required", `["train-ai"]`, licURL, rsl, "prohibited", "train-ai", verify.KindDecision, ""},
+		{"another license", "/x", "license", `["train-ai"]`, "http://example.com/other.xml", rsl, "prohibited", "train-ai", verify.KindDecision, ""},
+		{"disallowed path", "/private", "license", `["train-ai"]`, licURL, rsl, "prohibited", "train-ai", verify.KindDecision, ""},
+		{"never read", "/x", "license", `["train-ai"]`, licURL, "", "unreadable", "", verify.KindUnverifiable, ""},
 		{"source robots.txt", "/x", "license", `["search","train-ai"]`, licURL, rsl, "prohibited", "train-ai", "", "robots.txt"},
 		{"link: prohibited purpose", "/x", "license", `["train-ai"]`, linkURL, rsl, "prohibited", "train-ai", "", "link"},
 		{"link: license server", "/paid/a", "license-required", `["search"]`, linkURL, rsl, "license-required", "", "", "link"},
-		{"link: permitted purpose", "/x", "license", `["search"]`, linkURL, rsl, "prohibited", "search", audit.KindDecision, "link"},
-		{"link: disallowed path", "/private", "license", `["train-ai"]`, linkURL, rsl, "prohibited", "train-ai", audit.KindDecision, "link"},
-		{"link: never read", "/x", "license", `["train-ai"]`, linkURL, "", "unreadable", "", audit.KindUnverifiable, "link"},
-		{"unknown source", "/x", "license", `["train-ai"]`, licURL, rsl, "prohibited", "train-ai", audit.KindDecision, "html"},
+		{"link: permitted purpose", "/x", "license", `["search"]`, linkURL, rsl, "prohibited", "search", verify.KindDecision, "link"},
+		{"link: disallowed path", "/private", "license", `["train-ai"]`, linkURL, rsl, "prohibited", "train-ai", verify.KindDecision, "link"},
+		{"link: never read", "/x", "license", `["train-ai"]`, linkURL, "", "unreadable", "", verify.KindUnverifiable, "link"},
+		{"unknown source", "/x", "license", `["train-ai"]`, licURL, rsl, "prohibited", "train-ai", verify.KindDecision, "html"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,15 +106,15 @@ func TestVerifyLicense(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			var got []audit.Kind
-			res, err := audit.Verify([]string{log}, audit.VerifyOptions{Archive: filepath.Join(dir, "archive"), Genesis: true,
-				Report: func(p audit.Problem) { got = append(got, p.Kind); t.Log(p) }})
+			var got []verify.Kind
+			res, err := verify.Verify([]string{log}, verify.VerifyOptions{Archive: filepath.Join(dir, "archive"), Genesis: true,
+				Report: func(p verify.Problem) { got = append(got, p.Kind); t.Log(p) }})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []audit.Kind
+			var want []verify.Kind
 			if tt.want != "" {
-				want = []audit.Kind{tt.want}
+				want = []verify.Kind{tt.want}
 			}
 			if !slices.Equal(got, want) || res.Decisions != 1 {
 				t.Errorf("line %s: got problems %v (%d decisions), want %v (1 decision)", line, got, res.Decisions, want)

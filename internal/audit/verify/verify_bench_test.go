@@ -1,4 +1,4 @@
-package audit_test
+package verify_test
 
 import (
 	"crypto/sha256"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/audittest"
+	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -40,7 +42,7 @@ func benchLog(b *testing.B, hosts, n int) (archive, log string, octets int64) {
 			body.WriteString("\n")
 		}
 		url := fmt.Sprintf("http://host%d.example/robots.txt", h)
-		accesses[h] = fetched(url, body.String(), t0)
+		accesses[h] = audittest.Fetched(url, body.String(), t0)
 		accesses[h].SHA256 = sha256.Sum256([]byte(body.String()))
 		if err := ar.Record(accesses[h]); err != nil {
 			b.Fatal(err)
@@ -89,7 +91,7 @@ func BenchmarkVerify(b *testing.B) {
 	b.SetBytes(octets)
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := audit.Verify([]string{log}, audit.VerifyOptions{Archive: archive})
+		res, err := verify.Verify([]string{log}, verify.VerifyOptions{Archive: archive})
 		if err != nil || !res.OK(false) || res.Verified != lines {
 			b.Fatalf("Verify: got %+v, %v, want %d lines verified", res, err, lines)
 		}
@@ -106,7 +108,7 @@ func BenchmarkVerifyManyHosts(b *testing.B) {
 	b.SetBytes(octets)
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := audit.Verify([]string{log}, audit.VerifyOptions{Archive: archive})
+		res, err := verify.Verify([]string{log}, verify.VerifyOptions{Archive: archive})
 		if err != nil || !res.OK(false) || res.Verified != lines {
 			b.Fatalf("Verify: got %+v, %v, want %d lines verified", res, err, lines)
 		}

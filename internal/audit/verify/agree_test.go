@@ -1,4 +1,4 @@
-package audit_test
+package verify_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 	"github.com/robotsproxy/robotsproxy/internal/check"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -132,8 +133,8 @@ func TestOneDecisionTable(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			res, err := audit.Verify([]string{log}, audit.VerifyOptions{Archive: filepath.Join(dir, "archive"), Genesis: true,
-				Report: func(p audit.Problem) { t.Errorf("audit verify: %s", p) }})
+			res, err := verify.Verify([]string{log}, verify.VerifyOptions{Archive: filepath.Join(dir, "archive"), Genesis: true,
+				Report: func(p verify.Problem) { t.Errorf("audit verify: %s", p) }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,12 +160,12 @@ func TestVerifyUsagePreference(t *testing.T) {
 	const body = "User-agent: *\nDisallow: /private\nContent-Usage: train-ai=n\nContent-Usage: /open/ train-ai=y\n"
 	tests := []struct {
 		name, path, purposes, refused string
-		want                          audit.Kind
+		want                          verify.Kind
 	}{
 		{"refused purpose", "/x", `["search","train-ai"]`, "train-ai", ""},
-		{"purpose the path allows", "/open/x", `["train-ai"]`, "train-ai", audit.KindDecision},
-		{"another purpose", "/x", `["search","train-ai"]`, "search", audit.KindDecision},
-		{"disallowed path", "/private", `["train-ai"]`, "train-ai", audit.KindDecision},
+		{"purpose the path allows", "/open/x", `["train-ai"]`, "train-ai", verify.KindDecision},
+		{"another purpose", "/x", `["search","train-ai"]`, "search", verify.KindDecision},
+		{"disallowed path", "/private", `["train-ai"]`, "train-ai", verify.KindDecision},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,15 +202,15 @@ func TestVerifyUsagePreference(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			var got []audit.Kind
-			res, err := audit.Verify([]string{log}, audit.VerifyOptions{Archive: filepath.Join(dir, "archive"), Genesis: true,
-				Report: func(p audit.Problem) { got = append(got, p.Kind); t.Log(p) }})
+			var got []verify.Kind
+			res, err := verify.Verify([]string{log}, verify.VerifyOptions{Archive: filepath.Join(dir, "archive"), Genesis: true,
+				Report: func(p verify.Problem) { got = append(got, p.Kind); t.Log(p) }})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []audit.Kind
+			var want []verify.Kind
 			if tt.want != "" {
-				want = []audit.Kind{tt.want}
+				want = []verify.Kind{tt.want}
 			}
 			if !slices.Equal(got, want) || res.Decisions != 1 {
 				t.Errorf("line %s: got problems %v (%d decisions), want %v (1 decision)", line, got, res.Decisions, want)

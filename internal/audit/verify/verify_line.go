@@ -1,4 +1,4 @@
-package audit
+package verify
 
 import (
 	"fmt"
@@ -6,13 +6,14 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // auditLine holds the fields of an audit line (see proxy/audit.go) that
-// re-deciding it needs; parseLine's value method maps the line's keys
-// (method, url, url_truncated, ...) onto them.
+// re-deciding it needs, as strings: parseLine reads them through
+// auditlog.Project (lineFields) and copies them here.
 type auditLine struct {
 	Method              string
 	URL                 string
@@ -54,7 +55,8 @@ type auditLine struct {
 	SignatureCreated int64
 	HasCreated       bool
 
-	in interner // interns the values read (see parseLine)
+	in  interner       // interns the values read (see parseLine)
+	src *auditlog.Line // the line as auditlog projects it, reused
 }
 
 // isDecision reports whether the line carries a decision that verify

@@ -1,4 +1,4 @@
-package audit
+package verify
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
+	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -90,7 +91,7 @@ type VerifyOptions struct {
 	// the head of every checkpoint made since its first line, in order,
 	// and not end before the last one (see ReadCheckpoints). Checkpoints
 	// older than the first line given are not required (rotated away).
-	Checkpoints []Checkpoint
+	Checkpoints []audit.Checkpoint
 	// Head, when not nil, is where the chain must end: the hex-decoded
 	// head kept elsewhere.
 	Head *[sha256.Size]byte
@@ -153,7 +154,7 @@ const maxLine = auditlog.MaxLineBytes + 1
 
 // Verify checks audit logs, given oldest first (rotated files, the current
 // file last; plain or gzip, recognised by content): the hash chain through
-// every line of every file (see Options.Chain), and every decision line
+// every line of every file (see audit.Options.Chain), and every decision line
 // re-decided from the archived robots.txt (see VerifyOptions.Archive).
 // Problems go to o.Report. The error is an I/O error: a log or the
 // archive could not be read.
@@ -197,7 +198,7 @@ func newVerifier(o VerifyOptions) *verifier {
 	if len(o.Checkpoints) > 0 {
 		v.passed = make(map[[sha256.Size]byte]int, len(o.Checkpoints))
 		for _, c := range o.Checkpoints {
-			if h, err := parseHead(c.Head); err == nil {
+			if h, err := audit.ParseHead(c.Head); err == nil {
 				v.passed[h] = 0
 			}
 		}
@@ -427,7 +428,7 @@ func firstTime(line []byte) time.Time {
 func (v *verifier) anchors() {
 	last := 0 // line ordinal of the last checkpoint passed
 	for i, c := range v.opts.Checkpoints {
-		h, _ := parseHead(c.Head)
+		h, _ := audit.ParseHead(c.Head)
 		at := v.passed[h]
 		if at == 0 && (v.first.IsZero() || c.Time.Before(v.first)) && v.res.CheckpointsPassed == 0 {
 			continue // made before the first line given: rotated away

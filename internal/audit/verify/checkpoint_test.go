@@ -1,4 +1,4 @@
-package audit_test
+package verify_test
 
 import (
 	"crypto/sha256"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	. "github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 )
 
 // writeCheckpointed writes n chained lines through a Writer with a
@@ -88,13 +89,13 @@ func TestCheckpointsAnchorTheChain(t *testing.T) {
 			if tt.edit != nil {
 				editLines(t, logPath, tt.edit)
 			}
-			o := VerifyOptions{Checkpoints: cks}
+			o := verify.VerifyOptions{Checkpoints: cks}
 			if tt.head {
 				o.Head = &head
 			}
 			var problems []string
-			o.Report = func(p Problem) { problems = append(problems, p.String()) }
-			res, err := Verify([]string{logPath}, o)
+			o.Report = func(p verify.Problem) { problems = append(problems, p.String()) }
+			res, err := verify.Verify([]string{logPath}, o)
 			if err != nil {
 				t.Fatal(err)
 			}

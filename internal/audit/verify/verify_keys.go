@@ -1,84 +1,15 @@
-package audit
+package verify
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/audit"
 )
-
-// ReadKeySnapshots reads every key snapshot of the archive in dir (see
-// RecordKeys), oldest first. A snapshot that does not parse, whose name
-// does not carry its directory's SHA-256, or whose directory is not a
-// JWKS of Ed25519 keys each named by its thumbprint, is not returned: its
-// error is joined into bad (ErrAltered). None is no error.
-func ReadKeySnapshots(dir string) (snaps []KeySnapshot, bad error, err error) {
-	var names []string
-	root := filepath.Join(dir, keysDir)
-	err = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		if strings.HasSuffix(e.Name(), ".json") {
-			names = append(names, p)
-		}
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("key archive: %w", err)
-	}
-	slices.Sort(names)
-	var bads []error
-	for _, p := range names {
-		s, perr := readSnapshot(p)
-		if perr != nil {
-			rel, _ := filepath.Rel(dir, p)
-			bads = append(bads, fmt.Errorf("%s: %w: %v", filepath.ToSlash(rel), ErrAltered, perr))
-			continue
-		}
-		snaps = append(snaps, s)
-	}
-	return snaps, errors.Join(bads...), nil
-}
-
-// readSnapshot reads and checks one snapshot file.
-func readSnapshot(p string) (KeySnapshot, error) {
-	var s KeySnapshot
-	f, err := os.Open(p)
-	if err != nil {
-		return s, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSnapshot+1))
-	switch {
-	case err != nil:
-		return s, err
-	case len(b) > maxSnapshot:
-		return s, fmt.Errorf("larger than %d octets", maxSnapshot)
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return s, err
-	}
-	sum := sha256.Sum256(s.Directory)
-	if want := hex.EncodeToString(sum[:]) + ".json"; !strings.HasSuffix(filepath.Base(p), "-"+want) {
-		return s, fmt.Errorf("its directory hashes to %x, not to the SHA-256 its name carries", sum)
-	}
-	if _, err := parseDirectory(s.Directory); err != nil {
-		return s, err
-	}
-	return s, nil
-}
 
 // keyWindow is one archived appearance of a key: published at from (a
 // start or reload), valid from nbf until exp (seconds since the epoch, 0
@@ -102,14 +33,14 @@ type keyring struct {
 
 // load reads the snapshots.
 func (k *keyring) load() error {
-	snaps, bad, err := ReadKeySnapshots(k.dir)
+	snaps, bad, err := audit.ReadKeySnapshots(k.dir)
 	if err != nil {
 		return err
 	}
 	k.loaded, k.bad, k.keys = true, bad, map[string][]keyWindow{}
 	k.files = len(snaps) + countJoined(bad)
 	for _, s := range snaps {
-		keys, _ := parseDirectory(s.Directory)
+		keys, _ := s.Keys()
 		for _, key := range keys {
 			k.add(key.Kid, keyWindow{from: s.SeenAt, nbf: key.Nbf, exp: key.Exp})
 		}
@@ -148,7 +79,7 @@ func countJoined(err error) int {
 // was read.
 func (k *keyring) changed() bool {
 	n := 0
-	_ = filepath.WalkDir(filepath.Join(k.dir, keysDir), func(_ string, e fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(filepath.Join(k.dir, audit.KeysDir), func(_ string, e fs.DirEntry, err error) error {
 		if err == nil && !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
 			n++
 		}
@@ -169,7 +100,7 @@ func (k *keyring) check(kid string, created int64) (Kind, string, error) {
 	}
 	ws := k.keys[kid]
 	if len(ws) == 0 {
-		msg := fmt.Sprintf("signature_keyid %s is in no key directory the archive keeps (%s/): the proxy never published that key", kid, keysDir)
+		msg := fmt.Sprintf("signature_keyid %s is in no key directory the archive keeps (%s/): the proxy never published that key", kid, audit.KeysDir)
 		if k.bad != nil {
 			return KindAltered, msg + "; and key snapshots were altered: " + k.bad.Error(), nil
 		}

@@ -1,4 +1,4 @@
-package audit_test
+package verify_test
 
 import (
 	"crypto/ed25519"
@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 )
 
 // testJWK is an Ed25519 public key as a directory lists it, its kid
@@ -91,17 +92,17 @@ func TestVerifySignatureKeys(t *testing.T) {
 		name    string
 		keyid   string
 		created int64 // -1: absent
-		want    audit.Kind
+		want    verify.Kind
 	}{
 		{"genuine", kid(plain), s0 + 10, ""},
 		{"genuine in the second of the start", kid(plain), s0, ""},
 		{"genuine within nbf/exp", kid(bounded), s0 + 150, ""},
-		{"forged keyid", kid(forged), s0 + 10, audit.KindSignature},
-		{"before nbf", kid(bounded), s0 + 99, audit.KindSignature},
-		{"at exp", kid(bounded), s0 + 200, audit.KindSignature},
-		{"before the key was published", kid(plain), s0 - 1, audit.KindSignature},
-		{"keyid without created", kid(plain), -1, audit.KindSignature},
-		{"created without keyid", "", s0 + 10, audit.KindSignature},
+		{"forged keyid", kid(forged), s0 + 10, verify.KindSignature},
+		{"before nbf", kid(bounded), s0 + 99, verify.KindSignature},
+		{"at exp", kid(bounded), s0 + 200, verify.KindSignature},
+		{"before the key was published", kid(plain), s0 - 1, verify.KindSignature},
+		{"keyid without created", kid(plain), -1, verify.KindSignature},
+		{"created without keyid", "", s0 + 10, verify.KindSignature},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,15 +116,15 @@ func TestVerifySignatureKeys(t *testing.T) {
 			}
 			log := filepath.Join(dir, "audit.log")
 			writeSignedLog(t, log, [][2]any{{kid(plain), s0 + 5}, {tt.keyid, tt.created}})
-			var got []audit.Kind
-			res, err := audit.Verify([]string{log}, audit.VerifyOptions{Archive: filepath.Join(dir, "archive"),
-				Report: func(p audit.Problem) { got = append(got, p.Kind); t.Log(p) }})
+			var got []verify.Kind
+			res, err := verify.Verify([]string{log}, verify.VerifyOptions{Archive: filepath.Join(dir, "archive"),
+				Report: func(p verify.Problem) { got = append(got, p.Kind); t.Log(p) }})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []audit.Kind
+			var want []verify.Kind
 			if tt.want != "" {
-				want = []audit.Kind{tt.want}
+				want = []verify.Kind{tt.want}
 			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("problems: got %v, want %v", got, want)
@@ -164,12 +165,12 @@ func TestVerifySignatureKeysAltered(t *testing.T) {
 
 	log := filepath.Join(dir, "audit.log")
 	writeSignedLog(t, log, [][2]any{{k2["kid"].(string), t0.Unix() + 5}})
-	var got []audit.Problem
-	if _, err := audit.Verify([]string{log}, audit.VerifyOptions{Archive: archive,
-		Report: func(p audit.Problem) { got = append(got, p) }}); err != nil {
+	var got []verify.Problem
+	if _, err := verify.Verify([]string{log}, verify.VerifyOptions{Archive: archive,
+		Report: func(p verify.Problem) { got = append(got, p) }}); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].Kind != audit.KindAltered || !strings.Contains(got[0].Msg, "hashes to") {
+	if len(got) != 1 || got[0].Kind != verify.KindAltered || !strings.Contains(got[0].Msg, "hashes to") {
 		t.Errorf("problems: got %v, want one altered", got)
 	}
 }
@@ -204,7 +205,7 @@ func TestVerifySignatureWithoutArchive(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "audit.log")
 	writeSignedLog(t, log, [][2]any{{"abc", int64(1)}})
 	for _, chainOnly := range []bool{false, true} {
-		res, err := audit.Verify([]string{log}, audit.VerifyOptions{ChainOnly: chainOnly})
+		res, err := verify.Verify([]string{log}, verify.VerifyOptions{ChainOnly: chainOnly})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package audit_test
+package verify_test
 
 import (
 	"crypto/sha256"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 )
 
 // TestVerifyChainOnly: with ChainOnly no decision is re-decided (none is
@@ -15,7 +15,7 @@ import (
 func TestVerifyChainOnly(t *testing.T) {
 	f := newFixture(t)
 	logs := []string{f.backup, f.current}
-	res, err := audit.Verify(logs, audit.VerifyOptions{ChainOnly: true})
+	res, err := verify.Verify(logs, verify.VerifyOptions{ChainOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestVerifyChainOnly(t *testing.T) {
 		lines[2] = strings.Replace(lines[2], `"decision":"allow"`, `"decision":"deny"`, 1)
 		return lines
 	})
-	if res, err = audit.Verify(logs, audit.VerifyOptions{ChainOnly: true}); err != nil {
+	if res, err = verify.Verify(logs, verify.VerifyOptions{ChainOnly: true}); err != nil {
 		t.Fatal(err)
 	}
 	if res.OK(false) || res.ChainBreaks != 1 {
@@ -48,8 +48,8 @@ func TestVerifyOperationalLines(t *testing.T) {
 		}
 		return out
 	})
-	var problems []audit.Problem
-	res, err := audit.Verify([]string{f.backup, f.current}, audit.VerifyOptions{Archive: f.archive, Report: func(p audit.Problem) { problems = append(problems, p) }})
+	var problems []verify.Problem
+	res, err := verify.Verify([]string{f.backup, f.current}, verify.VerifyOptions{Archive: f.archive, Report: func(p verify.Problem) { problems = append(problems, p) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestVerifyFirstLineHash(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.SplitAfter(strings.TrimSuffix(string(cur), "\n"), "\n")
-	res, err := audit.Verify([]string{f.backup, f.current}, audit.VerifyOptions{ChainOnly: true})
+	res, err := verify.Verify([]string{f.backup, f.current}, verify.VerifyOptions{ChainOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,11 @@
-package audit
+package verify
 
 import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/audit"
 )
 
 // cacheBounds bound the decider's caches: a cache that reaches its bound
@@ -43,22 +45,22 @@ type dayListing struct {
 // proxy archives while the logs are verified): its modification time
 // changed, or it had changed less than settle before the listing.
 func (d *decider) findRecords(url string, t time.Time) ([]string, error) {
-	day, q := findQuery(url, t)
+	day, q := audit.FindQuery(url, t)
 	ls, ok := d.days.Get(day)
 	if ok {
-		found := q.match(day, ls.names)
+		found := q.Match(day, ls.names)
 		if len(found) > 0 || ls.listed.Sub(ls.mtime) >= settle && d.mtime(day).Equal(ls.mtime) {
 			return found, nil
 		}
 	}
 	ls = dayListing{mtime: d.mtime(day), listed: d.now()} // before listing: a change during it shows later
-	names, err := listDay(d.readDir, d.dir, day)
+	names, err := audit.ListDay(d.readDir, d.dir, day)
 	if err != nil {
 		return nil, err
 	}
 	ls.names = names
 	d.days.Put(day, ls)
-	return q.match(day, ls.names), nil
+	return q.Match(day, ls.names), nil
 }
 
 // mtime returns the modification time of a day folder, zero when it

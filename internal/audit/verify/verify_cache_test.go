@@ -1,4 +1,4 @@
-package audit
+package verify
 
 import (
 	"crypto/sha256"
@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -23,10 +24,10 @@ var day0 = time.Date(2026, 11, 22, 20, 10, 50, 123456789, time.UTC)
 
 // archiveOf records a successful fetch of each body (by robots.txt URL)
 // at at[URL] in a new archive, and returns its directory.
-func archiveOf(t testing.TB, bodies map[string]string, at map[string]time.Time) (string, *Archive) {
+func archiveOf(t testing.TB, bodies map[string]string, at map[string]time.Time) (string, *audit.Archive) {
 	t.Helper()
 	dir := t.TempDir()
-	a, err := OpenArchive(ArchiveOptions{Dir: dir, ParseLimit: 512 << 10, Log: zerolog.Nop()})
+	a, err := audit.OpenArchive(audit.ArchiveOptions{Dir: dir, ParseLimit: 512 << 10, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestDeciderListsEachDayOnce(t *testing.T) {
 	dir, ar := archiveOf(t, bodies, at)
 	old := time.Now().Add(-time.Hour) // the folders settled long ago
 	for _, day := range []time.Time{day0, day0.Add(24 * time.Hour)} {
-		if err := os.Chtimes(filepath.Join(dir, "records", day.Format(recDay)), old, old); err != nil {
+		if err := os.Chtimes(filepath.Join(dir, "records", day.Format("2006-01-02")), old, old); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package audit_test
+package verify_test
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/audittest"
+	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -125,7 +127,7 @@ func newFixture(t *testing.T) fixture {
 	}
 	gzipFile(t, f.backup)
 	f.backup += ".gz"
-	f.shaA, f.shaD = shaHex(robotsA), shaHex(robotsD)
+	f.shaA, f.shaD = audittest.SHAHex(robotsA), audittest.SHAHex(robotsD)
 	return f
 }
 
@@ -225,7 +227,7 @@ func rechain(lines []string, from int) []string {
 type spot struct {
 	file string // "backup" or "current"
 	line int
-	kind audit.Kind
+	kind verify.Kind
 }
 
 func TestVerify(t *testing.T) {
@@ -240,53 +242,53 @@ func TestVerify(t *testing.T) {
 		{name: "untouched", verified: 18},
 		{name: "untouched genesis", genesis: true, verified: 18},
 		{name: "genesis without the first file", genesis: true, onlyCurr: true, verified: 9,
-			want: []spot{{"current", 1, audit.KindChain}}},
+			want: []spot{{"current", 1, verify.KindChain}}},
 		{name: "line deleted", verified: 17, mutate: func(t *testing.T, f fixture) {
 			editLines(t, f.current, func(l []string) []string { return append(l[:2:2], l[3:]...) })
-		}, want: []spot{{"current", 3, audit.KindChain}}},
+		}, want: []spot{{"current", 3, verify.KindChain}}},
 		{name: "line deleted in the gzipped backup", verified: 17, mutate: func(t *testing.T, f fixture) {
 			editLines(t, f.backup, func(l []string) []string { return append(l[:1:1], l[2:]...) })
-		}, want: []spot{{"backup", 2, audit.KindChain}}},
+		}, want: []spot{{"backup", 2, verify.KindChain}}},
 		{name: "decision edited", verified: 17, mutate: func(t *testing.T, f fixture) {
 			editLines(t, f.current, func(l []string) []string {
 				l[1] = strings.Replace(l[1], `"decision":"allow"`, `"decision":"deny"`, 1)
 				return l
 			})
-		}, want: []spot{{"current", 2, audit.KindDecision}, {"current", 3, audit.KindChain}}},
+		}, want: []spot{{"current", 2, verify.KindDecision}, {"current", 3, verify.KindChain}}},
 		{name: "decision edited and the chain forged", verified: 17, mutate: func(t *testing.T, f fixture) {
 			editLines(t, f.current, func(l []string) []string {
 				l[0] = strings.Replace(l[0], `"decision":"deny"`, `"decision":"allow"`, 1)
 				return rechain(l, 0)
 			})
-		}, want: []spot{{"current", 1, audit.KindDecision}}},
+		}, want: []spot{{"current", 1, verify.KindDecision}}},
 		{name: "rule line edited", verified: 17, mutate: func(t *testing.T, f fixture) {
 			editLines(t, f.backup, func(l []string) []string {
 				l[1] = strings.Replace(l[1], `"rule_line":3`, `"rule_line":2`, 1)
 				return l
 			})
-		}, want: []spot{{"backup", 2, audit.KindDecision}, {"backup", 3, audit.KindChain}}},
+		}, want: []spot{{"backup", 2, verify.KindDecision}, {"backup", 3, verify.KindChain}}},
 		{name: "lines reordered", verified: 18, mutate: func(t *testing.T, f fixture) {
 			editLines(t, f.current, func(l []string) []string { l[3], l[4] = l[4], l[3]; return l })
-		}, want: []spot{{"current", 4, audit.KindChain}, {"current", 5, audit.KindChain}, {"current", 6, audit.KindChain}}},
+		}, want: []spot{{"current", 4, verify.KindChain}, {"current", 5, verify.KindChain}, {"current", 6, verify.KindChain}}},
 		{name: "archived body swapped", verified: 8, mutate: func(t *testing.T, f fixture) {
-			swapBody(t, f.archive, f.shaA, "User-agent: *\nAllow: /\n")
+			audittest.SwapBody(t, f.archive, f.shaA, "User-agent: *\nAllow: /\n")
 		}, want: []spot{
-			{"backup", 1, audit.KindAltered}, {"backup", 2, audit.KindAltered}, {"backup", 3, audit.KindAltered}, {"backup", 4, audit.KindAltered}, {"backup", 5, audit.KindAltered},
-			{"current", 1, audit.KindAltered}, {"current", 2, audit.KindAltered}, {"current", 3, audit.KindAltered}, {"current", 4, audit.KindAltered}, {"current", 5, audit.KindAltered}}},
+			{"backup", 1, verify.KindAltered}, {"backup", 2, verify.KindAltered}, {"backup", 3, verify.KindAltered}, {"backup", 4, verify.KindAltered}, {"backup", 5, verify.KindAltered},
+			{"current", 1, verify.KindAltered}, {"current", 2, verify.KindAltered}, {"current", 3, verify.KindAltered}, {"current", 4, verify.KindAltered}, {"current", 5, verify.KindAltered}}},
 		{name: "no archived body", verified: 14, mutate: func(t *testing.T, f fixture) {
 			removeArchived(t, f.archive, f.shaD)
-		}, want: []spot{{"backup", 8, audit.KindUnverifiable}, {"backup", 9, audit.KindUnverifiable},
-			{"current", 8, audit.KindUnverifiable}, {"current", 9, audit.KindUnverifiable}}},
+		}, want: []spot{{"backup", 8, verify.KindUnverifiable}, {"backup", 9, verify.KindUnverifiable},
+			{"current", 8, verify.KindUnverifiable}, {"current", 9, verify.KindUnverifiable}}},
 		{name: "no record of an unavailable fetch", verified: 14, mutate: func(t *testing.T, f fixture) {
 			removeArchived(t, f.archive, "none")
-		}, want: []spot{{"backup", 6, audit.KindUnverifiable}, {"backup", 7, audit.KindUnverifiable},
-			{"current", 6, audit.KindUnverifiable}, {"current", 7, audit.KindUnverifiable}}},
+		}, want: []spot{{"backup", 6, verify.KindUnverifiable}, {"backup", 7, verify.KindUnverifiable},
+			{"current", 6, verify.KindUnverifiable}, {"current", 7, verify.KindUnverifiable}}},
 		{name: "line cut by a crash and repaired", verified: 17, mutate: func(t *testing.T, f fixture) {
 			editLines(t, f.current, func(l []string) []string { l[4] = l[4][:20] + "\n"; return rechain(l, 5) })
-		}, want: []spot{{"current", 5, audit.KindBadLine}}},
+		}, want: []spot{{"current", 5, verify.KindBadLine}}},
 		{name: "last line cut", verified: 18, mutate: func(t *testing.T, f fixture) {
 			editLines(t, f.current, func(l []string) []string { l[9] = l[9][:20]; return l })
-		}, want: []spot{{"current", 10, audit.KindBadLine}}},
+		}, want: []spot{{"current", 10, verify.KindBadLine}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
@@ -298,7 +300,7 @@ func TestVerify(t *testing.T) {
 				logs = logs[1:]
 			}
 			var got []spot
-			res, err := audit.Verify(logs, audit.VerifyOptions{Archive: f.archive, Genesis: tt.genesis, Report: func(p audit.Problem) {
+			res, err := verify.Verify(logs, verify.VerifyOptions{Archive: f.archive, Genesis: tt.genesis, Report: func(p verify.Problem) {
 				name := "current"
 				if p.File == f.backup {
 					name = "backup"
@@ -344,21 +346,21 @@ func removeArchived(t *testing.T, dir, sha string) {
 func TestVerifyUnverifiableIsNotOK(t *testing.T) {
 	f := newFixture(t)
 	removeArchived(t, f.archive, f.shaD)
-	res, err := audit.Verify([]string{f.backup, f.current}, audit.VerifyOptions{Archive: f.archive})
+	res, err := verify.Verify([]string{f.backup, f.current}, verify.VerifyOptions{Archive: f.archive})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.OK(false) || !res.OK(true) || res.Unverifiable != 4 {
 		t.Errorf("got OK(false) %v, OK(true) %v, %d unverifiable, want false, true, 4", res.OK(false), res.OK(true), res.Unverifiable)
 	}
-	res, err = audit.Verify([]string{f.backup, f.current}, audit.VerifyOptions{})
+	res, err = verify.Verify([]string{f.backup, f.current}, verify.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Unverifiable != 18 || res.ChainOnly != 2 || res.ChainBreaks != 0 || res.Lines != 20 || res.Files != 2 {
 		t.Errorf("no archive: got %+v, want 18 unverifiable, 2 chained only, 20 lines in 2 files, no break", res)
 	}
-	if _, err := audit.Verify([]string{filepath.Join(t.TempDir(), "missing.log")}, audit.VerifyOptions{}); err == nil {
+	if _, err := verify.Verify([]string{filepath.Join(t.TempDir(), "missing.log")}, verify.VerifyOptions{}); err == nil {
 		t.Error("a missing log: got no error, want an I/O error")
 	}
 }

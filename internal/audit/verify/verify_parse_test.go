@@ -1,4 +1,4 @@
-package audit
+package verify
 
 import (
 	"bytes"
@@ -30,16 +30,16 @@ func TestParseLine(t *testing.T) {
 		{"nulls", `{"decision":null,"candidates":null,"rule_line":null,"star_fallback":null,"robots_status":null}`, ` -   [] - false "" 0  - - -`, nil},
 		{"last key wins", `{"decision":"allow","decision":"deny"}`, ` - deny  [] - false "" 0  - - -`, nil},
 		{"empty object", `{}`, ` -   [] - false "" 0  - - -`, nil},
-		{"truncated", `{"decision":"al`, "", errTruncated},
-		{"truncated after a value", `{"decision":"allow"`, "", errTruncated},
-		{"not an object", `[1,2]`, "", errNotObject},
-		{"trailing octets", `{} x`, "", errNotObject},
-		{"wrong type", `{"decision":5}`, "", errBadType},
-		{"wrong type in candidates", `{"candidates":[1]}`, "", errBadType},
-		{"number with a fraction", `{"rule_line":1.5}`, "", errBadType},
-		{"control octet in a string", "{\"url\":\"a\x01\"}", "", errNotObject},
-		{"missing colon", `{"url" "a"}`, "", errNotObject},
-		{"too deep", deep, "", errTooDeep},
+		{"truncated", `{"decision":"al`, "", auditlog.ErrTruncated},
+		{"truncated after a value", `{"decision":"allow"`, "", auditlog.ErrTruncated},
+		{"not an object", `[1,2]`, "", auditlog.ErrSyntax},
+		{"trailing octets", `{} x`, "", auditlog.ErrSyntax},
+		{"wrong type", `{"decision":5}`, "", auditlog.ErrType},
+		{"wrong type in candidates", `{"candidates":[1]}`, "", auditlog.ErrType},
+		{"number with a fraction", `{"rule_line":1.5}`, "", auditlog.ErrType},
+		{"control octet in a string", "{\"url\":\"a\x01\"}", "", auditlog.ErrSyntax},
+		{"missing colon", `{"url" "a"}`, "", auditlog.ErrSyntax},
+		{"too deep", deep, "", auditlog.ErrTooDeep},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var l auditLine
@@ -92,7 +92,7 @@ func FuzzParseLine(f *testing.F) {
 		err := parseLine(b, &l, newInterner())
 		if err != nil {
 			object := bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("{"))
-			if json.Valid(b) && object && !errors.Is(err, errBadType) && !errors.Is(err, errTooDeep) {
+			if json.Valid(b) && object && !errors.Is(err, auditlog.ErrType) && !errors.Is(err, auditlog.ErrTooDeep) {
 				t.Fatalf("parseLine(%q): %v, but it is a valid JSON object", b, err)
 			}
 			return

@@ -1,4 +1,4 @@
-package audit_test
+package verify_test
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 )
 
 // TestVerifyForgedReasons appends one line with a correctly recomputed
@@ -39,58 +39,58 @@ func TestVerifyForgedReasons(t *testing.T) {
 		name   string
 		line   forged
 		exempt []string // the configuration's exempt_hosts; nil: none given
-		want   audit.Kind
+		want   verify.Kind
 	}{
 		{"implicit-robots-txt on /robots.txt", forged{base: -1,
 			fields: `"method":"GET","url":"ORIGIN/robots.txt","decision":"allow","reason":"implicit-robots-txt","candidates":["examplebot"]`}, nil, ""},
 		{"implicit-robots-txt on another path", forged{base: -1,
-			fields: `"method":"GET","url":"ORIGIN/private/x","decision":"allow","reason":"implicit-robots-txt","candidates":["examplebot"]`}, nil, audit.KindDecision},
+			fields: `"method":"GET","url":"ORIGIN/private/x","decision":"allow","reason":"implicit-robots-txt","candidates":["examplebot"]`}, nil, verify.KindDecision},
 		{"implicit-robots-txt through a dot segment", forged{base: -1,
-			fields: `"method":"GET","url":"ORIGIN/robots.txt/../private/x","decision":"allow","reason":"implicit-robots-txt","candidates":["examplebot"]`}, nil, audit.KindDecision},
+			fields: `"method":"GET","url":"ORIGIN/robots.txt/../private/x","decision":"allow","reason":"implicit-robots-txt","candidates":["examplebot"]`}, nil, verify.KindDecision},
 		{"implicit-robots-txt denying", forged{base: -1,
-			fields: `"method":"GET","url":"ORIGIN/robots.txt","decision":"deny","reason":"implicit-robots-txt","candidates":["examplebot"]`}, nil, audit.KindDecision},
+			fields: `"method":"GET","url":"ORIGIN/robots.txt","decision":"deny","reason":"implicit-robots-txt","candidates":["examplebot"]`}, nil, verify.KindDecision},
 		{"crawl-delay wait with robots_reason", forged{base: allowNoRule,
 			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"crawl-delay","robots_reason":"no-matching-rule"`}}, nil, ""},
 		{"crawl-delay refusal with robots_reason", forged{base: allowNoRule,
 			edit: map[string]string{`"decision":"allow","reason":"no-matching-rule"`: `"decision":"deny","reason":"crawl-delay","robots_reason":"no-matching-rule"`}}, nil, ""},
 		{"crawl-delay without robots_reason", forged{base: allowNoRule,
-			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"crawl-delay"`}}, nil, audit.KindDecision},
+			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"crawl-delay"`}}, nil, verify.KindDecision},
 		{"backoff without robots_reason", forged{base: allowNoRule,
-			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"backoff"`}}, nil, audit.KindDecision},
+			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"backoff"`}}, nil, verify.KindDecision},
 		{"host-concurrency without robots_reason", forged{base: allowNoRule,
-			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"host-concurrency"`}}, nil, audit.KindDecision},
+			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"host-concurrency"`}}, nil, verify.KindDecision},
 		{"crawl-delay allowing a disallowed path", forged{base: denyRule,
-			edit: map[string]string{`"decision":"deny","reason":"rule"`: `"decision":"allow","reason":"crawl-delay","robots_reason":"rule"`}}, nil, audit.KindDecision},
+			edit: map[string]string{`"decision":"deny","reason":"rule"`: `"decision":"allow","reason":"crawl-delay","robots_reason":"rule"`}}, nil, verify.KindDecision},
 		{"crawl-delay with a wrong robots_reason", forged{base: allowNoRule,
-			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"crawl-delay","robots_reason":"rule"`}}, nil, audit.KindDecision},
+			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"crawl-delay","robots_reason":"rule"`}}, nil, verify.KindDecision},
 		{"backoff with a politeness robots_reason", forged{base: allowNoRule,
-			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"backoff","robots_reason":"crawl-delay"`}}, nil, audit.KindDecision},
+			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"backoff","robots_reason":"crawl-delay"`}}, nil, verify.KindDecision},
 		{"override without a configuration", forged{base: -1,
-			fields: `"method":"GET","url":"ORIGIN/private/x","decision":"allow","reason":"override","candidates":["examplebot"]`}, nil, audit.KindUnverifiable},
+			fields: `"method":"GET","url":"ORIGIN/private/x","decision":"allow","reason":"override","candidates":["examplebot"]`}, nil, verify.KindUnverifiable},
 		{"override of a host not exempt", forged{base: -1,
-			fields: `"method":"GET","url":"ORIGIN/private/x","decision":"allow","reason":"override","candidates":["examplebot"]`}, []string{"example.com"}, audit.KindDecision},
+			fields: `"method":"GET","url":"ORIGIN/private/x","decision":"allow","reason":"override","candidates":["examplebot"]`}, []string{"example.com"}, verify.KindDecision},
 		{"override of an exempt host", forged{base: -1,
 			fields: `"method":"GET","url":"ORIGIN/private/x","decision":"allow","reason":"override","candidates":["examplebot"]`}, []string{"127.0.0.1"}, ""},
 		{"override of an exempt host by CONNECT", forged{base: -1,
 			fields: `"method":"CONNECT","url":"HOSTPORT","decision":"allow","reason":"override","candidates":["examplebot"]`}, []string{"127.0.0.1"}, ""},
 		{"override denying", forged{base: -1,
-			fields: `"method":"GET","url":"ORIGIN/private/x","decision":"deny","reason":"override","candidates":["examplebot"]`}, []string{"127.0.0.1"}, audit.KindDecision},
+			fields: `"method":"GET","url":"ORIGIN/private/x","decision":"deny","reason":"override","candidates":["examplebot"]`}, []string{"127.0.0.1"}, verify.KindDecision},
 		{"usage-preference allowing", forged{base: allowNoRule,
-			edit: map[string]string{`"decision":"allow","reason":"no-matching-rule"`: `"decision":"allow","reason":"usage-preference","usage_refused":"train-ai"`}}, nil, audit.KindDecision},
+			edit: map[string]string{`"decision":"allow","reason":"no-matching-rule"`: `"decision":"allow","reason":"usage-preference","usage_refused":"train-ai"`}}, nil, verify.KindDecision},
 		{"usage-preference that robots.txt does not state", forged{base: allowNoRule,
-			edit: map[string]string{`"decision":"allow","reason":"no-matching-rule"`: `"decision":"deny","reason":"usage-preference","purposes":["train-ai"],"usage_refused":"train-ai"`}}, nil, audit.KindDecision},
+			edit: map[string]string{`"decision":"allow","reason":"no-matching-rule"`: `"decision":"deny","reason":"usage-preference","purposes":["train-ai"],"usage_refused":"train-ai"`}}, nil, verify.KindDecision},
 		{"usage-preference on a disallowed path", forged{base: denyRule,
-			edit: map[string]string{`"decision":"deny","reason":"rule"`: `"decision":"deny","reason":"usage-preference","purposes":["train-ai"],"usage_refused":"train-ai"`}}, nil, audit.KindDecision},
+			edit: map[string]string{`"decision":"deny","reason":"rule"`: `"decision":"deny","reason":"usage-preference","purposes":["train-ai"],"usage_refused":"train-ai"`}}, nil, verify.KindDecision},
 		{"robots.txt of another authority", forged{base: allowNoRule,
-			edit: map[string]string{`"url":"ORIGIN/public"`: `"url":"http://other.example/public"`}}, nil, audit.KindDecision},
+			edit: map[string]string{`"url":"ORIGIN/public"`: `"url":"http://other.example/public"`}}, nil, verify.KindDecision},
 		{"allowed by a group that names the crawler whole (the name rule)", forged{base: starDeny, edit: nameRule("MJ12bot")}, nil, ""},
-		{"allowed for a name no group names", forged{base: starDeny, edit: nameRule("MJ12botX")}, nil, audit.KindDecision},
+		{"allowed for a name no group names", forged{base: starDeny, edit: nameRule("MJ12botX")}, nil, verify.KindDecision},
 		{"allowed for a reason that never allows", forged{base: -1,
-			fields: `"method":"GET","url":"ORIGIN/private/x","decision":"allow","reason":"host-denied","candidates":["examplebot"]`}, nil, audit.KindDecision},
+			fields: `"method":"GET","url":"ORIGIN/private/x","decision":"allow","reason":"host-denied","candidates":["examplebot"]`}, nil, verify.KindDecision},
 		{"allowed for an unknown reason", forged{base: allowNoRule,
-			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"trusted"`}}, nil, audit.KindDecision},
+			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"trusted"`}}, nil, verify.KindDecision},
 		{"rule line with the reason of another access result", forged{base: allowNoRule,
-			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"unavailable"`}}, nil, audit.KindDecision},
+			edit: map[string]string{`"reason":"no-matching-rule"`: `"reason":"unavailable"`}}, nil, verify.KindDecision},
 	}
 	origin := regexp.MustCompile(`"robots_url":"(http://[^"/]+)/robots.txt"`)
 	for _, tt := range tests {
@@ -124,8 +124,8 @@ func TestVerifyForgedReasons(t *testing.T) {
 				return rechain(l, n)
 			})
 			var got []spot
-			res, err := audit.Verify([]string{f.backup, f.current}, audit.VerifyOptions{Archive: f.archive, ExemptHosts: tt.exempt,
-				Report: func(p audit.Problem) {
+			res, err := verify.Verify([]string{f.backup, f.current}, verify.VerifyOptions{Archive: f.archive, ExemptHosts: tt.exempt,
+				Report: func(p verify.Problem) {
 					got = append(got, spot{"current", p.Line, p.Kind})
 					t.Log(p)
 				}})

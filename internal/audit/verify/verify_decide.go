@@ -1,4 +1,4 @@
-package audit
+package verify
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -24,7 +25,7 @@ type decider struct {
 	readDir  func(string) ([]os.DirEntry, error)     // os.ReadDir
 	now      func() time.Time                        // time.Now
 	days     *memo.Memo[string, dayListing]          // "records/DAY"
-	fetches  *memo.Memo[string, []FetchRecord]       // robots_url NUL robots_fetched_at
+	fetches  *memo.Memo[string, []audit.FetchRecord] // robots_url NUL robots_fetched_at
 	bodies   *memo.Memo[string, bodyEntry]           // hex SHA-256
 	compiled *memo.Memo[compiledKey, *robots.Robots] // sized by Robots.Size
 	// exempt tests a target against the configuration's exempt hosts
@@ -36,7 +37,7 @@ type decider struct {
 // octets, which are read, compiled and dropped.
 type bodyEntry struct {
 	plain bool  // UTF-8 and at most minLimit octets: parses the same under any options
-	err   error // wraps ErrNotArchived or ErrAltered
+	err   error // wraps audit.ErrNotArchived or audit.ErrAltered
 }
 
 // compiledKey names a body parsed with the options of one fetch.
@@ -53,7 +54,7 @@ const minLimit = 500 << 10
 func newDecider(dir string, max cacheBounds) *decider {
 	return &decider{dir: dir, readDir: os.ReadDir, now: time.Now,
 		days:    memo.New[string, dayListing](max.days),
-		fetches: memo.New[string, []FetchRecord](max.fetches),
+		fetches: memo.New[string, []audit.FetchRecord](max.fetches),
 		bodies:  memo.New[string, bodyEntry](max.bodies),
 		compiled: memo.NewSized[compiledKey](max.compiled, int64(max.octets),
 			func(r *robots.Robots) int64 { return int64(r.Size) })}
@@ -220,7 +221,7 @@ func (d *decider) override(l *auditLine) (dec policy.Decision, from string, k Ki
 
 // records returns the archive's records of the fetch the line names (none
 // when it names no time); msg says why they cannot be looked up.
-func (d *decider) records(l *auditLine) (recs []FetchRecord, msg string, err error) {
+func (d *decider) records(l *auditLine) (recs []audit.FetchRecord, msg string, err error) {
 	if l.RobotsFetchedAt == "" {
 		return nil, "", nil
 	}
@@ -237,7 +238,7 @@ func (d *decider) records(l *auditLine) (recs []FetchRecord, msg string, err err
 		return nil, "", err
 	}
 	for _, n := range names {
-		rec, err := ReadRecord(d.dir, n)
+		rec, err := audit.ReadRecord(d.dir, n)
 		if err != nil {
 			return nil, "", err
 		}
@@ -251,8 +252,8 @@ func (d *decider) records(l *auditLine) (recs []FetchRecord, msg string, err err
 
 // redecideNoBody re-decides an unavailable or unreachable line from the
 // archive's record of its fetch.
-func (d *decider) redecideNoBody(l *auditLine, recs []FetchRecord) (dec policy.Decision, from string, k Kind, msg string, err error) {
-	var rec *FetchRecord
+func (d *decider) redecideNoBody(l *auditLine, recs []audit.FetchRecord) (dec policy.Decision, from string, k Kind, msg string, err error) {
+	var rec *audit.FetchRecord
 	for i := range recs {
 		if recs[i].SHA256 == "" {
 			rec = &recs[i]
@@ -275,7 +276,7 @@ func (d *decider) redecideNoBody(l *auditLine, recs []FetchRecord) (dec policy.D
 
 // against checks the line's access result and robots.txt status against
 // the archive's record of its fetch.
-func (l *auditLine) against(rec *FetchRecord) (Kind, string) {
+func (l *auditLine) against(rec *audit.FetchRecord) (Kind, string) {
 	switch {
 	case string(rec.Result) != l.Access:
 		return KindDecision, fmt.Sprintf("access_result %s, but the archive's fetch of %s at %s was %s", l.Access, l.RobotsURL, l.RobotsFetchedAt, rec.Result)
@@ -287,7 +288,7 @@ func (l *auditLine) against(rec *FetchRecord) (Kind, string) {
 
 // redecideBody re-decides a line whose robots.txt was fetched successfully
 // from the archived body.
-func (d *decider) redecideBody(l *auditLine, recs []FetchRecord) (dec policy.Decision, from string, k Kind, msg string, err error) {
+func (d *decider) redecideBody(l *auditLine, recs []audit.FetchRecord) (dec policy.Decision, from string, k Kind, msg string, err error) {
 	sha := l.RobotsSHA256
 	switch {
 	case sha == "":
@@ -297,14 +298,14 @@ func (d *decider) redecideBody(l *auditLine, recs []FetchRecord) (dec policy.Dec
 	case l.CandidatesTruncated:
 		return dec, "", KindUnverifiable, "candidates were cut short in the log (candidates_truncated)", nil
 	}
-	var rec *FetchRecord
+	var rec *audit.FetchRecord
 	for i := range recs {
 		if recs[i].SHA256 == sha {
 			rec = &recs[i]
 		}
 	}
 	if rec == nil && len(recs) > 0 {
-		return dec, "", KindDecision, fmt.Sprintf("robots_sha256 %s, but the archive's fetch of %s at %s read body %s", sha, l.RobotsURL, l.RobotsFetchedAt, orNone(recs[0].SHA256)), nil
+		return dec, "", KindDecision, fmt.Sprintf("robots_sha256 %s, but the archive's fetch of %s at %s read body %s", sha, l.RobotsURL, l.RobotsFetchedAt, audit.BodyOrNone(recs[0].SHA256)), nil
 	}
 	if rec != nil {
 		if k, msg := l.against(rec); k != "" {
@@ -323,7 +324,7 @@ func (d *decider) redecideBody(l *auditLine, recs []FetchRecord) (dec policy.Dec
 // a record the body is parsed with the defaults when no option can change
 // how it parses (UTF-8, at most 500 KiB); otherwise the line is
 // unverifiable. A nil result comes with the problem.
-func (d *decider) compile(sha string, rec *FetchRecord) (*robots.Robots, Kind, string, error) {
+func (d *decider) compile(sha string, rec *audit.FetchRecord) (*robots.Robots, Kind, string, error) {
 	var body []byte
 	b, read := d.bodies.Get(sha)
 	if !read {
@@ -356,7 +357,7 @@ func (d *decider) compile(sha string, rec *FetchRecord) (*robots.Robots, Kind, s
 // readBody reads the body sha from the archive and caches what is known
 // of it, not its octets.
 func (d *decider) readBody(sha string) ([]byte, bodyEntry) {
-	body, err := ReadBody(d.dir, sha)
+	body, err := audit.ReadBody(d.dir, sha)
 	b := bodyEntry{err: err, plain: err == nil && len(body) <= minLimit && utf8.Valid(body)}
 	d.bodies.Put(sha, b)
 	return body, b
@@ -366,9 +367,9 @@ func (d *decider) readBody(sha string) ([]byte, bodyEntry) {
 // error.
 func bodyProblem(sha string, err error) (*robots.Robots, Kind, string, error) {
 	switch {
-	case errors.Is(err, ErrNotArchived):
+	case errors.Is(err, audit.ErrNotArchived):
 		return nil, KindUnverifiable, fmt.Sprintf("no archived body %s (pruned, or fetched while the archive was off)", sha), nil
-	case errors.Is(err, ErrAltered):
+	case errors.Is(err, audit.ErrAltered):
 		return nil, KindAltered, err.Error(), nil
 	}
 	return nil, "", "", err
