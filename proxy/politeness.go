@@ -5,46 +5,29 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/politeness"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // admit holds a request that is to be forwarded until politeness lets it
 // start (Options.Politeness), or returns its refusal: 429 with
 // Retry-After, reason crawl-delay, backoff or host-concurrency (or the 503
-// of a shutdown that cut the wait short). The decision's product token
-// and authority are the politeness key; the crawl delay is robots.txt's for
-// the token.
+// of a shutdown that cut the wait short). What the answer means for the
+// decision is policy.DecideAdmission's.
 func (p *Proxy) admit(req *http.Request, st *state) *http.Response {
 	l := p.opts.Politeness
 	if l == nil {
 		return nil
 	}
 	d := &st.decision
-	r := politeness.Request{Key: politeness.Key{Token: d.Identity.Token, Authority: strings.TrimSuffix(d.RobotsURL, "/robots.txt")}}
-	r.Delay, r.HasDelay = d.CrawlDelay, d.HasCrawlDelay
-	t := l.Admit(req.Context(), r)
-	st.ticket = t
-	if t.Refused == "" {
-		if t.Waited > 0 && t.WaitCause != "" {
-			// A request held for its turn is audited with the
-			// cause as its reason; robots_reason keeps robots.txt's.
-			st.robotsReason, d.Reason = d.Reason, policy.Reason(t.WaitCause)
-		}
+	st.ticket = l.Admit(req.Context(), d.PolitenessRequest())
+	if policy.DecideAdmission(d, st.ticket) {
 		return nil
-	}
-	// A refusal keeps robots.txt's reason too: audit verify re-decides it.
-	st.robotsReason = d.Reason
-	d.Allowed, d.ReportOnly, d.Reason, d.RetryAfter = false, false, policy.Reason(t.Refused), t.RetryAfter
-	if t.Err != nil {
-		d.Err = t.Err
 	}
 	if errors.Is(context.Cause(req.Context()), ErrShutdown) {
 		d.Reason = policy.ReasonShutdown
@@ -78,8 +61,8 @@ func politeFields(e *zerolog.Event, st *state) *zerolog.Event {
 	if t.Waited > 0 || t.Refused != "" {
 		e = e.Float64(auditlog.FieldWaitedMS, ms(t.Waited))
 	}
-	if st.robotsReason != "" {
-		e = e.Str(auditlog.FieldRobotsReason, string(st.robotsReason))
+	if r := st.decision.RobotsReason; r != "" {
+		e = e.Str(auditlog.FieldRobotsReason, string(r))
 	}
 	if t.WaitCause != "" {
 		e = e.Str(auditlog.FieldWaitReason, string(t.WaitCause))

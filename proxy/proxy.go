@@ -218,9 +218,6 @@ type state struct {
 	// ticket is politeness's answer for a request to be forwarded
 	// (released with the audit line), nil when none was asked.
 	ticket *politeness.Ticket
-	// robotsReason is robots.txt's reason when politeness held the
-	// request and its reason became the wait's cause.
-	robotsReason policy.Reason
 	// client is the client's address once clientParsed (see clientAddr).
 	client       netip.Addr
 	clientParsed bool
