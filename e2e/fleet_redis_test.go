@@ -33,8 +33,8 @@ type fleetOrigin struct {
 
 func newFleetOrigin(t *testing.T, robots string) *fleetOrigin {
 	o := &fleetOrigin{robots: robots}
-	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		now := time.Now()
+	o.srv = newStampedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now, _ := arrivedAt(r)
 		o.mu.Lock()
 		body, cc, delay := o.robots, o.maxAge, o.delay
 		if r.URL.Path != "/robots.txt" {

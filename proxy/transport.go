@@ -43,7 +43,8 @@ const (
 // origins. It never uses a proxy from the environment, dials through the
 // guard (checked on the resolved address), verifies TLS against the system
 // roots, and neither adds Accept-Encoding nor decompresses, so requests and
-// responses pass unchanged.
+// responses pass unchanged. Its connections report when a request is sent
+// (see traceSend).
 func NewTransport(g *netguard.Guard, o TransportOptions) *http.Transport {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
@@ -61,7 +62,7 @@ func NewTransport(g *netguard.Guard, o TransportOptions) *http.Transport {
 	}
 	return &http.Transport{
 		Proxy:                 nil,
-		DialContext:           g.DialContext(o.ConnectTimeout),
+		DialContext:           sendDialer(g.DialContext(o.ConnectTimeout)), // see traceSend
 		MaxIdleConns:          o.MaxIdleConns,
 		MaxIdleConnsPerHost:   o.MaxIdleConnsPerHost,
 		IdleConnTimeout:       o.IdleTimeout,

@@ -16,8 +16,9 @@ import (
 // are spaced per product token and site.
 type Politeness struct {
 	// CrawlDelay is "ignore" or "enforce": with enforce, the requests of
-	// one product token to one site start at least the crawl delay of the
-	// token's robots.txt group apart. Default "ignore".
+	// one product token to one site are sent (their first octet written
+	// to the origin's connection) at least the crawl delay of the token's
+	// robots.txt group apart. Default "ignore".
 	CrawlDelay string `yaml:"crawl_delay"`
 	// MaxCrawlDelay caps a robots.txt crawl delay. Default 30s.
 	MaxCrawlDelay time.Duration `yaml:"max_crawl_delay"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -19,13 +20,35 @@ const (
 )
 
 // laterOp is one write sent off the requests' path: the release of an
-// in-flight lease (ZREM key lease), or, without lease, Succeeded on a
-// politeness key (succeededScript).
+// in-flight lease (ZREM key lease), the end of a claim on a politeness key
+// (paced, sentScript), or, without either, Succeeded on a politeness key
+// (succeededScript).
 type laterOp struct {
 	key, lease string
+	paced      *sentOp
 	// sent, when not nil, makes the op a marker: nothing is sent for it,
 	// and sent is closed once the batch it is in was answered (Store.flushLater).
 	sent chan struct{}
+}
+
+// sentOp is a politeness.Scheduler.Sent off the path.
+type sentOp struct {
+	id         string
+	delay      time.Duration
+	at         time.Time // the send, on this replica's clock
+	wrote      bool      // sent, or never
+	maxBackoff time.Duration
+}
+
+// args are sentScript's arguments; ago counts to now, when the batch is
+// about to be sent, so that the send is placed no earlier on the store's
+// clock than it was.
+func (o *sentOp) args() []any {
+	wrote := 0
+	if o.wrote {
+		wrote = 1
+	}
+	return []any{o.id, us(o.delay), us(max(0, time.Since(o.at))), wrote, us(o.maxBackoff)}
 }
 
 // later sends writes that no request waits for (releasing an in-flight
@@ -92,20 +115,24 @@ func (l *later) run() {
 	}
 }
 
-// flush sends batch in one pipeline. A Succeeded whose script the store
-// does not hold (NOSCRIPT, after a restart) is sent again with EVAL.
+// flush sends batch in one pipeline. A script the store does not hold
+// (NOSCRIPT, after a restart) is sent again with EVAL.
 func (l *later) flush(batch []laterOp) {
 	s := l.s
 	ctx, cancel := s.ctx(context.Background())
 	defer cancel()
 	pipe := s.rdb.Pipeline()
 	cmds := make([]redis.Cmder, len(batch))
+	args := make([][]any, len(batch))
 	for i, op := range batch {
 		switch {
 		case op.sent != nil:
 			defer close(op.sent)
 		case op.lease != "":
 			cmds[i] = pipe.ZRem(ctx, op.key, op.lease)
+		case op.paced != nil:
+			args[i] = op.paced.args()
+			cmds[i] = sentScript.EvalSha(ctx, pipe, []string{op.key}, args[i]...)
 		default:
 			cmds[i] = succeededScript.EvalSha(ctx, pipe, []string{op.key})
 		}
@@ -125,7 +152,11 @@ func (l *later) flush(batch []laterOp) {
 		}
 		err := c.Err()
 		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			err = succeededScript.Eval(ctx, s.rdb, []string{batch[i].key}).Err()
+			if batch[i].paced != nil {
+				err = sentScript.Eval(ctx, s.rdb, []string{batch[i].key}, batch[i].paced.args()...).Err()
+			} else {
+				err = succeededScript.Eval(ctx, s.rdb, []string{batch[i].key}).Err()
+			}
 		}
 		if err != nil && !errors.Is(err, redis.Nil) {
 			errs = append(errs, err)

@@ -24,7 +24,10 @@ func TestSchedulerHostileFields(t *testing.T) {
 		call func(sc politeness.Scheduler) (time.Duration, error)
 	}{
 		{"Pause", func(sc politeness.Scheduler) (time.Duration, error) { return sc.Pause(ctx, key) }},
-		{"Start", func(sc politeness.Scheduler) (time.Duration, error) { return sc.Start(ctx, key, time.Second) }},
+		{"Start", func(sc politeness.Scheduler) (time.Duration, error) {
+			c, err := sc.Start(ctx, key, time.Second, 0)
+			return c.Wait, err
+		}},
 		{"Backoff", func(sc politeness.Scheduler) (time.Duration, error) {
 			return sc.Backoff(ctx, key, politeness.Backoff{})
 		}},
@@ -34,7 +37,7 @@ func TestSchedulerHostileFields(t *testing.T) {
 		}},
 	}
 	values := []string{"9000000000000000000", "1e300", "garbage", "-5", "1.5", "nan", "inf", "-inf", ""}
-	for _, field := range []string{"f", "s", "p", "k"} {
+	for _, field := range []string{"f", "s", "p", "k", "h"} {
 		for _, value := range values {
 			for _, c := range calls {
 				t.Run(field+"="+value+"/"+c.name, func(t *testing.T) {
@@ -42,7 +45,7 @@ func TestSchedulerHostileFields(t *testing.T) {
 					if _, err := fallback.Backoff(ctx, key, politeness.Backoff{RetryAfter: local, HasRetryAfter: true}); err != nil {
 						t.Fatal(err)
 					}
-					if _, err := fallback.Start(ctx, key, local); err != nil {
+					if _, err := fallback.Start(ctx, key, local, 0); err != nil {
 						t.Fatal(err)
 					}
 					r := newReplica(t, rs.URL(), nil)

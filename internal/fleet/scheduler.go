@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -122,14 +124,67 @@ func (sc *Scheduler) Reserve(ctx context.Context, key politeness.Key, delay, max
 	return politeness.Slot{Wait: wait, Granted: granted == 1, Cause: politeness.Cause(cause)}, nil
 }
 
-// Start implements politeness.Scheduler.
-func (sc *Scheduler) Start(ctx context.Context, key politeness.Key, delay time.Duration) (time.Duration, error) {
-	v, ok := sc.run(ctx, startScript, key, us(delay), us(sc.o.MaxBackoff))
+// Start implements politeness.Scheduler. Its claim ids have the top bit
+// set; the local fallback's never do, so Sent finds where a claim is.
+func (sc *Scheduler) Start(ctx context.Context, key politeness.Key, delay, lease time.Duration) (politeness.Claim, error) {
+	id := newClaimID()
+	v, ok := sc.run(ctx, startScript, key, us(delay), us(sc.o.MaxBackoff), us(lease), claimArg(id))
 	if !ok {
-		return sc.fallback.Start(ctx, key, delay)
+		sc.orphan(key, id, delay, lease)
+		return sc.fallback.Start(ctx, key, delay, lease)
 	}
-	return dur(v)
+	reply, isList := v.([]any)
+	if !isList || len(reply) != 3 {
+		return politeness.Claim{}, fmt.Errorf("politeness start script: unexpected reply %v", v)
+	}
+	claimed, _ := reply[0].(int64)
+	wait, err := dur(reply[1])
+	if err != nil {
+		return politeness.Claim{}, err
+	}
+	held, _ := reply[2].(int64)
+	c := politeness.Claim{Wait: wait, Held: held == 1}
+	if claimed == 1 {
+		c.Wait = 0
+		if delay > 0 && lease > 0 {
+			c.ID = id
+		}
+	}
+	return c, nil
 }
+
+// Sent implements politeness.Scheduler: off the request's path, with the
+// next batch (see later); ago counts to when that batch is sent. A claim
+// of the local fallback goes to it at once. A Sent the store never gets
+// leaves the claim to end with its lease.
+func (sc *Scheduler) Sent(ctx context.Context, key politeness.Key, id uint64, delay, ago time.Duration, sent bool) error {
+	if id&fleetClaim == 0 {
+		return sc.fallback.Sent(ctx, key, id, delay, ago, sent)
+	}
+	sc.s.later.send(laterOp{key: sc.paceKey(key), paced: &sentOp{id: claimArg(id), delay: delay,
+		at: time.Now().Add(-ago), wrote: sent, maxBackoff: sc.o.MaxBackoff}})
+	return nil
+}
+
+// orphan ends, off the path, claim id of key that a script that failed
+// may have made all the same (it timed out on the replica after the store
+// ran it): else the fleet would wait for its lease. A claim that was not
+// made is left alone (sentScript checks the id).
+func (sc *Scheduler) orphan(key politeness.Key, id uint64, delay, lease time.Duration) {
+	if delay > 0 && lease > 0 {
+		sc.s.later.send(laterOp{key: sc.paceKey(key), paced: &sentOp{id: claimArg(id), delay: delay,
+			at: time.Now(), maxBackoff: sc.o.MaxBackoff}})
+	}
+}
+
+// fleetClaim marks the claim ids of the store (Scheduler.Start).
+const fleetClaim = 1 << 63
+
+// newClaimID returns a random claim id with fleetClaim set.
+func newClaimID() uint64 { return rand.Uint64() | fleetClaim }
+
+// claimArg is a claim id as the scripts keep it.
+func claimArg(id uint64) string { return strconv.FormatUint(id, 10) }
 
 // Pause implements politeness.Scheduler.
 func (sc *Scheduler) Pause(ctx context.Context, key politeness.Key) (time.Duration, error) {

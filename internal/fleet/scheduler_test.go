@@ -51,10 +51,10 @@ func TestSchedulerSharedSpacing(t *testing.T) {
 	}
 	// Start: the first start is recorded; a second one from the other
 	// replica must wait the delay.
-	if w, err := a.Start(ctx, key, time.Second); err != nil || w != 0 {
+	if w, err := a.Start(ctx, key, time.Second, 0); err != nil || w.Wait != 0 {
 		t.Errorf("Start on a: got %v %v, want 0", w, err)
 	}
-	if w, err := b.Start(ctx, key, time.Second); err != nil || !near(w, time.Second) {
+	if w, err := b.Start(ctx, key, time.Second, 0); err != nil || !near(w.Wait, time.Second) {
 		t.Errorf("Start on b right after: got %v %v, want about 1s", w, err)
 	}
 }
@@ -208,5 +208,90 @@ func TestGateSharedLeases(t *testing.T) {
 	}
 	if _, err := ga.Acquire(short, "http://g.example:80", true); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("waiting past the context: got %v, want the context's error", err)
+	}
+}
+
+// TestSchedulerSharedClaims: a claim held on one replica holds the turn
+// for the fleet until its Sent reaches the store; the next turn counts
+// from the send, is free at once after a request never sent, and a Sent
+// that comes after another claim is left alone. A claim of the local
+// fallback goes back to it.
+func TestSchedulerSharedClaims(t *testing.T) {
+	rs := startRedis(t)
+	ra, rb := newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil)
+	fallback := politeness.NewLocalScheduler(politeness.LocalOptions{})
+	a := ra.Scheduler(fallback, SchedulerOptions{})
+	b := rb.Scheduler(politeness.NewLocalScheduler(politeness.LocalOptions{}), SchedulerOptions{})
+	key := politeness.Key{Token: "Bot", Authority: "http://claims.example:80"}
+	ctx := context.Background()
+	const delay, lease = time.Second, 10 * time.Second
+	start := func(s politeness.Scheduler, wantWait time.Duration, wantHeld, wantClaim bool) uint64 {
+		t.Helper()
+		c, err := s.Start(ctx, key, delay, lease)
+		if err != nil || !near(c.Wait, wantWait) || c.Held != wantHeld || (c.ID != 0) != wantClaim {
+			t.Fatalf("Start: got %+v, %v; want wait %v, held %v, claimed %v", c, err, wantWait, wantHeld, wantClaim)
+		}
+		return c.ID
+	}
+	id := start(a, 0, false, true)
+	if id&fleetClaim == 0 {
+		t.Errorf("claim id %x: want the store's mark", id)
+	}
+	start(b, delay, true, false) // held by a's claim
+	if err := a.Sent(ctx, key, id, delay, 300*time.Millisecond, true); err != nil {
+		t.Fatal(err)
+	}
+	waitFlushed(t, ra)
+	start(b, delay-300*time.Millisecond, false, false) // the send was 300ms ago
+	time.Sleep(delay - 300*time.Millisecond)
+	idB := start(b, 0, false, true)
+	if err := b.Sent(ctx, key, idB, delay, 0, false); err != nil { // never sent
+		t.Fatal(err)
+	}
+	waitFlushed(t, rb)
+	idA := start(a, 0, false, true)
+	if err := b.Sent(ctx, key, idB, delay, 0, true); err != nil { // an old claim: left alone
+		t.Fatal(err)
+	}
+	waitFlushed(t, rb)
+	start(b, delay, true, false)
+	_ = a.Sent(ctx, key, idA, delay, 0, false)
+	waitFlushed(t, ra)
+
+	// A claim of the fallback is ended there.
+	fid, err := fallback.Start(ctx, key, delay, lease)
+	if err != nil || fid.ID == 0 {
+		t.Fatalf("fallback Start: %+v, %v", fid, err)
+	}
+	if err := a.Sent(ctx, key, fid.ID, delay, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := fallback.Start(ctx, key, delay, lease); err != nil || c.Wait != 0 {
+		t.Errorf("fallback after its claim's Sent: got %+v, %v; want claimed", c, err)
+	}
+}
+
+// TestSchedulerOrphanClaim: a claim the store made for a call that failed
+// on the replica (its reply timed out) is ended off the path, so that the
+// fleet does not wait for its lease.
+func TestSchedulerOrphanClaim(t *testing.T) {
+	rs := startRedis(t)
+	r := newReplica(t, rs.URL(), nil)
+	sc := r.Scheduler(politeness.NewLocalScheduler(politeness.LocalOptions{}), SchedulerOptions{}).(*Scheduler)
+	key := politeness.Key{Token: "Bot", Authority: "http://orphan.example:80"}
+	ctx := context.Background()
+	const delay, lease = time.Second, time.Minute
+	id := newClaimID()
+	// The store runs the claim; the replica never hears of it.
+	if err := startScript.Run(ctx, r.rdb, []string{sc.paceKey(key)}, us(delay), us(sc.o.MaxBackoff), us(lease), claimArg(id)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := sc.Start(ctx, key, delay, lease); err != nil || !c.Held {
+		t.Fatalf("Start while the orphan is held: got %+v, %v; want held", c, err)
+	}
+	sc.orphan(key, id, delay, lease)
+	waitFlushed(t, r)
+	if c, err := sc.Start(ctx, key, delay, lease); err != nil || c.Wait != 0 {
+		t.Errorf("Start after the orphan was ended: got %+v, %v; want claimed", c, err)
 	}
 }

@@ -14,12 +14,13 @@ import (
 // script, for an allowed request's one round trip. KEYS: the pace key,
 // the gate key (one hash tag, one cluster slot). ARGV: delay, maxWait,
 // maxBackoff (microseconds), n (the gate's slots, 0 for no gate), lease
-// id, lease ms. Returns {granted (0/1), wait, cause, slot taken (0/1),
-// started (0/1)}. The in-flight slot is tried and the start recorded only
-// when the start is granted with no wait; the start only when the slot was
-// taken and the start recorded before is past (as Start). What it writes
-// is what the three calls write.
-var turnScript = redis.NewScript(paceLib + `
+// id, lease ms, claim lease (microseconds), claim id. Returns {granted
+// (0/1), wait, cause, slot taken (0/1), started (0/1)}. The in-flight
+// slot is tried and the turn claimed only when the start is granted with
+// no wait; the turn only when the slot was taken, no claim is held and
+// the send recorded before is past (as Start). What it writes is what the
+// three calls write.
+var turnScript = redis.NewScript(paceLib + claimLib + `
 local delay, maxWait, n = math.max(tonumber(ARGV[1]), 0), tonumber(ARGV[2]), tonumber(ARGV[4])
 local at, cause = now, ''
 if f > at then at, cause = f, 'crawl-delay' end
@@ -39,12 +40,9 @@ if wait == 0 then
       slot = 1
     end
   end
-  if (n == 0 or slot == 1) and (delay == 0 or s <= now) then
+  if (n == 0 or slot == 1) and (delay == 0 or (s <= now and h <= now)) then
     started = 1
-    if delay > 0 then
-      s = now + delay
-      if s > f then f = s end
-    end
+    if delay > 0 then claim(delay, tonumber(ARGV[7]), ARGV[8]) end
   end
 end
 if exists or delay > 0 then save(tonumber(ARGV[3])) end
@@ -54,7 +52,7 @@ return {1, wait, cause, slot, started}`)
 // must be nil or a Gate of the same Store (else politeness.ErrNoTurn).
 // While the store is unreachable, or when it fails the script, it returns
 // politeness.ErrNoTurn, and the Limiter's separate calls fall back.
-func (sc *Scheduler) Turn(ctx context.Context, key politeness.Key, delay, maxWait time.Duration, gate politeness.Gate) (politeness.Turn, error) {
+func (sc *Scheduler) Turn(ctx context.Context, key politeness.Key, delay, maxWait, lease time.Duration, gate politeness.Gate) (politeness.Turn, error) {
 	if !sc.s.h.isUp() {
 		return politeness.Turn{}, politeness.ErrNoTurn // the separate calls probe and fall back
 	}
@@ -68,9 +66,11 @@ func (sc *Scheduler) Turn(ctx context.Context, key politeness.Key, delay, maxWai
 		n, id = g.n, newToken()
 	}
 	gateKey := sc.s.gateKey(key.Authority)
+	claim := newClaimID()
 	v, ok := sc.s.runKeys(ctx, turnScript, []string{sc.paceKey(key), gateKey},
-		us(delay), us(maxWait), us(sc.o.MaxBackoff), n, id, leaseTTL.Milliseconds())
+		us(delay), us(maxWait), us(sc.o.MaxBackoff), n, id, leaseTTL.Milliseconds(), us(lease), claimArg(claim))
 	if !ok {
+		sc.orphan(key, claim, delay, lease)
 		return politeness.Turn{}, politeness.ErrNoTurn
 	}
 	reply, isList := v.([]any)
@@ -87,6 +87,9 @@ func (sc *Scheduler) Turn(ctx context.Context, key politeness.Key, delay, maxWai
 	started, _ := reply[4].(int64)
 	t := politeness.Turn{Slot: politeness.Slot{Wait: wait, Granted: granted == 1, Cause: politeness.Cause(cause)},
 		Started: started == 1}
+	if t.Started && delay > 0 && lease > 0 {
+		t.ID = claim
+	}
 	if slot == 1 {
 		t.Release = g.hold(gateKey, id)
 	}

@@ -154,23 +154,23 @@ func TestTurnSharedSpacingAndCap(t *testing.T) {
 	const auth = "http://turn.example:80"
 	k1, k2 := politeness.Key{Token: "one", Authority: auth}, politeness.Key{Token: "two", Authority: auth}
 
-	t1, err := a.Turn(ctx, k1, time.Second, time.Minute, ga)
+	t1, err := a.Turn(ctx, k1, time.Second, time.Minute, 0, ga)
 	if err != nil || !t1.Granted || t1.Wait != 0 || !t1.Started || t1.Release == nil {
 		t.Fatalf("first turn: got %+v, %v; want granted, started, with a slot", t1, err)
 	}
 	// Same key on the other replica: its slot is a delay later; no slot
 	// taken, no start recorded.
-	t2, err := b.Turn(ctx, k1, time.Second, time.Minute, gb)
+	t2, err := b.Turn(ctx, k1, time.Second, time.Minute, 0, gb)
 	if err != nil || !t2.Granted || !near(t2.Wait, time.Second) || t2.Cause != politeness.CauseCrawlDelay || t2.Started || t2.Release != nil {
 		t.Errorf("same key on b: got %+v, %v; want granted after about 1s (crawl-delay), not started, no slot", t2, err)
 	}
 	// Another token, same authority: no wait, but the one slot is held.
-	t3, err := b.Turn(ctx, k2, time.Second, time.Minute, gb)
+	t3, err := b.Turn(ctx, k2, time.Second, time.Minute, 0, gb)
 	if err != nil || !t3.Granted || t3.Wait != 0 || t3.Started || t3.Release != nil {
 		t.Errorf("full gate: got %+v, %v; want granted now, not started, no slot", t3, err)
 	}
 	// The recorded start holds for Start too.
-	if w, err := b.Start(ctx, k1, time.Second); err != nil || !near(w, time.Second) {
+	if w, err := b.Start(ctx, k1, time.Second, 0); err != nil || !near(w.Wait, time.Second) {
 		t.Errorf("Start after the turn: got %v %v, want about 1s", w, err)
 	}
 	t1.Release()
@@ -186,12 +186,12 @@ func TestTurnSharedSpacingAndCap(t *testing.T) {
 	if _, err := a.Backoff(ctx, k3, politeness.Backoff{RetryAfter: 5 * time.Second, HasRetryAfter: true}); err != nil {
 		t.Fatal(err)
 	}
-	t4, err := b.Turn(ctx, k3, 0, time.Second, nil)
+	t4, err := b.Turn(ctx, k3, 0, time.Second, 0, nil)
 	if err != nil || t4.Granted || !near(t4.Wait, 5*time.Second) || t4.Cause != politeness.CauseBackoff {
 		t.Errorf("paused key: got %+v, %v; want refused, about 5s, backoff", t4, err)
 	}
 	// A gate that is not the store's own: the Limiter makes separate calls.
-	if _, err := a.Turn(ctx, k1, 0, time.Minute, politeness.NewLocalGate(1)); err != politeness.ErrNoTurn {
+	if _, err := a.Turn(ctx, k1, 0, time.Minute, 0, politeness.NewLocalGate(1)); err != politeness.ErrNoTurn {
 		t.Errorf("a local gate: got %v, want ErrNoTurn", err)
 	}
 }
@@ -209,7 +209,7 @@ func TestTurnStoreDown(t *testing.T) {
 	r := newReplica(t, "redis://"+addr, func(o *Options) { o.Timeout = 100 * time.Millisecond })
 	sc := r.Scheduler(politeness.NewLocalScheduler(politeness.LocalOptions{}), SchedulerOptions{}).(*Scheduler)
 	key := politeness.Key{Token: "bot", Authority: "http://down.example:80"}
-	if _, err := sc.Turn(context.Background(), key, time.Second, time.Minute, nil); err != politeness.ErrNoTurn {
+	if _, err := sc.Turn(context.Background(), key, time.Second, time.Minute, 0, nil); err != politeness.ErrNoTurn {
 		t.Errorf("store down: got %v, want ErrNoTurn", err)
 	}
 	sc.SucceededLater(key) // must not block nor queue

@@ -12,12 +12,18 @@ import (
 const (
 	DefaultMaxCrawlDelay = 30 * time.Second
 	DefaultMaxWait       = 60 * time.Second
+	// DefaultSendWithin bounds how long an admitted request may take to
+	// be sent (Options.SendWithin).
+	DefaultSendWithin = 30 * time.Second
 	// busyRetryAfter is the Retry-After of a request refused for the
 	// in-flight cap: when a slot frees up is unknown.
 	busyRetryAfter = time.Second
 	// maxRounds bounds the reservations of one request (each one after a
 	// back-off that began while it waited).
 	maxRounds = 64
+	// heldPoll is how often a request asks again for a turn another
+	// request holds (claimed, not yet sent).
+	heldPoll = 5 * time.Millisecond
 )
 
 // Options configure a Limiter. Zero values mean the defaults.
@@ -49,6 +55,17 @@ type Options struct {
 	// Gate caps the requests in flight. Default a LocalGate of
 	// MaxConcurrentPerHost when that is above 0; unused otherwise.
 	Gate Gate
+	// CountFromSend counts a crawl-delay turn from the moment the request
+	// is sent, not from its admission: the caller reports that moment
+	// (Ticket.Sending and Ticket.Wrote, see Ticket.Paced), and until then
+	// the key's next request is held. Without it a request counts as sent
+	// when Admit returns.
+	CountFromSend bool
+	// SendWithin bounds, with CountFromSend, how long an admitted request
+	// may take until its first octet is written (connecting to the origin
+	// included): a request not sent by then is not sent at all
+	// (ErrTurnLost), and a turn never reported ends then. Default 30s.
+	SendWithin time.Duration
 	// Observer is told of every wait and refusal; nil tells no one.
 	Observer Observer
 	// Now is the clock that measures waits; default time.Now.
@@ -88,6 +105,9 @@ func New(o Options) *Limiter {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.SendWithin <= 0 {
+		o.SendWithin = DefaultSendWithin
 	}
 	if o.Sleep == nil {
 		o.Sleep = sleep
@@ -131,16 +151,28 @@ type Ticket struct {
 	Backoff time.Duration
 
 	key       Key
+	l         *Limiter   // set when Paced
+	send      *sendState // the claim and sends, when Paced
 	longest   time.Duration
 	scheduled bool // the Scheduler was asked, so it hears the answer
 	held      bool // the request waited (slept or queued), even for 0s
 	release   func()
 }
 
-// Release gives back the request's in-flight slot; it may be called more
-// than once, and on a nil Ticket.
+// Release gives back the request's in-flight slot and ends its turn
+// (Paced: a turn claimed and never sent is given back); it may be called
+// more than once, and on a nil Ticket. Call it once the request is over.
 func (t *Ticket) Release() {
-	if t != nil && t.release != nil {
+	if t == nil {
+		return
+	}
+	t.send.release(t)
+	t.releaseGate()
+}
+
+// releaseGate gives back the request's in-flight slot.
+func (t *Ticket) releaseGate() {
+	if t.release != nil {
 		t.release()
 	}
 }
@@ -149,9 +181,10 @@ func (t *Ticket) Release() {
 // returns nil.
 //
 // A request reserves a slot (first come, first served) and sleeps until
-// it; takes an in-flight slot when there is a cap; then starts, when its
-// key is not paused and the start recorded before it is the delay ago (a
-// request that woke up late for its slot is not followed closely). A
+// it; takes an in-flight slot when there is a cap; then claims its turn,
+// when its key is not paused, no other claim is held and the send
+// recorded before it is the delay ago (a request that woke up late for
+// its slot is not followed closely). A
 // back-off that began while it waited sends it round again: requests wake
 // in the order of their slots, so they queue again in that order.
 func (l *Limiter) Admit(ctx context.Context, r Request) *Ticket {
@@ -181,7 +214,7 @@ func (l *Limiter) Admit(ctx context.Context, r Request) *Ticket {
 		if started {
 			return t
 		}
-		t.Release()
+		t.releaseGate()
 		t.release = nil
 		if !again {
 			return t
@@ -214,8 +247,12 @@ func (l *Limiter) reserve(ctx context.Context, t *Ticket, deadline time.Time) (s
 	slot, err := Slot{}, ErrNoTurn
 	if ts, isTurnstile := l.o.Scheduler.(Turnstile); isTurnstile {
 		var turn Turn
-		if turn, err = ts.Turn(ctx, t.key, t.Delay, maxWait, l.o.Gate); err == nil {
+		before := l.o.Now()
+		if turn, err = ts.Turn(ctx, t.key, t.Delay, maxWait, l.lease(), l.o.Gate); err == nil {
 			slot, t.release, started = turn.Slot, turn.Release, turn.Started
+			if started {
+				l.claimed(ctx, t, turn.ID, before)
+			}
 		}
 	}
 	if errors.Is(err, ErrNoTurn) {
@@ -225,7 +262,7 @@ func (l *Limiter) reserve(ctx context.Context, t *Ticket, deadline time.Time) (s
 	case err != nil:
 		return false, l.refuse(t, CauseCrawlDelay, busyRetryAfter, fmt.Errorf("politeness: reserve a start: %w", err))
 	case !slot.Granted:
-		t.Release()
+		t.releaseGate()
 		t.release = nil
 		return false, l.refuse(t, slot.Cause, slot.Wait, nil)
 	case slot.Wait <= 0:
@@ -260,8 +297,10 @@ func (l *Limiter) acquire(ctx context.Context, t *Ticket, deadline time.Time) bo
 	})
 }
 
-// start records the request's start (Scheduler.Start), waiting out the
-// rest of the previous start's delay. again is true when the key is
+// start claims the request's turn (Scheduler.Start), waiting out the rest
+// of the previous send's delay, and a claim another request holds. It
+// ends once the turn is claimed or the deadline is passed (each wait is
+// above 0). again is true when the key is
 // paused: the request must reserve a slot again.
 //
 // A request that was never held reads no pause: Reserve has just granted
@@ -279,21 +318,26 @@ func (l *Limiter) start(ctx context.Context, t *Ticket, deadline time.Time) (sta
 	if t.Delay <= 0 {
 		return true, false
 	}
-	for range maxRounds {
-		w, err := l.o.Scheduler.Start(ctx, t.key, t.Delay)
+	for {
+		before := l.o.Now()
+		c, err := l.o.Scheduler.Start(ctx, t.key, t.Delay, l.lease())
 		switch {
 		case err != nil:
-			return l.refuse(t, CauseCrawlDelay, busyRetryAfter, fmt.Errorf("politeness: record the start: %w", err)), false
-		case w <= 0:
+			return l.refuse(t, CauseCrawlDelay, busyRetryAfter, fmt.Errorf("politeness: claim the turn: %w", err)), false
+		case c.Wait <= 0:
+			l.claimed(ctx, t, c.ID, before)
 			return true, false
-		case l.o.Reject || l.o.Now().Add(w).After(deadline):
-			return l.refuse(t, CauseCrawlDelay, w, nil), false
+		case l.o.Reject || l.o.Now().Add(c.Wait).After(deadline):
+			return l.refuse(t, CauseCrawlDelay, c.Wait, nil), false
+		}
+		w := c.Wait
+		if c.Held {
+			w = min(w, heldPoll) // held until sent: ask again soon
 		}
 		if !l.wait(ctx, t, CauseCrawlDelay, func(ctx context.Context) error { return l.o.Sleep(ctx, w) }) {
 			return false, false
 		}
 	}
-	return l.refuse(t, CauseCrawlDelay, busyRetryAfter, errors.New("politeness: no start after every wait")), false
 }
 
 // errMaxWait: the request waited MaxWait for an in-flight slot.

@@ -233,14 +233,14 @@ func (r *startRecorder) Reserve(ctx context.Context, k politeness.Key, delay, ma
 	return r.LocalScheduler.Reserve(ctx, k, delay, maxWait)
 }
 
-func (r *startRecorder) Start(ctx context.Context, k politeness.Key, delay time.Duration) (time.Duration, error) {
+func (r *startRecorder) Start(ctx context.Context, k politeness.Key, delay, lease time.Duration) (politeness.Claim, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	w, err := r.LocalScheduler.Start(ctx, k, delay)
-	if err == nil && w == 0 {
+	c, err := r.LocalScheduler.Start(ctx, k, delay, lease)
+	if err == nil && c.Wait == 0 {
 		r.starts = append(r.starts, r.now)
 	}
-	return w, err
+	return c, err
 }
 
 // TestLimiterSpacingRealTime runs concurrent requests on the real clock:
@@ -288,9 +288,9 @@ func (c *callCounter) Reserve(ctx context.Context, k politeness.Key, delay, maxW
 	return c.LocalScheduler.Reserve(ctx, k, delay, maxWait)
 }
 
-func (c *callCounter) Start(ctx context.Context, k politeness.Key, delay time.Duration) (time.Duration, error) {
+func (c *callCounter) Start(ctx context.Context, k politeness.Key, delay, lease time.Duration) (politeness.Claim, error) {
 	c.count("Start")
-	return c.LocalScheduler.Start(ctx, k, delay)
+	return c.LocalScheduler.Start(ctx, k, delay, lease)
 }
 
 func (c *callCounter) Pause(ctx context.Context, k politeness.Key) (time.Duration, error) {
@@ -373,7 +373,7 @@ type turnCounter struct {
 	noTurn bool
 }
 
-func (c *turnCounter) Turn(ctx context.Context, k politeness.Key, delay, maxWait time.Duration, gate politeness.Gate) (politeness.Turn, error) {
+func (c *turnCounter) Turn(ctx context.Context, k politeness.Key, delay, maxWait, lease time.Duration, gate politeness.Gate) (politeness.Turn, error) {
 	c.count("Turn")
 	if c.noTurn {
 		return politeness.Turn{}, politeness.ErrNoTurn
@@ -392,8 +392,8 @@ func (c *turnCounter) Turn(ctx context.Context, k politeness.Key, delay, maxWait
 		t.Started = true
 		return t, nil
 	}
-	w, err := c.LocalScheduler.Start(ctx, k, delay)
-	t.Started = err == nil && w == 0
+	cl, err := c.LocalScheduler.Start(ctx, k, delay, lease)
+	t.Started, t.ID = err == nil && cl.Wait == 0, cl.ID
 	return t, err
 }
 

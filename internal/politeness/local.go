@@ -50,6 +50,7 @@ type LocalScheduler struct {
 	mu     sync.Mutex
 	m      map[Key]*record
 	q      expiry // every record of m
+	ids    uint64 // the last claim id given
 	looked int    // records looked at for idle keys, for the tests
 }
 
@@ -59,6 +60,8 @@ type record struct {
 	started time.Time // no start before: last recorded start + its delay
 	pause   time.Time // no start before: end of the back-off pause
 	streak  int       // 429s without Retry-After since the last success
+	hold    time.Time // the claim held ends (its lease); zero when none
+	claim   uint64    // the last claim's id
 
 	key   Key       // its key in m
 	at    time.Time // its place in q, never after end(r)
@@ -123,29 +126,62 @@ func (s *LocalScheduler) Reserve(_ context.Context, key Key, delay, maxWait time
 }
 
 // Start implements Scheduler.
-func (s *LocalScheduler) Start(_ context.Context, key Key, delay time.Duration) (time.Duration, error) {
+func (s *LocalScheduler) Start(_ context.Context, key Key, delay, lease time.Duration) (Claim, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.o.Now()
 	r := s.m[key]
 	if r == nil {
 		if delay <= 0 {
-			return 0, nil
+			return Claim{}, nil
 		}
 		var err error
 		if r, err = s.add(key, now); err != nil {
-			return 0, err
+			return Claim{}, err
 		}
 	}
-	if r.started.After(now) {
-		return r.started.Sub(now), nil
+	delay = max(delay, 0)
+	if r.hold.After(now) {
+		return Claim{Wait: max(delay, time.Nanosecond), Held: true}, nil
 	}
-	r.started = now.Add(max(delay, 0))
+	if r.started.After(now) {
+		return Claim{Wait: r.started.Sub(now)}, nil
+	}
+	c := Claim{}
+	r.started = now.Add(delay)
 	if r.started.After(r.free) {
 		r.free = r.started // slots granted from now on follow this start
 	}
+	if lease > 0 {
+		// Held: sent at the latest when the lease ends.
+		s.ids++
+		r.claim, c.ID = s.ids, s.ids
+		r.hold = now.Add(lease)
+		r.started = r.hold.Add(delay)
+	}
 	s.kept(r)
-	return 0, nil
+	return c, nil
+}
+
+// Sent implements Scheduler.
+func (s *LocalScheduler) Sent(_ context.Context, key Key, id uint64, delay, ago time.Duration, sent bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.m[key]
+	if r == nil || r.hold.IsZero() || r.claim != id {
+		return nil // ended, or another claim followed when its lease ran out
+	}
+	now := s.o.Now()
+	r.hold = time.Time{}
+	r.started = now // nothing sent: no spacing after it
+	if sent {
+		r.started = now.Add(max(delay, 0) - max(ago, 0))
+		if r.started.After(r.free) {
+			r.free = r.started
+		}
+	}
+	s.kept(r)
+	return nil
 }
 
 // Pause implements Scheduler.
@@ -248,7 +284,7 @@ func (s *LocalScheduler) kept(r *record) {
 // and start are free, its pause over, and a streak old enough to forget.
 func (s *LocalScheduler) end(r *record) time.Time {
 	end := r.free
-	for _, t := range [...]time.Time{r.started, r.pause} {
+	for _, t := range [...]time.Time{r.started, r.pause, r.hold} {
 		if t.After(end) {
 			end = t
 		}

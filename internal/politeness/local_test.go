@@ -253,7 +253,7 @@ func TestLocalSchedulerStartFollowsLateStarts(t *testing.T) {
 	}
 	start := func(want time.Duration) {
 		t.Helper()
-		if got, err := sch.Start(ctx, keyA, time.Second); err != nil || got != want {
+		if got, err := sch.Start(ctx, keyA, time.Second, 0); err != nil || got.Wait != want {
 			t.Fatalf("Start: got %v, %v; want %v", got, err, want)
 		}
 	}
@@ -288,7 +288,7 @@ func TestLocalSchedulerFullAdmitsOnceIdle(t *testing.T) {
 		{"a key that started later stays until its new end", func(ctx context.Context, sch *politeness.LocalScheduler) error {
 			_, errA := sch.Reserve(ctx, keyA, time.Second, 0)
 			_, errB := sch.Reserve(ctx, keyB, 5*time.Second, 0)
-			_, errS := sch.Start(ctx, keyA, 3*time.Second) // A ends at 3s, not 1s
+			_, errS := sch.Start(ctx, keyA, 3*time.Second, 0) // A ends at 3s, not 1s
 			return errors.Join(errA, errB, errS)
 		}, []step{{time.Second, false, politeness.ErrFull}, {2*time.Second - 1, false, politeness.ErrFull}, {1, false, nil}}},
 		{"a success forgets a streak at once", func(ctx context.Context, sch *politeness.LocalScheduler) error {

@@ -73,12 +73,26 @@ type Scheduler interface {
 	// maxWait from now it is granted and recorded; otherwise nothing is
 	// recorded. An error (ErrFull, or a store's) means no slot.
 	Reserve(ctx context.Context, key Key, delay, maxWait time.Duration) (Slot, error)
-	// Start records that a request of key, holding a slot from Reserve,
-	// starts now with the given delay, when the start recorded before is
-	// at least its delay ago; otherwise it records nothing and returns how
-	// long until then. It is the guarantee behind the spacing: a request
-	// that woke up late for its slot cannot bring the next one closer.
-	Start(ctx context.Context, key Key, delay time.Duration) (time.Duration, error)
+	// Start claims the key's turn to send a request that holds a slot
+	// from Reserve, with the given crawl delay (above 0). The turn is free
+	// when no other claim is held (Claim.Held) and the send recorded
+	// before is at least its delay ago; otherwise Start records nothing
+	// and says how long until then. It is the guarantee behind the
+	// spacing: a request that woke up late for its slot cannot bring the
+	// next one closer.
+	//
+	// With lease 0 the request counts as sent now. With a lease above 0
+	// the claim is held until Sent ends it: no other claim is granted
+	// meanwhile, and the request must be sent within lease. A claim never
+	// ended counts as sent when its lease ends (a proxy that died).
+	Start(ctx context.Context, key Key, delay, lease time.Duration) (Claim, error)
+	// Sent ends claim id of key (from Start with a lease): the request's
+	// first octet was written to the origin's connection ago before the
+	// call (sent), or never (!sent: nothing reached the origin). The next
+	// claim is granted no earlier than delay after that write. A claim
+	// that is no longer the key's last (its lease ended and another was
+	// granted) is left alone.
+	Sent(ctx context.Context, key Key, id uint64, delay, ago time.Duration, sent bool) error
 	// Pause returns how long the key's back-off pause lasts from now, 0
 	// when the key is not paused.
 	Pause(ctx context.Context, key Key) (time.Duration, error)
@@ -88,6 +102,19 @@ type Scheduler interface {
 	// Succeeded records an answer that was no back-off: it clears the
 	// key's back-off (pause and streak) when the pause has ended.
 	Succeeded(ctx context.Context, key Key) error
+}
+
+// Claim is a Scheduler's answer to Start.
+type Claim struct {
+	// Wait is how long from now until the turn could be free; 0 when it
+	// was claimed.
+	Wait time.Duration
+	// Held is true when another request holds the turn (claimed, not yet
+	// sent): Wait is then only a lower bound, and the caller asks again.
+	Held bool
+	// ID names the claim for Sent, when one was held (Start with a
+	// lease); 0 otherwise.
+	ID uint64
 }
 
 // ErrNoTurn is returned by Turnstile.Turn when it cannot answer this call
@@ -104,9 +131,9 @@ type Turnstile interface {
 	// Turn does what Reserve(key, delay, maxWait) does and, when the start
 	// is granted with no wait, also what gate.Acquire(key.Authority,
 	// false) does (gate nil: no cap) and, when that took a slot, what
-	// Start(key, delay) does. It returns ErrNoTurn when it cannot, having
-	// done nothing.
-	Turn(ctx context.Context, key Key, delay, maxWait time.Duration, gate Gate) (Turn, error)
+	// Start(key, delay, lease) does. It returns ErrNoTurn when it cannot,
+	// having done nothing.
+	Turn(ctx context.Context, key Key, delay, maxWait, lease time.Duration, gate Gate) (Turn, error)
 	// SucceededLater is Succeeded off the request's path: it may take
 	// effect after it returns, and its errors are the Turnstile's to
 	// count (the back-off it would clear ends by itself).
@@ -119,7 +146,9 @@ type Turn struct {
 	Slot
 	// Release gives back the in-flight slot taken, nil when none was.
 	Release func()
-	// Started is true when the start was recorded too (as by Start): the
+	// Started is true when the turn was claimed too (as by Start): the
 	// request may go ahead at once.
 	Started bool
+	// ID is the claim's, as Claim.ID.
+	ID uint64
 }

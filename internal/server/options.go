@@ -36,6 +36,10 @@ func PinOptions(c config.Config) identity.PinOptions {
 	return o
 }
 
+// sendMargin is what politeness.Options.SendWithin allows beyond connecting
+// to the origin: the egress steps and the transport's own work.
+const sendMargin = 10 * time.Second
+
 // PolitenessOptions returns politeness.Options for the configuration c,
 // with a LocalScheduler (call after Validate). The caller adds the
 // Observer.
@@ -49,6 +53,11 @@ func PolitenessOptions(c config.Config) politeness.Options {
 		MaxWait:              pl.MaxWait,
 		Backoff:              pl.Backoff == "enforce",
 		MaxConcurrentPerHost: pl.MaxConcurrentPerHost,
+		// A turn counts from the send (the proxy's transport reports it),
+		// which may follow connecting and the TLS handshake, each bounded
+		// by upstream.connect_timeout.
+		CountFromSend: true,
+		SendWithin:    2*c.Upstream.ConnectTimeout + sendMargin,
 		Scheduler: politeness.NewLocalScheduler(politeness.LocalOptions{
 			DefaultBackoff: pl.DefaultBackoff, MaxBackoff: pl.MaxBackoff, MaxEntries: pl.MaxKeys}),
 	}

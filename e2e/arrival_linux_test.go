@@ -1,0 +1,155 @@
+//go:build linux
+
+package e2e
+
+import (
+	"context"
+	encbin "encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The timing tests place each request at the origin by the time the
+// kernel received its first octets (SO_TIMESTAMPNS), not by when the
+// origin's handler got to run: on a busy machine the handler can run
+// hundreds of milliseconds after the request came, which measures the
+// test's own scheduling, not the proxy's spacing.
+
+// newStampedServer starts an httptest server whose handlers can ask when
+// their request arrived (arrivedAt).
+func newStampedServer(h http.Handler) *httptest.Server {
+	srv := httptest.NewUnstartedServer(h)
+	// On the listening socket first: the kernel stamps packets only once
+	// some socket asks for it, and accepted sockets inherit the option,
+	// so a request that comes before Accept returns is stamped too.
+	if tl, ok := srv.Listener.(*net.TCPListener); ok {
+		if raw, err := tl.SyscallConn(); err == nil {
+			_ = raw.Control(func(fd uintptr) { _ = setStamping(fd) })
+		}
+	}
+	srv.Listener = stampListener{srv.Listener}
+	srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		if sc, ok := c.(*stampConn); ok {
+			return context.WithValue(ctx, stampKey{}, sc)
+		}
+		return ctx
+	}
+	srv.Start()
+	return srv
+}
+
+// arrivedAt returns when r's first octets reached the origin's socket,
+// or, when the kernel gave no timestamp, now and false.
+func arrivedAt(r *http.Request) (time.Time, bool) {
+	if sc, ok := r.Context().Value(stampKey{}).(*stampConn); ok {
+		if at := sc.arrival(); !at.IsZero() {
+			return at, true
+		}
+	}
+	return time.Now(), false
+}
+
+type stampKey struct{}
+
+// stampListener turns receive timestamps on for each connection.
+type stampListener struct{ net.Listener }
+
+func (l stampListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return c, nil
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return c, nil
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) { serr = setStamping(fd) }); err != nil || serr != nil {
+		return c, nil
+	}
+	return &stampConn{TCPConn: tc, raw: raw}, nil
+}
+
+// setStamping asks for receive timestamps on the socket fd.
+func setStamping(fd uintptr) error {
+	return syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+}
+
+// stampConn reads with recvmsg and keeps the kernel's timestamp of the
+// first octets read since the last response was written: the arrival of
+// the request being served (clients through the proxy do not pipeline).
+type stampConn struct {
+	*net.TCPConn
+	raw syscall.RawConn
+
+	mu    sync.Mutex
+	first time.Time
+}
+
+func (c *stampConn) arrival() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.first
+}
+
+func (c *stampConn) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	var n, oobn int
+	var rerr error
+	oob := make([]byte, 128)
+	err := c.raw.Read(func(fd uintptr) bool {
+		n, oobn, _, _, rerr = syscall.Recvmsg(int(fd), b, oob, 0)
+		return !errors.Is(rerr, syscall.EAGAIN)
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case rerr != nil:
+		return 0, rerr
+	case n == 0:
+		return 0, io.EOF
+	}
+	if at, ok := rxStamp(oob[:oobn]); ok {
+		c.mu.Lock()
+		if c.first.IsZero() {
+			c.first = at
+		}
+		c.mu.Unlock()
+	}
+	return n, nil
+}
+
+func (c *stampConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	c.first = time.Time{} // the next octets read are the next request's
+	c.mu.Unlock()
+	return c.TCPConn.Write(b)
+}
+
+// rxStamp finds the SCM_TIMESTAMPNS message in oob.
+func rxStamp(oob []byte) (time.Time, bool) {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return time.Time{}, false
+	}
+	for _, m := range msgs {
+		if m.Header.Level == syscall.SOL_SOCKET && m.Header.Type == syscall.SCM_TIMESTAMPNS && len(m.Data) >= 16 {
+			sec := int64(encbin.NativeEndian.Uint64(m.Data[0:8]))
+			nsec := int64(encbin.NativeEndian.Uint64(m.Data[8:16]))
+			return time.Unix(sec, nsec), true
+		}
+	}
+	return time.Time{}, false
+}
