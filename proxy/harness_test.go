@@ -79,7 +79,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	h.popts = popts
 	tr := proxy.NewTransport(o.guard, proxy.TransportOptions{})
 	tr.TLSClientConfig = o.tls
-	opts := proxy.Options{Policy: policy.New(popts), Transport: tr, Audit: proxy.NewAuditLogger(h.audit), Metrics: metrics}
+	opts := proxy.Options{Policy: policy.New(popts), Transport: tr, Audit: h.audit, Metrics: metrics}
 	if o.proxy != nil {
 		o.proxy(&opts)
 	}
