@@ -1,7 +1,12 @@
 // Package policy decides whether a crawler's request may go ahead under
 // RFC 9309: who the crawler is (its product tokens), what the target's
 // robots.txt says for it, what the access result of that robots.txt implies
-// (section 2.3.1), and how long results are cached (section 2.4).
+// (section 2.3.1), and how long results are cached (section 2.4). The
+// steps after robots.txt are decided here too: the usage preferences and
+// RSL licenses that apply to the purposes declared for the crawler
+// (DecideUsage, DecideLicense) and politeness admission
+// (DecideAdmission). The proxy acts on the Decision; check and audit
+// verify decide through the same functions.
 package policy
 
 import (
