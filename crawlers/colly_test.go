@@ -22,7 +22,6 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/enforce"
 	"github.com/robotsproxy/robotsproxy/internal/check"
-	"github.com/robotsproxy/robotsproxy/internal/config"
 )
 
 // corpus returns the robots.txt files to crawl: real sites' files, those
@@ -52,7 +51,7 @@ func TestCollyAgreesWithCheck(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no corpus files at %s (%v)", corpus(), err)
 	}
-	cfg, err := config.Load(strings.NewReader("allow_private: true\n")) // the origins are on 127.0.0.1
+	cfg, err := enforce.ParseConfig(strings.NewReader("allow_private: true\n")) // the origins are on 127.0.0.1
 	if err != nil {
 		t.Fatal(err)
 	}

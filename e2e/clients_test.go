@@ -166,7 +166,7 @@ func TestClientRecipes(t *testing.T) {
 			if trust {
 				cenv = append(cenv, "REQUESTS_CA_BUNDLE="+caFile)
 			}
-			return parseOutcome(runClient(t, "python3", cenv, "-c", pythonRequestsRecipe, o.base+path, ua))
+			return parseOutcome(runClient(t, pythonWith("requests"), cenv, "-c", pythonRequestsRecipe, o.base+path, ua))
 		}},
 		{"go", func() string { return "" }, func(t *testing.T, path, ua string, trust bool) recipeOutcome {
 			status, err := goRecipe(proxyURL, caFile, trust, o.base+path, ua)
@@ -400,11 +400,23 @@ func needCommand(name string) func() string {
 
 func needPython(module string) func() string {
 	return func() string {
-		if err := exec.Command("python3", "-c", "import "+module).Run(); err != nil {
+		if pythonWith(module) == "" {
 			return "python3 with " + module + " is not installed (.ci/run installs it: apt-get install python3-" + module + ")"
 		}
 		return ""
 	}
+}
+
+// pythonWith returns the first python3 that imports module: the one on
+// PATH, else Debian's (where apt-get installs python3-MODULE when PATH's
+// python3 is another, such as pyenv's); "" when neither does.
+func pythonWith(module string) string {
+	for _, py := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(py, "-c", "import "+module).Run() == nil {
+			return py
+		}
+	}
+	return ""
 }
 
 func needNodeUndici() string {

@@ -36,7 +36,7 @@
 //	...
 //	c.WithTransport(t)
 //
-// The configuration is robotsproxy's (config.LoadFile, docs/configuration.md,
+// The configuration is robotsproxy's (LoadConfig, docs/configuration.md,
 // docs/enforce.md): the listeners, connect.*, mitm.*, upstream.* and the
 // admin endpoint concern the proxy's sockets and have no effect here, and
 // the destination guard (allow_private, allow_private_ranges) applies to the

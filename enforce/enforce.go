@@ -16,12 +16,11 @@ import (
 
 // Options configure a Transport.
 type Options struct {
-	// Config is robotsproxy's configuration, validated (config.LoadFile,
-	// config.Load, or config.Default then Validate). A zero Config is
-	// replaced by config.Default(), serve's defaults: mode enforce, no
-	// private destinations, crawl delays ignored unless
-	// politeness.crawl_delay is enforce.
-	Config config.Config
+	// Config is robotsproxy's configuration (LoadConfig, ParseConfig or
+	// DefaultConfig). A zero Config is replaced by DefaultConfig(), serve's
+	// defaults: mode enforce, no private destinations, crawl delays ignored
+	// unless politeness.crawl_delay is enforce.
+	Config Config
 	// Base carries allowed requests to their origins; default
 	// http.DefaultTransport.
 	Base http.RoundTripper

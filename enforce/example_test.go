@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/enforce"
-	"github.com/robotsproxy/robotsproxy/internal/config"
 )
 
 // A crawler's http.Client obeys robots.txt through enforce.Transport: the
@@ -26,7 +25,7 @@ func Example() {
 	}))
 	defer origin.Close()
 
-	cfg, err := config.Load(strings.NewReader("allow_private: true\n")) // the origin is on 127.0.0.1
+	cfg, err := enforce.ParseConfig(strings.NewReader("allow_private: true\n")) // the origin is on 127.0.0.1
 	if err != nil {
 		panic(err)
 	}
