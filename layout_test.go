@@ -4,8 +4,10 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +19,9 @@ import (
 // here.
 var layers = map[string]int{
 	"internal/heapsize":                -1, // the allocator's sizes, for robots' and the caches' accounting
+	"internal/rules":                   -1, // rules the configuration and the runtime both apply: modes, purposes, host entries, defaults
+	"internal/money":                   -1, // pay per crawl's exact amounts and currency codes
+	"internal/fleet/redisurl":          -1, // a shared.redis_url: checked, redacted, opened
 	"internal/testkit":                 -1, // helpers for tests only: clock, origins, echo server, audit lines
 	"robots":                           0,
 	"internal/netguard":                0,
@@ -43,7 +48,7 @@ var layers = map[string]int{
 	"internal/audit/verify":            4, // the offline verifier: re-decides lines through policy
 	"internal/audit/audittest":         2, // fixtures the archive's and the verifier's tests share
 	"internal/accesslog":               5, // judges web server access logs through policy; reads the audit archive
-	"internal/config":                  4, // validation and defaults only
+	"internal/config":                  4, // the schema: defaults and validation only (TestConfigIsSchema)
 	"internal/audit/report/loggen":     5,
 	"proxy":                            5,
 	"internal/cpubench":                6,
@@ -153,6 +158,69 @@ func TestImportsRunOneWay(t *testing.T) {
 	if _, err := os.Stat("go.mod"); err != nil {
 		t.Fatalf("run from the module root: %v", err)
 	}
+}
+
+// schemaDeps are the only packages of the module that internal/config may
+// depend on, directly or not: the rule packages it shares with the
+// runtime. config is the schema, its defaults and its validation; the
+// server maps it to the runtime packages' options (internal/server,
+// options.go), so no runtime package (policy, identity, fleet, egress,
+// ...) is among its dependencies.
+var schemaDeps = map[string]bool{
+	"robots":                  true, // product tokens (RFC 9309 2.2.1), the parsing limit
+	"internal/heapsize":       true, // robots'
+	"internal/rules":          true,
+	"internal/money":          true,
+	"internal/fleet/redisurl": true,
+}
+
+// TestConfigIsSchema fails when internal/config depends, directly or
+// through another package, on a package of the module outside schemaDeps.
+func TestConfigIsSchema(t *testing.T) {
+	deps := map[string]bool{}
+	var walk func(pkg string)
+	walk = func(pkg string) {
+		for _, dep := range moduleImports(t, pkg) {
+			if !deps[dep] {
+				deps[dep] = true
+				walk(dep)
+			}
+		}
+	}
+	walk("internal/config")
+	for _, dep := range slices.Sorted(maps.Keys(deps)) {
+		if !schemaDeps[dep] {
+			t.Errorf("internal/config depends on %q, which is not a rule package: map the configuration to it in internal/server, or move the rule it needs down into a package of schemaDeps", dep)
+		}
+	}
+}
+
+// moduleImports returns the packages of the module that the non-test Go
+// files of pkg (a directory relative to the module root) import.
+func moduleImports(t *testing.T, pkg string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(filepath.FromSlash(pkg), "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("package %q: no Go files (%v)", pkg, err)
+	}
+	var out []string
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if dep, ok := strings.CutPrefix(p, module+"/"); ok {
+				out = append(out, dep)
+			}
+		}
+	}
+	return out
 }
 
 // isModule reports whether the directory dir holds a Go module of its own

@@ -12,11 +12,8 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
-
-// DefaultConnectPorts are the ports CONNECT may reach when Options leave
-// ConnectPorts empty: 443 only.
-func DefaultConnectPorts() []int { return []int{443} }
 
 var (
 	errHostDenied     = errors.New("host is not allowed by the destination policy")
@@ -42,7 +39,7 @@ func newHostList(entries []string) hostList {
 			dot, h = ".", h[1:]
 		}
 		h = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"))
-		if ascii, err := asciiHost(h); err == nil {
+		if ascii, err := rules.ASCIIHost(h); err == nil {
 			h = ascii
 		}
 		l[i] = dot + sameHost(h)
@@ -61,28 +58,6 @@ func sameHost(h string) string {
 		return a.Unmap().String()
 	}
 	return h
-}
-
-// CheckHostEntry validates an entry of a host list (exempt, allow or deny
-// hosts): a host name ("example.com", internationalised names allowed), an
-// IP address ("192.0.2.1", "2001:db8::1", "[2001:db8::1]"), or a host name
-// with a leading "." for it and its subdomains. Wildcards, ports, paths and
-// URLs are errors: they would never match.
-func CheckHostEntry(entry string) error {
-	h, sub := strings.CutPrefix(entry, ".")
-	if bare := strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"); bare != h || strings.Contains(h, ":") {
-		if _, err := netip.ParseAddr(bare); err != nil || sub || bare != h && "["+bare+"]" != h {
-			return fmt.Errorf("%q is not an IP address (ports and URLs are not allowed)", entry)
-		}
-		return nil
-	}
-	if h == "" || strings.HasPrefix(h, ".") {
-		return fmt.Errorf("%q has no host name", entry)
-	}
-	if _, err := asciiHost(h); err != nil {
-		return fmt.Errorf("%q is not a host name: %v", entry, err)
-	}
-	return nil
 }
 
 // match reports whether a canonical host is in the list.

@@ -1,22 +1,22 @@
 package policy
 
-import "github.com/robotsproxy/robotsproxy/internal/identity"
+import "github.com/robotsproxy/robotsproxy/internal/rules"
 
-// Mode says how a robots.txt denial is acted on; it is identity.Mode, the
-// mode a pinned identity carries.
-type Mode = identity.Mode
+// Mode says how a robots.txt denial is acted on; it is rules.Mode, the
+// mode a pinned identity carries (identity.Mode).
+type Mode = rules.Mode
 
 const (
-	// ModeEnforce is identity.ModeEnforce: a denied request gets 403.
-	ModeEnforce = identity.ModeEnforce
-	// ModeReport is identity.ModeReport: a denied request is forwarded and
+	// ModeEnforce is rules.ModeEnforce: a denied request gets 403.
+	ModeEnforce = rules.ModeEnforce
+	// ModeReport is rules.ModeReport: a denied request is forwarded and
 	// the denial only recorded.
-	ModeReport = identity.ModeReport
+	ModeReport = rules.ModeReport
 )
 
-// ParseMode is identity.ParseMode: "enforce", "report" or "" (the
+// ParseMode is rules.ParseMode: "enforce", "report" or "" (the
 // default).
-func ParseMode(s string) (Mode, error) { return identity.ParseMode(s) }
+func ParseMode(s string) (Mode, error) { return rules.ParseMode(s) }
 
 // reportable reports whether a denial for reason may go unenforced in
 // report mode: the denials robots.txt makes (a disallow rule, or an

@@ -94,7 +94,7 @@ func TestNamedCrawlersInTheCorpus(t *testing.T) {
 func namesBeyondProductTokens(r *robots.Robots) bool {
 	for _, g := range r.Groups() {
 		for _, a := range g.Agents {
-			if a != "" && a != "*" && !identity.IsProductToken(a) {
+			if a != "" && a != "*" && !robots.IsProductToken(a) {
 				return true
 			}
 		}

@@ -19,11 +19,10 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/net/idna"
-
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
 // Options configure a Policy.
@@ -44,7 +43,7 @@ type Options struct {
 	// forms as ExemptHosts; the deny list wins.
 	AllowHosts, DenyHosts []string
 	// ConnectPorts are the ports CONNECT may reach; empty means
-	// DefaultConnectPorts (443).
+	// rules.DefaultConnectPorts (443).
 	ConnectPorts []int
 	// RefuseConnect refuses every CONNECT (reason "connect-refused").
 	RefuseConnect bool
@@ -78,7 +77,7 @@ func New(o Options) *Policy {
 		deny: newHostList(o.DenyHosts), ports: slices.Clone(o.ConnectPorts)}
 	p.targets = memo.NewSync[targetKey, *target](targetsMax)
 	if len(p.ports) == 0 {
-		p.ports = DefaultConnectPorts()
+		p.ports = rules.DefaultConnectPorts()
 	}
 	return p
 }
@@ -219,56 +218,11 @@ func Authority(scheme, hostport string) (string, string, error) {
 		return "", "", fmt.Errorf("authority %q: invalid port %q", hostport, port)
 	}
 	port = strconv.Itoa(n) // ":080" and ":80" are one authority
-	ascii, err := asciiHost(host)
+	ascii, err := rules.ASCIIHost(host)
 	if err != nil {
 		return "", "", err
 	}
 	return scheme, net.JoinHostPort(ascii, port), nil
-}
-
-// asciiHost lower-cases a host and converts an internationalised name to
-// its ASCII (IDNA) form. ASCII names may hold letters, digits, "-", "."
-// and "_" (which occurs in real DNS), or be an IP address, which is
-// returned in its one canonical spelling (see canonicalIP).
-func asciiHost(host string) (string, error) {
-	host = strings.ToLower(host)
-	if ip, ok, err := canonicalIP(host); ok || err != nil {
-		return ip, err
-	}
-	for i := 0; i < len(host); i++ {
-		c := host[i]
-		switch {
-		case c >= 0x80:
-			ascii, err := idna.Lookup.ToASCII(host)
-			if err != nil {
-				return "", fmt.Errorf("host %q: %w", host, err)
-			}
-			return ascii, nil
-		case !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_'):
-			return "", fmt.Errorf("host %q: invalid character %q", host, c)
-		}
-	}
-	return host, nil
-}
-
-// canonicalIP reports whether host is an IP address literal and returns
-// its one spelling: IPv6 compressed and lower-cased as RFC 5952 4
-// recommends ("[0:0:0:0:0:0:0:1]", "[::0:1]" and "[0::1]" are all "::1"),
-// and an IPv4-mapped IPv6 address ("::ffff:127.0.0.1", "::ffff:7f00:1")
-// as the IPv4 address it maps, which is the address that is dialled. So
-// every spelling of one address is one authority: one robots.txt fetch,
-// cache entry, politeness turn and destination check. An IPv6 zone
-// ("fe80::1%eth0") names an interface of this machine, not a host, and
-// is an error.
-func canonicalIP(host string) (ip string, ok bool, err error) {
-	a, perr := netip.ParseAddr(host)
-	switch {
-	case perr != nil:
-		return "", false, nil
-	case a.Zone() != "":
-		return "", false, fmt.Errorf("host %q: an IPv6 zone names a local interface, not a host", host)
-	}
-	return a.Unmap().String(), true, nil
 }
 
 // ClientRange returns the client range (identity.client_ranges) that pins

@@ -6,10 +6,10 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -44,10 +44,11 @@ const (
 var refusalCauses = []RefusalCause{CauseMaxConnections, CauseHeaderTimeout, CauseBodyIdle,
 	CauseIdleTimeout, CauseHeaderTooLarge, CauseURITooLong, CauseMalformed}
 
-// Client limit defaults, used when the Options field is 0.
+// Client limit defaults, used when the Options field is 0 (the defaults
+// of client.max_request_target_bytes and client.body_idle_timeout).
 const (
-	DefaultMaxRequestTargetBytes = 8192
-	DefaultBodyIdleTimeout       = 30 * time.Second
+	DefaultMaxRequestTargetBytes = rules.DefaultMaxRequestTargetBytes
+	DefaultBodyIdleTimeout       = rules.DefaultBodyIdleTimeout
 )
 
 // refuseTarget answers 414 URI Too Long, before goproxy or any policy

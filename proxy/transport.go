@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
 // TransportOptions size the outbound transport. Zero values mean the
@@ -34,9 +35,11 @@ type TransportOptions struct {
 // client connection keeps at most one upstream connection busy. An idle
 // connection costs about 25 KB of memory (two goroutines with their
 // stacks and two 4 KiB buffers), plus the kernel's socket buffers.
+// They are the defaults of upstream.max_idle_conns and
+// upstream.max_idle_conns_per_host (rules).
 const (
-	DefaultMaxIdleConns        = 4096
-	DefaultMaxIdleConnsPerHost = 1024
+	DefaultMaxIdleConns        = rules.DefaultMaxIdleConns
+	DefaultMaxIdleConnsPerHost = rules.DefaultMaxIdleConnsPerHost
 )
 
 // NewTransport returns the transport that carries allowed requests to

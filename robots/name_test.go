@@ -82,3 +82,28 @@ func TestNameRule(t *testing.T) {
 			r.HasGroup("MJ12bot"), r.HasGroup("360SPIDER"), r.HasGroup("+http"))
 	}
 }
+func TestIsProductToken(t *testing.T) {
+	tests := []struct {
+		s    string
+		want bool
+	}{
+		{"ExampleBot", true},
+		{"a", true},
+		{"My_Crawler-x", true},
+		{"-", true},
+		{"_", true},
+		{"", false},
+		{"*", false},
+		{"Bot2", false},
+		{"Bot/1.0", false},
+		{"My Bot", false},
+		{"Bot.", false},
+		{"Bötchen", false},
+		{"Bot\n", false},
+	}
+	for _, tt := range tests {
+		if got := robots.IsProductToken(tt.s); got != tt.want {
+			t.Errorf("IsProductToken(%q): got %v, want %v", tt.s, got, tt.want)
+		}
+	}
+}

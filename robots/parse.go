@@ -13,8 +13,9 @@ import (
 // minimum of RFC 9309 section 2.5.
 const DefaultMaxBytes = 512 << 10
 
-// minMaxBytes is the smallest parse limit RFC 9309 2.5 permits: 500 KiB.
-const minMaxBytes = 500 << 10
+// MinMaxBytes is the smallest parse limit RFC 9309 2.5 permits: 500 KiB
+// ("The parsing limit MUST be at least 500 kibibytes").
+const MinMaxBytes = 500 << 10
 
 // maxMaxBytes is the largest parse limit: 1 GiB, so that the compiled form
 // of any body fits 32-bit offsets.
@@ -104,8 +105,8 @@ func (o Options) Limit() int {
 	switch {
 	case o.MaxBytes == 0:
 		return DefaultMaxBytes
-	case o.MaxBytes < minMaxBytes:
-		return minMaxBytes
+	case o.MaxBytes < MinMaxBytes:
+		return MinMaxBytes
 	case o.MaxBytes > maxMaxBytes:
 		return maxMaxBytes
 	}
@@ -402,6 +403,17 @@ func agentName(value string) string {
 		return ""
 	}
 	return value[:i]
+}
+
+// IsProductToken reports whether s is a product token as RFC 9309 2.2.1
+// allows it in a user-agent line: one or more of a-z, A-Z, "_" and "-".
+func IsProductToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !IsIdentChar(s[i]) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // IsAgentName reports whether s is a name that matches the groups whose

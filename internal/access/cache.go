@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/robotsproxy/robotsproxy/internal/memo"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
 // CacheState says where the access result used for a decision came from.
@@ -53,17 +54,14 @@ type CacheOptions struct {
 	Now func() time.Time
 }
 
-// DefaultCacheMaxBytes is CacheOptions.MaxBytes when it is 0: 512 MiB.
-const DefaultCacheMaxBytes = 512 << 20
+// DefaultCacheMaxBytes is CacheOptions.MaxBytes when it is 0: 512 MiB
+// (rules.DefaultCacheMaxBytes, the default of cache.max_bytes).
+const DefaultCacheMaxBytes = rules.DefaultCacheMaxBytes
 
 // DefaultCacheMaxEntries is CacheOptions.MaxEntries when it is 0: 500,000
-// authorities, where DefaultCacheMaxBytes is reached at about 1.07 KB an
-// entry. Over a corpus of real robots.txt files an entry accounts about
-// 1.3 KB at the median (20 KB on average, 12 KB at the 90th percentile),
-// and a 404 (no robots.txt) about 0.6 KB: the byte bound evicts first
-// unless most authorities have no or tiny robots.txt files, and then the
-// entries hold at least 300 MB (0.6 KB each).
-const DefaultCacheMaxEntries = 500_000
+// authorities (rules.DefaultCacheMaxEntries, the default of
+// cache.max_entries).
+const DefaultCacheMaxEntries = rules.DefaultCacheMaxEntries
 
 func (o *CacheOptions) setDefaults() {
 	if o.MaxEntries <= 0 {

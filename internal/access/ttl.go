@@ -1,6 +1,10 @@
 package access
 
-import "time"
+import (
+	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/rules"
+)
 
 // TTLRules say how long a robots.txt result is used before it is fetched
 // again (RFC 9309 2.4). A single proxy's Cache and a fleet's shared store
@@ -19,17 +23,14 @@ type TTLRules struct {
 	UnreachableRetry time.Duration
 }
 
-// DefaultMinTTL is TTLRules.MinTTL when it is 0.
-const DefaultMinTTL = time.Minute
-
-// maxTTLBound is TTLRules.MaxTTL's default and upper bound (RFC 9309 2.4).
-const maxTTLBound = 24 * time.Hour
+// DefaultMinTTL is TTLRules.MinTTL when it is 0 (rules.DefaultMinTTL).
+const DefaultMinTTL = rules.DefaultMinTTL
 
 // WithDefaults returns r with its defaults filled in: MaxTTL in (0, 24h],
 // MinTTL in [0, MaxTTL] (Off becomes 0), UnreachableRetry above 0.
 func (r TTLRules) WithDefaults() TTLRules {
-	if r.MaxTTL <= 0 || r.MaxTTL > maxTTLBound {
-		r.MaxTTL = maxTTLBound
+	if r.MaxTTL <= 0 || r.MaxTTL > rules.MaxCacheTTL {
+		r.MaxTTL = rules.MaxCacheTTL
 	}
 	switch {
 	case r.MinTTL == 0:

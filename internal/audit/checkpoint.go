@@ -14,13 +14,15 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/keyfile"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
 // Defaults of CheckpointOptions: a checkpoint every 10,000 lines or 60
-// seconds, whichever comes first.
+// seconds, whichever comes first (the defaults of
+// audit.checkpoint_every_lines and audit.checkpoint_every).
 const (
-	DefaultCheckpointLines = 10000
-	DefaultCheckpointEvery = 60 * time.Second
+	DefaultCheckpointLines = rules.DefaultCheckpointLines
+	DefaultCheckpointEvery = rules.DefaultCheckpointEvery
 )
 
 // CheckpointOptions configure a checkpoint log.

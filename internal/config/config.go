@@ -8,8 +8,8 @@ package config
 import (
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/internal/identity"
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
+	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // Config is the whole configuration. See config.yaml for a commented copy
@@ -223,7 +223,7 @@ type Identity struct {
 	// most specific range wins. Default none.
 	ClientRanges []ClientRangeRule `yaml:"client_ranges"`
 	// BrowserTokens are User-Agent product names that never identify a
-	// crawler. Default identity.DefaultBrowserTokens().
+	// crawler. Default rules.DefaultBrowserTokens().
 	BrowserTokens []string `yaml:"browser_tokens"`
 	// Overrides map User-Agent regular expressions to product tokens, first
 	// match wins. Default none.
@@ -309,7 +309,7 @@ type Robots struct {
 // Cache configures the robots.txt cache (RFC 9309 2.4).
 type Cache struct {
 	// MaxEntries bounds the cached authorities. Default 500000
-	// (access.DefaultCacheMaxEntries): with cache.max_bytes' default the
+	// (rules.DefaultCacheMaxEntries): with cache.max_bytes' default the
 	// two bounds meet at about 1.07 KB an entry, where a median robots.txt
 	// accounts about 1.3 KB; the byte bound usually evicts first.
 	MaxEntries int `yaml:"max_entries"`
@@ -354,22 +354,22 @@ type Upstream struct {
 // Default returns the configuration used for every key a file leaves out.
 func Default() Config {
 	return Config{
-		Mode:               "enforce",
+		Mode:               string(rules.ModeEnforce),
 		Listen:             "127.0.0.1:8080",
 		AdminListen:        "127.0.0.1:9090",
 		AllowPrivateRanges: []string{},
 		ExemptHosts:        []string{},
 		AllowHosts:         []string{},
 		DenyHosts:          []string{},
-		Connect:            Connect{Ports: policy.DefaultConnectPorts()},
-		MITM:               MITM{Mode: MITMIntercept, MaxCerts: 1024},
+		Connect:            Connect{Ports: rules.DefaultConnectPorts()},
+		MITM:               MITM{Mode: MITMIntercept, MaxCerts: rules.DefaultMaxCerts},
 		Log:                Log{MaxSizeMB: 100, MaxBackups: 5, MaxFieldBytes: 2048},
 		Audit: Audit{Chain: true, ArchiveMaxMB: 1024, OnWriteError: "refuse",
-			CheckpointEveryLines: 10000, CheckpointEvery: 60 * time.Second},
+			CheckpointEveryLines: rules.DefaultCheckpointLines, CheckpointEvery: rules.DefaultCheckpointEvery},
 		Identity: Identity{
 			Users:         []UserRule{},
 			ClientRanges:  []ClientRangeRule{},
-			BrowserTokens: identity.DefaultBrowserTokens(),
+			BrowserTokens: rules.DefaultBrowserTokens(),
 			Overrides:     []OverrideRule{},
 			AuthThrottle:  AuthThrottle{FailuresPerMinute: 10, Burst: 5, MaxConcurrentChecks: 2},
 		},
@@ -377,30 +377,30 @@ func Default() Config {
 			UserAgent:       "robotsproxy/1.0 (+https://github.com/robotsproxy/robotsproxy)",
 			ConnectTimeout:  5 * time.Second,
 			Timeout:         15 * time.Second,
-			MaxBytes:        512 << 10,
+			MaxBytes:        robots.DefaultMaxBytes,
 			TooManyRequests: "unreachable",
 		},
 		Cache: Cache{
-			MaxEntries:       500000,
-			MaxBytes:         512 << 20,
-			MaxTTL:           24 * time.Hour,
-			MinTTL:           time.Minute,
+			MaxEntries:       rules.DefaultCacheMaxEntries,
+			MaxBytes:         rules.DefaultCacheMaxBytes,
+			MaxTTL:           rules.MaxCacheTTL,
+			MinTTL:           rules.DefaultMinTTL,
 			UnreachableRetry: time.Minute,
 			StaleFor:         24 * time.Hour,
 		},
 		Upstream: Upstream{
 			ConnectTimeout:        10 * time.Second,
 			ResponseHeaderTimeout: 60 * time.Second,
-			MaxIdleConns:          4096,
-			MaxIdleConnsPerHost:   1024,
+			MaxIdleConns:          rules.DefaultMaxIdleConns,
+			MaxIdleConnsPerHost:   rules.DefaultMaxIdleConnsPerHost,
 			IdleTimeout:           90 * time.Second,
 		},
 		Client: Client{
 			MaxConnections:        4096,
-			MaxRequestTargetBytes: 8192,
+			MaxRequestTargetBytes: rules.DefaultMaxRequestTargetBytes,
 			MaxHeaderBytes:        32 << 10,
 			ReadHeaderTimeout:     10 * time.Second,
-			BodyIdleTimeout:       30 * time.Second,
+			BodyIdleTimeout:       rules.DefaultBodyIdleTimeout,
 			BodyMinRate:           1024,
 			IdleTimeout:           60 * time.Second,
 		},

@@ -18,7 +18,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
+	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // LoadFile reads and validates the configuration file at path.
@@ -164,7 +165,7 @@ func explain(key, msg string) string {
 		return fmt.Sprintf("%q is not a boolean: want true or false", value)
 	case strings.HasPrefix(into, "[]"):
 		return fmt.Sprintf("%q is not a list: want [a, b] or one \"- item\" per line", value)
-	case strings.HasPrefix(into, "config.") || strings.HasPrefix(into, "map["):
+	case strings.HasPrefix(into, "config.") || strings.HasPrefix(into, "rules.") || strings.HasPrefix(into, "map["):
 		return fmt.Sprintf("%q is not a section: want the keys of %s indented below it", value, key)
 	}
 	return msg
@@ -312,17 +313,17 @@ func (c *Config) Validate() error {
 		key string
 		err error
 	}{
-		{"mode", oneOf(c.Mode, "enforce", "report")},
+		{"mode", oneOf(c.Mode, string(rules.ModeEnforce), string(rules.ModeReport))},
 		{"listen", hostPort(c.Listen, false)},
 		{"admin_listen", hostPort(c.AdminListen, true)},
 		{"allow_private_ranges", prefixes(c.AllowPrivateRanges)},
 		{"robots.connect_timeout", positive(c.Robots.ConnectTimeout)},
 		{"robots.timeout", positive(c.Robots.Timeout)},
-		{"robots.max_bytes", atLeast(c.Robots.MaxBytes, 500<<10, "RFC 9309 2.5: the parsing limit MUST be at least 500 KiB")},
+		{"robots.max_bytes", atLeast(c.Robots.MaxBytes, robots.MinMaxBytes, "RFC 9309 2.5: the parsing limit MUST be at least 500 KiB")},
 		{"robots.too_many_requests", oneOf(c.Robots.TooManyRequests, "unreachable", "unavailable")},
 		{"cache.max_entries", atLeast(c.Cache.MaxEntries, 1, "")},
 		{"cache.max_bytes", atLeast(c.Cache.MaxBytes, 1<<20, "")},
-		{"cache.max_ttl", between(c.Cache.MaxTTL, time.Second, 24*time.Hour, "RFC 9309 2.4: SHOULD NOT use a cached copy for more than 24 hours")},
+		{"cache.max_ttl", between(c.Cache.MaxTTL, time.Second, rules.MaxCacheTTL, "RFC 9309 2.4: SHOULD NOT use a cached copy for more than 24 hours")},
 		{"cache.min_ttl", between(c.Cache.MinTTL, 0, c.Cache.MaxTTL, "it must not exceed cache.max_ttl")},
 		{"cache.unreachable_retry", positive(c.Cache.UnreachableRetry)},
 		{"cache.stale_for", nonNegative(c.Cache.StaleFor)},
@@ -357,7 +358,7 @@ func (c *Config) Validate() error {
 		if _, err := regexp.Compile(o.UserAgent); err != nil || o.UserAgent == "" {
 			return fmt.Errorf("identity.overrides[%d].user_agent: invalid regular expression %q: %v", i, o.UserAgent, err)
 		}
-		if !identity.IsProductToken(o.Token) {
+		if !robots.IsProductToken(o.Token) {
 			return fmt.Errorf("identity.overrides[%d].token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", i, o.Token)
 		}
 	}

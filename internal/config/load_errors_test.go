@@ -24,6 +24,7 @@ func TestLoadErrorsSayWhatToWrite(t *testing.T) {
 		{"not a boolean", "allow_private: maybe\n", []string{"allow_private (line 1)", "true or false"}},
 		{"mode", "mode: enforc\n", []string{"mode: must be one of enforce, report", `got "enforc"`, `for example "mode: enforce"`}},
 		{"nested choice", "robots:\n  too_many_requests: retry\n", []string{"robots.too_many_requests", `for example "too_many_requests: unreachable"`}},
+		{"section of a rules type", "signing:\n  identities:\n    - default: true\n      card: 5\n", []string{"signing.identities[0].card (line 4)", `"5" is not a section`}},
 		{"two problems", "robots:\n  timeoutt: 5s\n  max_bytes: 1KB\n", []string{"robots.timeoutt (line 2)", "robots.max_bytes (line 3)"}},
 	}
 	for _, tt := range tests {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/internal/egress/payments"
+	"github.com/robotsproxy/robotsproxy/internal/money"
 )
 
 // Payments configures pay per crawl (docs/payments.md): robotsproxy pays
@@ -52,13 +52,6 @@ type PaymentIdentity struct {
 // (Selector.Name). Call after Validate.
 func (p PaymentIdentity) Name() string { return p.Selector().Name() }
 
-// Limit returns the entry's payments.Limit. Call after Validate.
-func (p PaymentIdentity) Limit() payments.Limit {
-	maxPrice, _ := payments.ParseAmount(p.MaxPrice)
-	budget, _ := payments.ParseAmount(p.Budget)
-	return payments.Limit{Budget: p.Name(), Currency: p.Currency, MaxPrice: maxPrice, PerDay: budget}
-}
-
 // validatePayments checks the payments.* keys. Errors name the key.
 func (c *Config) validatePayments() error {
 	if c.Payments.BreachBlock < time.Second {
@@ -74,14 +67,14 @@ func (c *Config) validatePayments() error {
 			return fmt.Errorf("%s: a second budget for %s", key, p.Name())
 		}
 		seen[p.Name()] = true
-		if err := payments.CheckCurrency(p.Currency); err != nil {
+		if err := money.CheckCurrency(p.Currency); err != nil {
 			return fmt.Errorf("%s.currency: %w", key, err)
 		}
-		maxPrice, err := payments.ParseAmount(p.MaxPrice)
+		maxPrice, err := money.ParseAmount(p.MaxPrice)
 		if err != nil {
 			return fmt.Errorf("%s.max_price: %w", key, err)
 		}
-		budget, err := payments.ParseAmount(p.Budget)
+		budget, err := money.ParseAmount(p.Budget)
 		if err != nil {
 			return fmt.Errorf("%s.budget: %w", key, err)
 		}

@@ -8,12 +8,12 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/robotsproxy/robotsproxy/internal/identity"
-	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
+	"github.com/robotsproxy/robotsproxy/robots"
 )
 
-// validateAccess checks the keys of issue-4 features: pinned identities,
-// destination host lists, CONNECT and interception. Errors name the key.
+// validateAccess checks the keys of pinned identities, destination host
+// lists, CONNECT and interception. Errors name the key.
 func (c *Config) validateAccess() error {
 	seen := map[string]bool{}
 	for i, u := range c.Identity.Users {
@@ -23,10 +23,10 @@ func (c *Config) validateAccess() error {
 			return fmt.Errorf("%s.name: must be non-empty and contain no colon, got %q", key, u.Name)
 		case seen[u.Name]:
 			return fmt.Errorf("%s.name: duplicate user %q", key, u.Name)
-		case !identity.IsProductToken(u.Token):
+		case !robots.IsProductToken(u.Token):
 			return fmt.Errorf("%s.token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", key, u.Token)
 		}
-		if _, err := identity.ParseMode(u.Mode); err != nil {
+		if _, err := rules.ParseMode(u.Mode); err != nil {
 			return fmt.Errorf("%s.mode: %w", key, err)
 		}
 		if _, err := bcrypt.Cost([]byte(u.PasswordBcrypt)); err != nil {
@@ -39,10 +39,10 @@ func (c *Config) validateAccess() error {
 		if _, err := netip.ParsePrefix(r.CIDR); err != nil {
 			return fmt.Errorf("%s.cidr: want a CIDR range such as 10.0.0.0/8, got %q", key, r.CIDR)
 		}
-		if !identity.IsProductToken(r.Token) {
+		if !robots.IsProductToken(r.Token) {
 			return fmt.Errorf("%s.token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", key, r.Token)
 		}
-		if _, err := identity.ParseMode(r.Mode); err != nil {
+		if _, err := rules.ParseMode(r.Mode); err != nil {
 			return fmt.Errorf("%s.mode: %w", key, err)
 		}
 	}
@@ -55,7 +55,7 @@ func (c *Config) validateAccess() error {
 	}{{"exempt_hosts", c.ExemptHosts}, {"allow_hosts", c.AllowHosts}, {"deny_hosts", c.DenyHosts}}
 	for _, l := range lists {
 		for i, h := range l.list {
-			if err := policy.CheckHostEntry(h); err != nil {
+			if err := rules.CheckHostEntry(h); err != nil {
 				return fmt.Errorf("%s[%d]: want a host such as example.com, .example.com or 192.0.2.1: %w", l.key, i, err)
 			}
 		}

@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/internal/identity"
-	"github.com/robotsproxy/robotsproxy/internal/politeness"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
+	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // Politeness spaces a crawler's requests to one site as its robots.txt
@@ -70,13 +69,13 @@ type Usage struct {
 func defaultPoliteness() Politeness {
 	return Politeness{
 		CrawlDelay:     "ignore",
-		MaxCrawlDelay:  politeness.DefaultMaxCrawlDelay,
+		MaxCrawlDelay:  rules.DefaultMaxCrawlDelay,
 		OnEarly:        "wait",
-		MaxWait:        politeness.DefaultMaxWait,
+		MaxWait:        rules.DefaultMaxWait,
 		Backoff:        "ignore",
-		DefaultBackoff: politeness.DefaultBackoffPause,
-		MaxBackoff:     politeness.DefaultMaxBackoff,
-		MaxKeys:        politeness.DefaultMaxEntries,
+		DefaultBackoff: rules.DefaultBackoffPause,
+		MaxBackoff:     rules.DefaultMaxBackoff,
+		MaxKeys:        rules.DefaultPolitenessKeys,
 	}
 }
 
@@ -104,7 +103,7 @@ func (c *Config) validatePoliteness() error {
 		}
 	}
 	for token, list := range c.Usage.Purposes {
-		if !identity.IsProductToken(token) {
+		if !robots.IsProductToken(token) {
 			return fmt.Errorf("usage.purposes: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", token)
 		}
 		if err := purposes(list); err != nil {
@@ -128,8 +127,8 @@ func (c *Config) validatePoliteness() error {
 // index ("[1]: ...").
 func purposes(list []string) error {
 	for i, p := range list {
-		if !usage.IsPurpose(p) {
-			return fmt.Errorf("[%d]: want one of %v, got %q", i, usage.Purposes(), p)
+		if !rules.IsPurpose(p) {
+			return fmt.Errorf("[%d]: want one of %v, got %q", i, rules.Purposes(), p)
 		}
 	}
 	return nil

@@ -5,15 +5,16 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/robotsproxy/robotsproxy/internal/egress"
-	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
+	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // Selector names the identity an egress setting applies to (an entry of
 // signing.identities or payments.identities): exactly one of a product
 // token, a proxy user (identity.users), a client range
 // (identity.client_ranges) and the default. The most specific applies:
-// user, client range, product token, default (egress.Table).
+// user, client range, product token, default (the server maps each
+// entry into an egress.Table).
 type Selector struct {
 	ProductToken, User, ClientRange string
 	Default                         bool
@@ -40,7 +41,7 @@ func (s Selector) Name() string {
 	case s.ClientRange != "":
 		return "range:" + s.Range().String()
 	case s.ProductToken != "":
-		return "token:" + egress.TokenKey(s.ProductToken)
+		return "token:" + rules.TokenKey(s.ProductToken)
 	}
 	return "default"
 }
@@ -53,21 +54,6 @@ func (s Selector) Range() netip.Prefix {
 		return netip.Prefix{}
 	}
 	return p.Masked()
-}
-
-// AddTo maps the selected identity to v in t, a table whose maps are
-// made. Call after checkSelector.
-func AddTo[T any](t *egress.Table[T], s Selector, v T) {
-	switch {
-	case s.User != "":
-		t.Users[s.User] = v
-	case s.ClientRange != "":
-		t.Ranges[s.Range()] = v
-	case s.ProductToken != "":
-		t.Tokens[egress.TokenKey(s.ProductToken)] = v
-	default:
-		t.Default = &v
-	}
 }
 
 // checkSelector checks that s names exactly one identity, and one that
@@ -84,7 +70,7 @@ func (c *Config) checkSelector(s Selector) error {
 	switch {
 	case n != 1:
 		return errors.New("product_token: name exactly one of product_token, user, client_range and default: true")
-	case s.ProductToken != "" && !identity.IsProductToken(s.ProductToken):
+	case s.ProductToken != "" && !robots.IsProductToken(s.ProductToken):
 		return fmt.Errorf("product_token: %q is not a product token (letters, \"_\" and \"-\", RFC 9309 2.2.1)", s.ProductToken)
 	case s.User != "" && !c.hasUser(s.User):
 		return fmt.Errorf("user: %q is not one of identity.users", s.User)

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/internal/fleet"
+	"github.com/robotsproxy/robotsproxy/internal/fleet/redisurl"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
 // Shared configures the state a fleet of robotsproxy replicas shares in
@@ -37,7 +38,7 @@ type Shared struct {
 	RecordKeyFile string `yaml:"record_key_file"`
 	// PoolSize is the number of connections to the store per replica (per
 	// node of a cluster); the URL's pool_size option wins. Independent
-	// of GOMAXPROCS. Default 128 (fleet.DefaultPoolSize).
+	// of GOMAXPROCS. Default 128 (rules.DefaultStorePoolSize).
 	PoolSize int `yaml:"pool_size"`
 }
 
@@ -46,8 +47,8 @@ type Shared struct {
 const maxPoolSize = 10_000
 
 func defaultShared() Shared {
-	return Shared{KeyPrefix: fleet.DefaultKeyPrefix, LockTTL: fleet.DefaultLockTTL, Timeout: fleet.DefaultTimeout,
-		PoolSize: fleet.DefaultPoolSize}
+	return Shared{KeyPrefix: rules.DefaultStoreKeyPrefix, LockTTL: rules.DefaultStoreLockTTL, Timeout: rules.DefaultStoreTimeout,
+		PoolSize: rules.DefaultStorePoolSize}
 }
 
 // validateShared checks the shared.* keys. Errors name the key.
@@ -75,8 +76,8 @@ func (c *Config) validateShared() error {
 	if sh.LockTTL <= c.Robots.Timeout {
 		return fmt.Errorf("shared.lock_ttl: must exceed robots.timeout (%v), got %v: a slower fetch would let a second replica fetch too", c.Robots.Timeout, sh.LockTTL)
 	}
-	if err := fleet.ValidateURL(sh.RedisURL); err != nil {
-		return fmt.Errorf("shared.redis_url: %s: %w", fleet.Redact(sh.RedisURL), err)
+	if err := redisurl.Validate(sh.RedisURL); err != nil {
+		return fmt.Errorf("shared.redis_url: %s: %w", redisurl.Redact(sh.RedisURL), err)
 	}
 	return nil
 }

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
-// Signing configures Web Bot Auth signatures (package signing): every
+// Signing configures Web Bot Auth signatures (internal/egress/signing): every
 // forwarded request, plain or inside an intercepted tunnel, is signed
 // with the active key of its identity. Off by default.
 type Signing struct {
@@ -59,14 +59,14 @@ type SigningIdentity struct {
 	// SignatureAgent is the https URL of the key directory (a JWK Set),
 	// sent as the Signature-Agent member; an origin alone
 	// (https://crawler.example.com) stands for its well-known directory
-	// URL (signing.JWKSURL). Required.
+	// URL (signing.JWKSURL in internal/egress/signing). Required.
 	SignatureAgent string `yaml:"signature_agent"`
 	// Card fills the identity's Signature Agent Card.
-	Card signing.Card `yaml:"card"`
+	Card rules.Card `yaml:"card"`
 }
 
 func defaultSigning() Signing {
-	return Signing{Label: signing.DefaultLabel, Expires: signing.DefaultExpires, MaxBodyBytes: signing.DefaultMaxBodyBytes,
+	return Signing{Label: rules.DefaultSignatureLabel, Expires: rules.DefaultSignatureExpires, MaxBodyBytes: rules.DefaultSignatureMaxBodyBytes,
 		DirectoryAuthorities: []string{}, Identities: []SigningIdentity{}}
 }
 
@@ -83,8 +83,7 @@ func (s *SigningIdentity) ActiveKey() string {
 // files themselves are read by the server (at start and reload).
 func (c *Config) validateSigning() error {
 	s := c.Signing
-	st := signing.Settings{Label: s.Label, Expires: s.Expires, MaxBodyBytes: s.MaxBodyBytes}
-	if err := st.Validate(time.Time{}); err != nil { // no agents here: no key is checked at any time
+	if err := rules.CheckSignatureBounds(s.Label, s.Expires, s.MaxBodyBytes); err != nil {
 		return fmt.Errorf("signing: %w", err)
 	}
 	switch {
@@ -99,7 +98,7 @@ func (c *Config) validateSigning() error {
 		return fmt.Errorf("signing.directory_listen: %w", err)
 	}
 	for i, a := range s.DirectoryAuthorities {
-		if err := signing.CheckAuthority(a); err != nil {
+		if err := rules.CheckAuthority(a); err != nil {
 			return fmt.Errorf("signing.directory_authorities[%d]: %w", i, err)
 		}
 	}
@@ -140,7 +139,7 @@ func validateSigningKeys(id *SigningIdentity) error {
 	if !dirs[id.ActiveKey()] {
 		return fmt.Errorf("active: %q is not one of keys", id.Active)
 	}
-	if err := signing.CheckAgentURL(id.SignatureAgent); err != nil {
+	if err := rules.CheckAgentURL(id.SignatureAgent); err != nil {
 		return fmt.Errorf("signature_agent: %w", err)
 	}
 	if err := id.Card.Validate(); err != nil {

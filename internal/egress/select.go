@@ -1,6 +1,10 @@
 package egress
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/robotsproxy/robotsproxy/internal/rules"
+)
 
 // Table maps identities to a setting of one egress step (a signing key
 // set, a budget): per pinned user, per client range, per product token,
@@ -30,7 +34,7 @@ func (t *Table[T]) Lookup(id Identity) (T, bool) {
 	if v, ok := t.Ranges[id.Range]; ok && id.Range.IsValid() {
 		return v, true
 	}
-	if v, ok := t.Tokens[lowerASCII(id.Token)]; ok && id.Token != "" {
+	if v, ok := t.Tokens[rules.TokenKey(id.Token)]; ok && id.Token != "" {
 		return v, true
 	}
 	if t.Default != nil {
@@ -40,22 +44,6 @@ func (t *Table[T]) Lookup(id Identity) (T, bool) {
 	return zero, false
 }
 
-// lowerASCII lower-cases ASCII letters; a product token is ASCII only
-// (RFC 9309 2.2.1), so this is its case-insensitive key.
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; 'A' <= c && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if 'A' <= b[j] && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
-}
-
-// TokenKey returns the key of Table.Tokens for a product token.
-func TokenKey(token string) string { return lowerASCII(token) }
+// TokenKey returns the key of Table.Tokens for a product token
+// (rules.TokenKey).
+func TokenKey(token string) string { return rules.TokenKey(token) }

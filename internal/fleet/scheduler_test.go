@@ -17,6 +17,15 @@ func near(got, want time.Duration) bool {
 	return got >= want-tolerance && got <= want+tolerance
 }
 
+// within reports whether got, a wait for a turn spaced want after a turn
+// granted at most since ago, is what the spacing gives: no more than want,
+// and no less than want less the time that has passed, as a busy machine
+// may take long between the two turns (tolerance 50 ms for the clocks).
+func within(got, want, since time.Duration) bool {
+	const tolerance = 50 * time.Millisecond
+	return got <= want+tolerance && got >= want-since-tolerance
+}
+
 // TestSchedulerSharedSpacing reserves slots of one key from two replicas:
 // they are handed out one delay apart, first come first served, as one
 // LocalScheduler would.

@@ -13,7 +13,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/fleet/redisurl"
 	"github.com/robotsproxy/robotsproxy/internal/keyfile"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -21,25 +23,20 @@ import (
 // of another format.
 const FormatVersion = "v2"
 
-// Defaults of Options.
+// Defaults of Options (rules.DefaultStoreKeyPrefix and the others: the
+// defaults of the shared.* keys).
 const (
-	DefaultKeyPrefix = "robotsproxy:"
-	DefaultLockTTL   = 20 * time.Second
-	DefaultTimeout   = 500 * time.Millisecond
-	// DefaultPoolSize is the store's connection pool (per node of a
-	// cluster), whatever GOMAXPROCS is: a request holds a connection for
-	// one round trip, so at 1 ms to the store 128 connections carry about
-	// 128,000 round trips a second, past what a replica serves, while a
-	// request that waits for a connection pays a whole round trip more.
-	// Connections open on demand only. 128 per replica lets about 75
-	// replicas share one store under redis-server's default maxclients
-	// (10,000).
-	DefaultPoolSize = 128
+	DefaultKeyPrefix = rules.DefaultStoreKeyPrefix
+	DefaultLockTTL   = rules.DefaultStoreLockTTL
+	DefaultTimeout   = rules.DefaultStoreTimeout
+	// DefaultPoolSize is the store's connection pool per replica (per
+	// node of a cluster): rules.DefaultStorePoolSize.
+	DefaultPoolSize = rules.DefaultStorePoolSize
 )
 
 // Options configure a Store. Zero values mean the defaults.
 type Options struct {
-	// URL is shared.redis_url (see newClient for the forms). Required.
+	// URL is shared.redis_url (see redisurl.NewClient for the forms). Required.
 	URL string
 	// KeyPrefix starts every key. Default DefaultKeyPrefix.
 	KeyPrefix string
@@ -135,7 +132,7 @@ type Store struct {
 // and shares once the store answers.
 func New(o Options) (*Store, error) {
 	o.setDefaults()
-	rdb, err := newClient(o.URL, o.PoolSize)
+	rdb, err := redisurl.NewClient(o.URL, o.PoolSize)
 	if err != nil {
 		return nil, fmt.Errorf("shared.redis_url: %w", err)
 	}
@@ -148,7 +145,7 @@ func New(o Options) (*Store, error) {
 	if ps, ok := rdb.(poolStater); ok && o.Registerer != nil {
 		o.Registerer.MustRegister(poolCollector{ps})
 	}
-	s.h = &health{log: o.Log, now: o.Now, m: s.m, target: Redact(o.URL), timeout: o.Timeout,
+	s.h = &health{log: o.Log, now: o.Now, m: s.m, target: redisurl.Redact(o.URL), timeout: o.Timeout,
 		ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }, up: true, since: o.Now()}
 	s.m.up.Set(1)
 	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)

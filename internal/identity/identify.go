@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/internal/memo"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -22,16 +23,11 @@ const (
 )
 
 // DefaultBrowserTokens returns the product names that browsers and HTTP
-// stacks put in User-Agent headers for compatibility. They never identify a
-// crawler, so they are never matched against robots.txt groups.
-func DefaultBrowserTokens() []string {
-	return []string{
-		"Mozilla", "AppleWebKit", "KHTML", "Gecko", "Chrome", "Chromium", "Safari",
-		"Firefox", "Version", "Mobile", "Edge", "Edg", "OPR", "Opera", "Presto",
-		"Trident", "MSIE", "Konqueror", "CriOS", "FxiOS", "EdgiOS", "SamsungBrowser",
-		"Build", "like", "compatible", "U",
-	}
-}
+// stacks put in User-Agent headers for compatibility
+// (rules.DefaultBrowserTokens, the default of identity.browser_tokens).
+// They never identify a crawler, so they are never matched against
+// robots.txt groups.
+func DefaultBrowserTokens() []string { return rules.DefaultBrowserTokens() }
 
 // Identity is who a request's crawler is, in RFC 9309 terms.
 type Identity struct {

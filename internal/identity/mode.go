@@ -1,26 +1,15 @@
 package identity
 
-import "fmt"
+import "github.com/robotsproxy/robotsproxy/internal/rules"
 
-// Mode says how a robots.txt denial is acted on.
-type Mode string
+// Mode says how a robots.txt denial is acted on: rules.Mode, the value
+// of mode, identity.users[].mode and identity.client_ranges[].mode.
+type Mode = rules.Mode
 
 const (
-	// ModeEnforce answers a request that robots.txt disallows with 403
-	// before it reaches the origin. The default.
-	ModeEnforce Mode = "enforce"
-	// ModeReport forwards a request that robots.txt disallows and only
-	// records the denial (Decision.Enforced false): an auditor watches a
-	// crawler without changing what it does. Destination policy, private
-	// ranges and proxy authentication stay enforced.
-	ModeReport Mode = "report"
+	// ModeEnforce is rules.ModeEnforce: a denied request gets 403.
+	ModeEnforce = rules.ModeEnforce
+	// ModeReport is rules.ModeReport: a denied request is forwarded and
+	// the denial only recorded.
+	ModeReport = rules.ModeReport
 )
-
-// ParseMode parses "enforce" or "report"; "" is the default, "".
-func ParseMode(s string) (Mode, error) {
-	switch m := Mode(s); m {
-	case "", ModeEnforce, ModeReport:
-		return m, nil
-	}
-	return "", fmt.Errorf("mode %q: want enforce or report", s)
-}

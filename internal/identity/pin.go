@@ -165,7 +165,7 @@ func NewPinner(o PinOptions) (*Pinner, error) {
 		p.dummy = u.PasswordHash
 	}
 	for i, r := range o.Ranges {
-		if !r.Prefix.IsValid() || !IsProductToken(r.Token) {
+		if !r.Prefix.IsValid() || !robots.IsProductToken(r.Token) {
 			return nil, fmt.Errorf("client range %d (%s): invalid range or product token %q", i, r.Prefix, r.Token)
 		}
 		p.ranges = append(p.ranges, ClientRange{Prefix: unmapPrefix(r.Prefix).Masked(), Token: r.Token, Mode: r.Mode,
@@ -181,7 +181,7 @@ func checkUser(u User, seen map[string]Pin) error {
 		return errors.New("name must be non-empty and contain no colon")
 	case seen[u.Name].Token != "":
 		return errors.New("duplicate name")
-	case !IsProductToken(u.Token):
+	case !robots.IsProductToken(u.Token):
 		return fmt.Errorf("product token %q must be letters, '_' and '-'", u.Token)
 	}
 	if _, err := bcrypt.Cost(u.PasswordHash); err != nil {
@@ -331,17 +331,6 @@ func parseBasic(header string) (user, password string, err error) {
 		return "", "", errors.New("credentials have no colon")
 	}
 	return user, password, nil
-}
-
-// IsProductToken reports whether s is a product token as RFC 9309 2.2.1
-// allows it in a user-agent line: one or more of a-z, A-Z, "_" and "-".
-func IsProductToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !robots.IsIdentChar(s[i]) {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // unmapPrefix turns an IPv4-mapped IPv6 range (::ffff:10.0.0.0/104) into

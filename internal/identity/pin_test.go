@@ -517,32 +517,6 @@ func TestPinConcurrent(t *testing.T) {
 	}
 }
 
-func TestIsProductToken(t *testing.T) {
-	tests := []struct {
-		s    string
-		want bool
-	}{
-		{"ExampleBot", true},
-		{"a", true},
-		{"My_Crawler-x", true},
-		{"-", true},
-		{"_", true},
-		{"", false},
-		{"*", false},
-		{"Bot2", false},
-		{"Bot/1.0", false},
-		{"My Bot", false},
-		{"Bot.", false},
-		{"Bötchen", false},
-		{"Bot\n", false},
-	}
-	for _, tt := range tests {
-		if got := identity.IsProductToken(tt.s); got != tt.want {
-			t.Errorf("IsProductToken(%q): got %v, want %v", tt.s, got, tt.want)
-		}
-	}
-}
-
 // TestPinNoUsersIgnoresCredentials: with no users configured a
 // Proxy-Authorization header (meant for a proxy further along a chain) is
 // ignored, so the client range or the User-Agent decides.

@@ -12,12 +12,15 @@ import (
 
 	"github.com/elazarl/goproxy"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
 // Defaults for CertsOptions.
 const (
-	// DefaultMaxEntries bounds the leaf-certificate cache.
-	DefaultMaxEntries = 1024
+	// DefaultMaxEntries bounds the leaf-certificate cache
+	// (rules.DefaultMaxCerts, the default of mitm.max_certs).
+	DefaultMaxEntries = rules.DefaultMaxCerts
 	// DefaultRenewBefore is how long before a leaf's NotAfter the cache
 	// stops serving it and signs a new one.
 	DefaultRenewBefore = 24 * time.Hour

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
-// Defaults of Options.
+// Defaults of Options (rules.DefaultMaxCrawlDelay, rules.DefaultMaxWait:
+// the defaults of politeness.max_crawl_delay and politeness.max_wait).
 const (
-	DefaultMaxCrawlDelay = 30 * time.Second
-	DefaultMaxWait       = 60 * time.Second
+	DefaultMaxCrawlDelay = rules.DefaultMaxCrawlDelay
+	DefaultMaxWait       = rules.DefaultMaxWait
 	// DefaultSendWithin bounds how long an admitted request may take to
 	// be sent (Options.SendWithin).
 	DefaultSendWithin = 30 * time.Second

@@ -5,13 +5,16 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
-// Defaults of LocalOptions.
+// Defaults of LocalOptions (rules.DefaultBackoffPause,
+// rules.DefaultMaxBackoff, rules.DefaultPolitenessKeys).
 const (
-	DefaultBackoffPause = 5 * time.Second
-	DefaultMaxBackoff   = 10 * time.Minute
-	DefaultMaxEntries   = 100_000
+	DefaultBackoffPause = rules.DefaultBackoffPause
+	DefaultMaxBackoff   = rules.DefaultMaxBackoff
+	DefaultMaxEntries   = rules.DefaultPolitenessKeys
 )
 
 // expireStep bounds the records a new key looks at for idle keys while

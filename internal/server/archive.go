@@ -7,7 +7,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/config"
 	"github.com/robotsproxy/robotsproxy/internal/license"
-	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // openArchive opens the robots.txt archive of audit.archive_dir, nil when
@@ -16,12 +15,9 @@ func openArchive(cfg config.Config, logger zerolog.Logger) (*audit.Archive, erro
 	if cfg.Audit.ArchiveDir == "" {
 		return nil, nil
 	}
-	return audit.OpenArchive(audit.ArchiveOptions{
-		Dir:        cfg.Audit.ArchiveDir,
-		MaxBytes:   int64(cfg.Audit.ArchiveMaxMB) << 20,
-		ParseLimit: robots.Options{MaxBytes: cfg.Robots.MaxBytes}.Limit(),
-		Log:        logger,
-	})
+	o := ArchiveOptions(cfg)
+	o.Log = logger
+	return audit.OpenArchive(o)
 }
 
 // archiveFetch records a fetch in the archive (when there is one), then
@@ -44,10 +40,8 @@ func archiveFetch(ar *audit.Archive, a access.Access, logger zerolog.Logger) acc
 // own with the robots.txt cache's bounds and TTL rules, and archived like
 // robots.txt bodies (by SHA-256) when the archive is on.
 func licenseSource(cfg config.Config, f *access.Fetcher, ar *audit.Archive, logger zerolog.Logger) *license.Source {
-	return license.NewSource(license.SourceOptions{
-		Fetcher:  f,
-		MaxBytes: robots.Options{MaxBytes: cfg.Robots.MaxBytes}.Limit(),
-		Cache:    CacheOptions(cfg),
-		Record:   func(a access.Access) access.Access { return archiveFetch(ar, a, logger) },
-	})
+	o := LicenseOptions(cfg)
+	o.Fetcher = f
+	o.Record = func(a access.Access) access.Access { return archiveFetch(ar, a, logger) }
+	return license.NewSource(o)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -39,57 +38,6 @@ func publishDirectory(cfg config.Config, st *signing.Settings) (*signing.Publish
 		return nil, fmt.Errorf("signing: %w", err)
 	}
 	return p, nil
-}
-
-// DirectoryEntries returns the entries of the key directory and the
-// cards of the signing identities s, whose keys st read (SigningSettings:
-// st.All[i] is s.Identities[i]): the default identity first (its card is
-// served at signing.CardPath), then the others in the configuration's
-// order.
-func DirectoryEntries(s config.Signing, st *signing.Settings) ([]signing.Entry, error) {
-	if len(st.All) != len(s.Identities) {
-		return nil, fmt.Errorf("signing.identities: %d identities, but keys read for %d", len(s.Identities), len(st.All))
-	}
-	var entries []signing.Entry
-	for i, id := range s.Identities {
-		a := st.All[i]
-		e := signing.Entry{Slug: CardSlug(id), ProductToken: a.ProductToken, SignatureAgent: a.URL, Card: a.Card, Keys: a.Keys}
-		if id.Default {
-			entries = append([]signing.Entry{e}, entries...)
-		} else {
-			entries = append(entries, e)
-		}
-	}
-	return entries, nil
-}
-
-// CardSlug names an identity's card (signing.CardsPrefix+SLUG+".json"):
-// "default", the product token in lower case, "user-NAME" or
-// "range-CIDR", with every character a slug does not allow replaced by
-// '-'.
-func CardSlug(id config.SigningIdentity) string {
-	var s string
-	switch {
-	case id.Default:
-		s = "default"
-	case id.ProductToken != "":
-		s = id.ProductToken
-	case id.User != "":
-		s = "user-" + id.User
-	default:
-		s = "range-" + id.ClientRange
-	}
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case 'a' <= r && r <= 'z', '0' <= r && r <= '9', r == '.', r == '_', r == '-':
-			return r
-		case 'A' <= r && r <= 'Z':
-			return r + 'a' - 'A'
-		}
-		return '-'
-	}, s)
-	s = strings.TrimLeft(s, "._-")
-	return s[:min(len(s), 64)]
 }
 
 // newKeyDirectory starts the key directory of p (nil: none), whose keys

@@ -17,6 +17,8 @@ import (
 // payments.breach_block. Settlements the ledger did not take are logged to
 // logger.
 func paying(cfg config.Config, shared *fleet.Store, next http.RoundTripper, logger zerolog.Logger) http.RoundTripper {
-	return &payments.Transport{Next: next, Limits: PaymentLimits(cfg), Ledger: shared.Ledger(&payments.Local{}),
-		BreachBlock: cfg.Payments.BreachBlock, Log: logger.With().Str("component", "payments").Logger()}
+	t := PaymentsTransport(cfg)
+	t.Next, t.Ledger = next, shared.Ledger(&payments.Local{})
+	t.Log = logger.With().Str("component", "payments").Logger()
+	return t
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"reflect"
-	"regexp"
 	"strings"
 	"time"
 
@@ -127,36 +126,12 @@ func (s *Server) prepareReload() (pendingReload, error) {
 // robots.txt cache, the pinner and the license source; usage.* is
 // restart-only, so a reload builds it with the running values.
 func buildPolicy(cfg config.Config, cache *access.Cache, pinner *identity.Pinner, licenses *license.Source) (*policy.Policy, error) {
-	overrides, err := compileOverrides(cfg.Identity.Overrides)
+	o, err := PolicyOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return policy.New(policy.Options{
-		Identifier:             identity.NewIdentifier(cfg.Identity.BrowserTokens, overrides),
-		Cache:                  cache,
-		Pinner:                 pinner,
-		ExemptHosts:            cfg.ExemptHosts,
-		AllowHosts:             cfg.AllowHosts,
-		DenyHosts:              cfg.DenyHosts,
-		ConnectPorts:           cfg.Connect.Ports,
-		RefuseConnect:          cfg.Connect.Refuse,
-		RequireConnectIdentity: cfg.Connect.RequireIdentity,
-		Mode:                   policy.Mode(cfg.Mode),
-		Usage: policy.UsageOptions{Enforce: cfg.Usage.Enforce, Declarations: UsageDeclarations(cfg),
-			Licenses: licenses},
-	}), nil
-}
-
-func compileOverrides(rules []config.OverrideRule) ([]identity.Override, error) {
-	out := make([]identity.Override, 0, len(rules))
-	for i, r := range rules {
-		re, err := regexp.Compile(r.UserAgent)
-		if err != nil {
-			return nil, fmt.Errorf("identity.overrides[%d].user_agent: %w", i, err)
-		}
-		out = append(out, identity.Override{Pattern: re, Token: r.Token})
-	}
-	return out, nil
+	o.Cache, o.Pinner, o.Usage.Licenses = cache, pinner, licenses
+	return policy.New(o), nil
 }
 
 // nonNil makes an empty list log as [] rather than null.

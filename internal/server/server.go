@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/config"
@@ -24,10 +26,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/fleet"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/license"
-	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/proxy"
-	"github.com/robotsproxy/robotsproxy/robots"
-	"github.com/rs/zerolog"
 )
 
 // Server is an assembled robotsproxy.
@@ -87,15 +86,8 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 // requests to their origins: the destination-guarded transport of
 // upstream.* when base is nil, base otherwise (see NewInProcess).
 func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg registry, base http.RoundTripper) (*Server, error) {
-	guard := &netguard.Guard{AllowPrivate: cfg.AllowPrivate, Allow: cfg.PrivateRanges()}
-	fetcher := access.NewFetcher(access.FetcherOptions{
-		Guard:                      guard,
-		UserAgent:                  cfg.Robots.UserAgent,
-		ConnectTimeout:             cfg.Robots.ConnectTimeout,
-		Timeout:                    cfg.Robots.Timeout,
-		Parse:                      robots.Options{MaxBytes: cfg.Robots.MaxBytes},
-		TooManyRequestsUnreachable: cfg.Robots.TooManyRequests == "unreachable",
-	})
+	guard := Guard(cfg)
+	fetcher := access.NewFetcher(FetcherOptions(cfg, guard))
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var metrics *proxy.Metrics
 	archive, err := openArchive(cfg, logger)
@@ -135,13 +127,7 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 		return nil, err
 	}
 	registerAuditMetrics(reg, auditW)
-	transport := proxy.NewTransport(guard, proxy.TransportOptions{
-		ConnectTimeout:        cfg.Upstream.ConnectTimeout,
-		ResponseHeaderTimeout: cfg.Upstream.ResponseHeaderTimeout,
-		MaxIdleConns:          cfg.Upstream.MaxIdleConns,
-		MaxIdleConnsPerHost:   cfg.Upstream.MaxIdleConnsPerHost,
-		IdleTimeout:           cfg.Upstream.IdleTimeout,
-	})
+	transport := proxy.NewTransport(guard, TransportOptions(cfg))
 	keysRead := time.Now() // before egressChain reads the keys: the archive's seen_at
 	var outbound http.RoundTripper = transport
 	if base != nil {
@@ -157,28 +143,12 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 			return nil, err
 		}
 	}
-	p := proxy.New(proxy.Options{
-		Intercept:     https.config,
-		OnUntrusted:   untrustedLog(logger, https),
-		Policy:        pol,
-		Transport:     transport,
-		Egress:        egressSteps,
-		Outbound:      base, // nil but in process
-		Audit:         auditW,
-		AuditContinue: cfg.Audit.OnWriteError == "continue",
-		Metrics:       metrics,
-		MaxFieldBytes: cfg.Log.MaxFieldBytes,
-
-		MaxRequestTargetBytes: cfg.Client.MaxRequestTargetBytes,
-		MaxHeaderBytes:        cfg.Client.MaxHeaderBytes,
-		ReadHeaderTimeout:     cfg.Client.ReadHeaderTimeout,
-		IdleTimeout:           cfg.Client.IdleTimeout,
-		BodyIdleTimeout:       cfg.Client.BodyIdleTimeout,
-		BodyMinRate:           cfg.Client.BodyMinRate,
-
-		Politeness:       politenessLimiter(cfg, reg, shared),
-		UnreachableRetry: TTLRules(cfg).WithDefaults().UnreachableRetry,
-	})
+	po := ProxyOptions(cfg)
+	po.Intercept, po.OnUntrusted = https.config, untrustedLog(logger, https)
+	po.Policy, po.Transport, po.Egress, po.Audit, po.Metrics = pol, transport, egressSteps, auditW, metrics
+	po.Outbound = base // nil but in process
+	po.Politeness = politenessLimiter(cfg, reg, shared)
+	p := proxy.New(po)
 	ready := &readiness{}
 	ready.addCheck("audit", auditReady(auditW))
 	if shared != nil {
@@ -202,8 +172,7 @@ func auditWriter(cfg config.Config, stdout io.Writer, onError func(error)) (*aud
 	opts.OnError, opts.Now = onError, time.Now
 	var out io.Writer = nopCloser{stdout}
 	if cfg.Log.File != "" {
-		f, prev, err := audit.OpenFile(audit.FileOptions{Path: cfg.Log.File, MaxSizeMB: cfg.Log.MaxSizeMB,
-			MaxBackups: cfg.Log.MaxBackups, MaxAgeDays: cfg.Log.MaxAgeDays})
+		f, prev, err := audit.OpenFile(AuditFileOptions(cfg))
 		if err != nil {
 			return nil, nil, fmt.Errorf("log.file: %w", err)
 		}

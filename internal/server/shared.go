@@ -12,7 +12,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/config"
 	"github.com/robotsproxy/robotsproxy/internal/fleet"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
-	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // sharedStore connects to the fleet's shared store (shared.redis_url)
@@ -36,19 +35,9 @@ func sharedStore(cfg config.Config, reg prometheus.Registerer, logger zerolog.Lo
 		}
 		recordKey = key
 	}
-	return fleet.New(fleet.Options{
-		URL:        cfg.Shared.RedisURL,
-		KeyPrefix:  cfg.Shared.KeyPrefix,
-		LockTTL:    cfg.Shared.LockTTL,
-		Timeout:    cfg.Shared.Timeout,
-		PoolSize:   cfg.Shared.PoolSize,
-		WaitFor:    cfg.Robots.Timeout,
-		TTLRules:   TTLRules(cfg),
-		Parse:      robots.Options{MaxBytes: cfg.Robots.MaxBytes},
-		RecordKey:  recordKey,
-		Registerer: reg,
-		Log:        logger,
-	})
+	o := StoreOptions(cfg)
+	o.RecordKey, o.Registerer, o.Log = recordKey, reg, logger
+	return fleet.New(o)
 }
 
 // sharedPoliteness moves the spacing, back-off and in-flight cap of o into
@@ -58,8 +47,7 @@ func sharedPoliteness(shared *fleet.Store, cfg config.Config, o politeness.Optio
 	if shared == nil {
 		return o
 	}
-	o.Scheduler = shared.Scheduler(o.Scheduler, fleet.SchedulerOptions{
-		DefaultBackoff: cfg.Politeness.DefaultBackoff, MaxBackoff: cfg.Politeness.MaxBackoff})
+	o.Scheduler = shared.Scheduler(o.Scheduler, SharedSchedulerOptions(cfg))
 	if o.MaxConcurrentPerHost > 0 {
 		o.Gate = shared.Gate(o.MaxConcurrentPerHost, politeness.NewLocalGate(o.MaxConcurrentPerHost))
 	}

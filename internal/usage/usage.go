@@ -28,31 +28,27 @@ package usage
 
 import (
 	"fmt"
-	"slices"
+
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
-// The purposes, as declared in the configuration.
+// The purposes, as declared in the configuration (rules.TrainAI,
+// rules.Search, rules.AIInput).
 const (
-	// TrainAI is training AI models (vocab-07 6.1 "train-ai";
-	// Content-Signal "ai-train").
-	TrainAI = "train-ai"
-	// Search is building a search index and showing results that point
-	// back to the content (vocab-07 6.1 "search"; Content-Signal
-	// "search").
-	Search = "search"
-	// AIInput is feeding content into an AI model at answer time
-	// (retrieval-augmented generation, grounding; Content-Signal
-	// "ai-input"). No vocab-07 label covers it, so only Content-Signal
-	// states a preference for it.
-	AIInput = "ai-input"
+	// TrainAI is training AI models.
+	TrainAI = rules.TrainAI
+	// Search is building a search index.
+	Search = rules.Search
+	// AIInput is feeding content into an AI model at answer time.
+	AIInput = rules.AIInput
 )
 
 // Purposes returns the labels a purpose may be declared as, in the order
-// audit lines list them.
-func Purposes() []string { return []string{TrainAI, Search, AIInput} }
+// audit lines list them (rules.Purposes).
+func Purposes() []string { return rules.Purposes() }
 
-// IsPurpose reports whether s is one of Purposes.
-func IsPurpose(s string) bool { return slices.Contains(Purposes(), s) }
+// IsPurpose reports whether s is one of Purposes (rules.IsPurpose).
+func IsPurpose(s string) bool { return rules.IsPurpose(s) }
 
 // Value is a preference: "y" (the use is allowed), "n" (it is not), or ""
 // (unknown: nothing stated).

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
 // ErrAuthority is the error of a directory or card response asked for
@@ -18,21 +20,8 @@ import (
 var ErrAuthority = errors.New("not an authority of the key directory (signature_agent hosts and signing.directory_authorities)")
 
 // CheckAuthority checks an authority given in the configuration or on
-// the command line: HOST or HOST:PORT (an IPv6 host in brackets), with
-// no scheme, user information, path, query or fragment.
-func CheckAuthority(s string) error {
-	if s == "" {
-		return errors.New("empty authority: want HOST or HOST:PORT")
-	}
-	u, err := url.Parse("https://" + s)
-	if err != nil || u.Host != s || u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Hostname() == "" {
-		return fmt.Errorf("want HOST or HOST:PORT such as crawler.example.com, got %q", s)
-	}
-	if p := u.Port(); p == "" && strings.HasSuffix(s, ":") {
-		return fmt.Errorf("want HOST or HOST:PORT, got %q (empty port)", s)
-	}
-	return nil
-}
+// the command line (rules.CheckAuthority): HOST or HOST:PORT.
+func CheckAuthority(s string) error { return rules.CheckAuthority(s) }
 
 // AgentAuthority returns the authority of a Signature-Agent URL (its
 // host, and port when not 443), normalized as NormalizeAuthority does.

@@ -4,7 +4,6 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -106,22 +105,11 @@ func signBase(priv ed25519.PrivateKey, base string) string {
 }
 
 // sfString serializes s as an RFC 9651 String (section 4.1.6); s must be
-// printable ASCII, which the callers check (CheckAgentURL, isKey) or
+// printable ASCII, which the callers check (rules.CheckAgentURL, rules.IsStructuredKey) or
 // produce (base64).
 func sfString(s string) string {
 	if !strings.ContainsAny(s, `"\`) {
 		return `"` + s + `"`
 	}
 	return strconv.Quote(s) // only \" and \\ escapes occur in printable ASCII
-}
-
-// checkPrintable returns an error when s holds a character an RFC 9651
-// String cannot (outside %x20-7E).
-func checkPrintable(s string) error {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return fmt.Errorf("%q holds a character outside printable ASCII", s)
-		}
-	}
-	return nil
 }

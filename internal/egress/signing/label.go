@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/dunglas/httpsfv"
+
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
 // maxLabelTries bounds the search for a free label.
@@ -59,7 +61,7 @@ func inAny(ds []*httpsfv.Dictionary, name string) bool {
 // covers the whole Signature-Agent field (not one member of it), adding a
 // member would break that signature: an error.
 func addAgent(h http.Header, label, url string) error {
-	if err := checkPrintable(url); err != nil {
+	if err := rules.CheckPrintable(url); err != nil {
 		return fmt.Errorf("signing: Signature-Agent: %w", err)
 	}
 	if len(h.Values(headerAgent)) > 0 {
@@ -97,19 +99,4 @@ func wholeAgentCovered(h http.Header) error {
 		}
 	}
 	return nil
-}
-
-// isKey reports whether s is an RFC 9651 key (section 3.2): a lower-case
-// letter or "*", then lower-case letters, digits, "_", "-", "." or "*".
-func isKey(s string) bool {
-	if s == "" || !(s[0] == '*' || 'a' <= s[0] && s[0] <= 'z') {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.' || c == '*') {
-			return false
-		}
-	}
-	return true
 }

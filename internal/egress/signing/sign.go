@@ -15,26 +15,27 @@ import (
 	"github.com/dunglas/httpsfv"
 
 	"github.com/robotsproxy/robotsproxy/internal/egress"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
 // Tag is the signature's tag parameter for Web Bot Auth
 // (draft-ietf-webbotauth-httpsig-protocol-01).
 const Tag = "web-bot-auth"
 
-// Defaults and bounds of Settings.
+// Defaults and bounds of Settings (rules.DefaultSignatureLabel,
+// rules.DefaultSignatureExpires, rules.MaxSignatureExpires,
+// rules.DefaultSignatureMaxBodyBytes).
 const (
-	// DefaultLabel is the signature label (the member name in
-	// Signature-Input, Signature and Signature-Agent) when none is set.
-	DefaultLabel = "robotsproxy"
+	// DefaultLabel is the signature label when none is set.
+	DefaultLabel = rules.DefaultSignatureLabel
 	// DefaultExpires is how long a signature is valid after its created
 	// time when Settings.Expires is zero.
-	DefaultExpires = 60 * time.Second
-	// MaxExpires bounds Settings.Expires: the protocol draft asks for
-	// short-lived signatures, at most a day.
-	MaxExpires = 24 * time.Hour
+	DefaultExpires = rules.DefaultSignatureExpires
+	// MaxExpires bounds Settings.Expires.
+	MaxExpires = rules.MaxSignatureExpires
 	// DefaultMaxBodyBytes bounds a request body buffered for its
-	// Content-Digest when Settings.MaxBodyBytes is zero: 4 MiB.
-	DefaultMaxBodyBytes = 4 << 20
+	// Content-Digest when Settings.MaxBodyBytes is zero.
+	DefaultMaxBodyBytes = rules.DefaultSignatureMaxBodyBytes
 )
 
 // The fields a signature involves.
@@ -109,20 +110,11 @@ func (s *Settings) Validate(now time.Time) error {
 		if err := a.Active.validityError(now); err != nil {
 			return fmt.Errorf("agent %d: %w", i, err)
 		}
-		if err := CheckAgentURL(a.URL); err != nil {
+		if err := rules.CheckAgentURL(a.URL); err != nil {
 			return fmt.Errorf("agent %d: Signature-Agent: %w", i, err)
 		}
 	}
-	if s.Label != "" && !isKey(s.Label) {
-		return fmt.Errorf("signature label %q is not a structured field key (RFC 9651 3.2: lower-case letters, digits, _ - . *)", s.Label)
-	}
-	if s.Expires < 0 || s.Expires > MaxExpires {
-		return fmt.Errorf("signature expires %v: want at most %v", s.Expires, MaxExpires)
-	}
-	if s.MaxBodyBytes < 0 {
-		return fmt.Errorf("max body bytes %d: want 0 (the default) or more", s.MaxBodyBytes)
-	}
-	return nil
+	return rules.CheckSignatureBounds(s.Label, s.Expires, s.MaxBodyBytes)
 }
 
 // Signed is what Sign did.

@@ -1,10 +1,12 @@
-package fleet
+package redisurl
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
 func TestNewClientURLForms(t *testing.T) {
@@ -27,29 +29,29 @@ func TestNewClientURLForms(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.url, func(t *testing.T) {
-			c, err := newClient(tc.url, 0)
+			c, err := NewClient(tc.url, 0)
 			if tc.want == "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("newClient(%q): got error %v, want one containing %q", tc.url, err, tc.wantErr)
+					t.Fatalf("NewClient(%q): got error %v, want one containing %q", tc.url, err, tc.wantErr)
 				}
 				if strings.Contains(err.Error(), "secret") {
-					t.Errorf("newClient(%q): the error shows the password: %v", tc.url, err)
+					t.Errorf("NewClient(%q): the error shows the password: %v", tc.url, err)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("newClient(%q): %v", tc.url, err)
+				t.Fatalf("NewClient(%q): %v", tc.url, err)
 			}
 			defer c.Close()
 			if got := typeName(c); got != tc.want {
-				t.Errorf("newClient(%q): got %s, want %s", tc.url, got, tc.want)
+				t.Errorf("NewClient(%q): got %s, want %s", tc.url, got, tc.want)
 			}
 		})
 	}
 }
 
 func TestNewClientFailsFast(t *testing.T) {
-	c, err := newClient("redis://127.0.0.1:6379", 0)
+	c, err := NewClient("redis://127.0.0.1:6379", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func TestNewClientFailsFast(t *testing.T) {
 		t.Errorf("options: MaxRetries %d, DialerRetries %d, ContextTimeoutEnabled %v; want 0 (none), 1, true",
 			o.MaxRetries, o.DialerRetries, o.ContextTimeoutEnabled)
 	}
-	c2, err := newClient("redis://127.0.0.1:6379?max_retries=2", 0)
+	c2, err := NewClient("redis://127.0.0.1:6379?max_retries=2", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,17 +90,17 @@ func TestNewClientPoolSize(t *testing.T) {
 		poolSize int
 		want     int
 	}{
-		{"redis://127.0.0.1:6379", DefaultPoolSize, DefaultPoolSize},
+		{"redis://127.0.0.1:6379", rules.DefaultStorePoolSize, rules.DefaultStorePoolSize},
 		{"redis://127.0.0.1:6379", 7, 7},
-		{"redis://127.0.0.1:6379?pool_size=4", DefaultPoolSize, 4},
+		{"redis://127.0.0.1:6379?pool_size=4", rules.DefaultStorePoolSize, 4},
 		{"redis://sentinel.example:26379?master_name=m", 9, 9},
 		{"redis+cluster://node1.example:6379", 11, 11},
 		{"redis+cluster://node1.example:6379?pool_size=3", 11, 3},
 	}
 	for _, tc := range tests {
-		c, err := newClient(tc.url, tc.poolSize)
+		c, err := NewClient(tc.url, tc.poolSize)
 		if err != nil {
-			t.Fatalf("newClient(%q, %d): %v", tc.url, tc.poolSize, err)
+			t.Fatalf("NewClient(%q, %d): %v", tc.url, tc.poolSize, err)
 		}
 		var got int
 		switch c := c.(type) {
@@ -109,7 +111,7 @@ func TestNewClientPoolSize(t *testing.T) {
 		}
 		c.Close()
 		if got != tc.want {
-			t.Errorf("newClient(%q, %d): pool size %d, want %d", tc.url, tc.poolSize, got, tc.want)
+			t.Errorf("NewClient(%q, %d): pool size %d, want %d", tc.url, tc.poolSize, got, tc.want)
 		}
 	}
 }

@@ -1,15 +1,15 @@
-package payments_test
+package money_test
 
 import (
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/internal/egress/payments"
+	"github.com/robotsproxy/robotsproxy/internal/money"
 )
 
 func TestParseAmount(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want payments.Amount
+		want money.Amount
 		str  string
 		bad  bool
 	}{
@@ -18,7 +18,7 @@ func TestParseAmount(t *testing.T) {
 		{in: "1.5", want: 1_500_000, str: "1.50"},
 		{in: "0.000001", want: 1, str: "0.000001"},
 		{in: "0.125", want: 125_000, str: "0.125"},
-		{in: "1000000000", want: payments.MaxAmount, str: "1000000000"},
+		{in: "1000000000", want: money.MaxAmount, str: "1000000000"},
 		{in: "1000000000.000001", bad: true},
 		{in: "0.0000001", bad: true},
 		{in: "-1", bad: true},
@@ -31,7 +31,7 @@ func TestParseAmount(t *testing.T) {
 		{in: "99999999999", bad: true},
 		{in: "０.01", bad: true},
 	} {
-		got, err := payments.ParseAmount(tc.in)
+		got, err := money.ParseAmount(tc.in)
 		if tc.bad {
 			if err == nil {
 				t.Errorf("ParseAmount(%q) = %d, want an error", tc.in, got)
@@ -47,11 +47,11 @@ func TestParseAmount(t *testing.T) {
 func TestParsePrice(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want payments.Price
+		want money.Price
 		bad  bool
 	}{
-		{in: "USD 0.01", want: payments.Price{Currency: "USD", Amount: 10_000}},
-		{in: " EUR 2 ", want: payments.Price{Currency: "EUR", Amount: 2_000_000}},
+		{in: "USD 0.01", want: money.Price{Currency: "USD", Amount: 10_000}},
+		{in: " EUR 2 ", want: money.Price{Currency: "EUR", Amount: 2_000_000}},
 		{in: "usd 0.01", bad: true},
 		{in: "USDX 0.01", bad: true},
 		{in: "USD", bad: true},
@@ -59,7 +59,7 @@ func TestParsePrice(t *testing.T) {
 		{in: "0.01 USD", bad: true},
 		{in: "USD -0.01", bad: true},
 	} {
-		got, err := payments.ParsePrice(tc.in)
+		got, err := money.ParsePrice(tc.in)
 		if tc.bad != (err != nil) || got != tc.want {
 			t.Errorf("ParsePrice(%q) = %+v, %v; want %+v, error %v", tc.in, got, err, tc.want, tc.bad)
 		}

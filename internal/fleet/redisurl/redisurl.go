@@ -1,4 +1,9 @@
-package fleet
+// Package redisurl reads a shared.redis_url, the address of the store a
+// fleet of replicas shares: it checks the URL without connecting
+// (Validate), redacts its password for logs and errors (Redact), and opens
+// the go-redis client it names (NewClient). The configuration checks the
+// URL with the same code the fleet opens it with.
+package redisurl
 
 import (
 	"errors"
@@ -13,7 +18,7 @@ import (
 // "rediss+cluster://".
 const clusterSuffix = "+cluster"
 
-// newClient returns a client for a shared.redis_url:
+// NewClient returns a client for a shared.redis_url:
 //
 //   - redis://[user:password@]host:port[/db][?options] and rediss:// (TLS),
 //     unix:///path/to/socket: one server (go-redis ParseURL);
@@ -27,7 +32,7 @@ const clusterSuffix = "+cluster"
 // ...); see failFast for the defaults that differ. poolSize is the
 // connection pool's size (per node for a cluster) unless the URL gives
 // pool_size; 0 leaves go-redis's default (10 per GOMAXPROCS).
-func newClient(raw string, poolSize int) (redis.UniversalClient, error) {
+func NewClient(raw string, poolSize int) (redis.UniversalClient, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("parse URL: %w", redactErr(err, raw))
@@ -85,9 +90,9 @@ func (f failFast) apply(maxRetries, dialerRetries, poolSize *int, ctxTimeout *bo
 	*ctxTimeout = true
 }
 
-// ValidateURL checks a shared.redis_url without connecting.
-func ValidateURL(raw string) error {
-	c, err := newClient(raw, 0)
+// Validate checks a shared.redis_url without connecting.
+func Validate(raw string) error {
+	c, err := NewClient(raw, 0)
 	if err != nil {
 		return err
 	}

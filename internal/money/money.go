@@ -1,4 +1,10 @@
-package payments
+// Package money holds the exact sums of pay per crawl: decimal amounts
+// kept as integers in millionths of a currency unit, prices as
+// "USD 0.01", and ISO 4217 currency codes. The configuration
+// (payments.identities[].max_price, budget, currency) and the runtime
+// (payments, the fleet's spend ledger) read and check them with the same
+// functions.
+package money
 
 import (
 	"errors"
