@@ -192,8 +192,7 @@ func upstreamErrorResponse(req *http.Request, err error, st *state) *http.Respon
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	if netguard.IsRefused(err) {
 		if st.decided {
-			st.decision.Allowed, st.decision.Reason, st.decision.Err = false, policy.ReasonDestination, err
-			st.decision.ReportOnly = false // the destination policy is always enforced
+			policy.DecideDialRefused(&st.decision, err)
 			return rejectResponse(req, &st.decision, "")
 		}
 		return textResponse(req, http.StatusForbidden, h, denialText(&policy.Decision{Reason: policy.ReasonDestination}))
