@@ -85,7 +85,9 @@ func fleetOutage(t *testing.T, f *fleet, rs *redistest.Server) {
 		}
 	}
 	resumed := newFleetOrigin(t, "User-agent: *\nDisallow: /private\n")
+	resumed.mu.Lock() // the origin is serving: its handler reads the fields under mu
 	resumed.delay = 200 * time.Millisecond
+	resumed.mu.Unlock()
 	var burst sync.WaitGroup
 	for i := range 30 {
 		burst.Go(func() {

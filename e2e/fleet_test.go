@@ -131,7 +131,9 @@ func TestFleetSharesRobotsAndPoliteness(t *testing.T) {
 // over the 3 replicas, make exactly one robots.txt fetch.
 func fleetColdBurst(t *testing.T, f *fleet) {
 	o := newFleetOrigin(t, "User-agent: *\nDisallow: /private\n")
+	o.mu.Lock()
 	o.delay = 300 * time.Millisecond // every replica misses while it is fetched
+	o.mu.Unlock()
 	hitsBefore, missesBefore := f.sum(t, "robotsproxy_shared_hits_total"), f.sum(t, "robotsproxy_shared_misses_total")
 	const n = 600
 	start := make(chan struct{})
@@ -172,7 +174,9 @@ func fleetColdBurst(t *testing.T, f *fleet) {
 // new file and they agree on every URL, with one more fetch in all.
 func fleetChange(t *testing.T, f *fleet) {
 	o := newFleetOrigin(t, "User-agent: *\nDisallow: /a\n")
+	o.mu.Lock() // the origin is serving: its handler reads the fields under mu
 	o.maxAge = "max-age=1"
+	o.mu.Unlock()
 	paths := []string{"/a", "/a/1", "/b", "/b/2", "/c"}
 	decide := func() [3]map[string]int {
 		var got [3]map[string]int

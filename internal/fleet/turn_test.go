@@ -118,9 +118,13 @@ func TestTurnOneRoundTrip(t *testing.T) {
 	waitFlushed(t, r)
 	on, names, off, pipelined := hook.take()
 	off, pipelined = off+offTotal, pipelined+pipelinedTotal
-	if on != 0 || pipelined != 2*n || off > n {
+	// A release and a success per request go out together, one round trip
+	// a request; on a busy machine the flusher may fire between the two of
+	// one request now and then, so a few more round trips are allowed.
+	const slack = 3
+	if on != 0 || pipelined != 2*n || off > n+slack {
 		t.Errorf("after the responses: %d round trips on a path (%v), %d off it with %d commands pipelined; want 0 on, at most %d off with %d commands (a release and a success per request)",
-			on, names, off, pipelined, n, 2*n)
+			on, names, off, pipelined, n+slack, 2*n)
 	}
 	for i := range n {
 		if c := r.rdb.ZCard(ctx, r.gateKey(fmt.Sprintf("http://site%d.example:80", i))).Val(); c != 0 {
