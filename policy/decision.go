@@ -135,6 +135,11 @@ type Decision struct {
 	Cause access.Cause
 	// Reason says why.
 	Reason Reason
+	// RobotsReason is robots.txt's reason when the politeness step
+	// (DecideAdmission) made Reason its own: the request waited for its
+	// turn, or was refused. "" otherwise. The audit line shows it as
+	// robots_reason.
+	RobotsReason Reason
 	// Identity is who the crawler is.
 	Identity identity.Identity
 	// Verdict is the matcher's answer; zero unless Access is Successful.

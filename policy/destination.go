@@ -126,8 +126,12 @@ func (p *Policy) DecideConnect(ctx context.Context, r Request, intercept bool) D
 		// matter there.
 		d.Reason, d.Err = ReasonUnidentifiedTunnel, errUnidentifiedTunnel
 	default:
+		// Host-level: robots.txt's decision for "/" of the authority. A
+		// tunnel carries no request of its own to decide usage for: the
+		// usage step is not run.
 		r.Scheme, r.Path = scheme, "/"
-		return p.Decide(ctx, r)
+		d = p.decide(ctx, r)
+		p.markReportOnly(&d, r.Pin)
 	}
 	return d
 }
@@ -188,4 +192,14 @@ func Exemptions(hosts []string) func(scheme, hostport string) (bool, error) {
 		}
 		return l.match(hostOf(authority)), nil
 	}
+}
+
+// DecideDialRefused turns d, the decision of a request that was being
+// forwarded, into a denial with reason destination-refused: the
+// destination guard refused the address dialled (err; a DNS answer that
+// changed after the robots.txt fetch). It is enforced whatever the mode:
+// the destination policy is the operator's, never robots.txt's.
+func DecideDialRefused(d *Decision, err error) {
+	d.Allowed, d.Reason, d.Err = false, ReasonDestination, err
+	d.ReportOnly = false
 }

@@ -8,7 +8,9 @@ import (
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
-func TestDenyForLicense(t *testing.T) {
+// TestDecideLicense: a license that refuses the request denies it when
+// enforced and robots.txt allowed it; the request's mode applies after.
+func TestDecideLicense(t *testing.T) {
 	tests := []struct {
 		name       string
 		allowed    bool
@@ -34,7 +36,8 @@ func TestDenyForLicense(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := policy.Decision{Allowed: tt.allowed, Reason: policy.ReasonRule}
 			l := &usage.License{URL: "https://example.com/license.xml", Decision: tt.decision}
-			p.DenyForLicense(&d, identity.Pin{Mode: tt.mode}, l, tt.enforce)
+			policy.DecideLicense(&d, l, tt.enforce)
+			p.MarkReportOnly(&d, identity.Pin{Mode: tt.mode})
 			if d.Allowed != tt.wantAllow || d.Reason != tt.wantReason || d.ReportOnly != tt.wantReport {
 				t.Errorf("got allowed %v reason %s report-only %v, want %v %s %v", d.Allowed, d.Reason, d.ReportOnly, tt.wantAllow, tt.wantReason, tt.wantReport)
 			}
@@ -44,7 +47,7 @@ func TestDenyForLicense(t *testing.T) {
 		})
 	}
 	d := policy.Decision{Allowed: true}
-	p.DenyForLicense(&d, identity.Pin{}, nil, true)
+	policy.DecideLicense(&d, nil, true)
 	if d.Usage != nil || !d.Allowed {
 		t.Errorf("nil license: %+v", d)
 	}

@@ -1,7 +1,12 @@
 // Package policy decides whether a crawler's request may go ahead under
 // RFC 9309: who the crawler is (its product tokens), what the target's
 // robots.txt says for it, what the access result of that robots.txt implies
-// (section 2.3.1), and how long results are cached (section 2.4).
+// (section 2.3.1), and how long results are cached (section 2.4). The
+// steps after robots.txt are decided here too: the usage preferences and
+// RSL licenses that apply to the purposes declared for the crawler
+// (DecideUsage, DecideLicense) and politeness admission
+// (DecideAdmission). The proxy acts on the Decision; check and audit
+// verify decide through the same functions.
 package policy
 
 import (
@@ -52,6 +57,10 @@ type Options struct {
 	// Mode is how robots.txt denials are acted on for requests whose pin
 	// sets no mode; "" means ModeEnforce.
 	Mode Mode
+	// Usage compares the purposes declared for crawlers with the usage
+	// preferences and licenses robots.txt states (see DecideUsage,
+	// DecideLicense); the zero value declares none and reads no license.
+	Usage UsageOptions
 }
 
 // Policy decides requests. It is safe for concurrent use.
@@ -87,6 +96,11 @@ type Request struct {
 	// Pin is the request's pinned identity (see Authenticate); when its
 	// Token is set it overrides the User-Agent.
 	Pin identity.Pin
+	// Tunnel is the canonical authority of the intercepted CONNECT tunnel
+	// the request came in, "" outside one: a request naming another
+	// authority is refused (reason bad-request), since the tunnel's checks
+	// (port, host lists) were made for its own authority only.
+	Tunnel string
 }
 
 // Identify returns the crawler identity for a User-Agent header value.
@@ -112,11 +126,16 @@ func (p *Policy) IdentityOf(r Request) identity.Identity {
 // sent and as origins may resolve it, and denied when any reading is
 // disallowed (see MatchPath).
 //
+// Usage preferences and licenses are then decided for the purposes
+// declared for the crawler (Options.Usage; see DecideUsage and
+// DecideLicense), fetching a license the cache does not hold.
+//
 // In report mode (Options.Mode, or the request's pinned mode) a denial
 // that robots.txt makes is returned with ReportOnly set: the proxy
 // forwards the request and audits the denial (Decision.ReportOnly).
 func (p *Policy) Decide(ctx context.Context, r Request) Decision {
 	d := p.decide(ctx, r)
+	p.decideUsage(ctx, &d, r)
 	p.markReportOnly(&d, r.Pin)
 	return d
 }
@@ -135,6 +154,12 @@ func (p *Policy) markReportOnly(d *Decision, pin identity.Pin) {
 func (p *Policy) decide(ctx context.Context, r Request) Decision {
 	d := Decision{Identity: p.IdentityOf(r)}
 	t := p.target(r.Scheme, r.Host)
+	if r.Tunnel != "" && (t.err != nil || t.authority != r.Tunnel) {
+		// Refused before the other authority's robots.txt would be
+		// fetched, past the tunnel's port and host checks.
+		d.Reason, d.Err = ReasonBadRequest, fmt.Errorf("request host %q is not the tunnel's %q", r.Host, r.Tunnel)
+		return d
+	}
 	if t.err != nil {
 		d.Reason, d.Err = ReasonBadRequest, t.err
 		return d

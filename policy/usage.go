@@ -1,24 +1,144 @@
 package policy
 
 import (
-	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"context"
+	"strings"
+
+	"github.com/robotsproxy/robotsproxy/internal/license"
 	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
-// DenyForUsage turns d into a denial for a usage preference (reason
-// usage-preference) when e refuses a declared purpose and d would forward
-// the request, and records e in d either way (nil records nothing). The request's mode applies
-// as to a robots.txt denial: in report mode the denial is forwarded and
-// audited with ReportOnly set. pin is the request's pinned identity (its
-// mode).
-func (p *Policy) DenyForUsage(d *Decision, pin identity.Pin, e *usage.Evaluation) {
-	d.Usage = e
-	if e == nil || e.Refused == "" || !d.Allowed {
+// UsageOptions configure the usage step of Decide: the purposes declared
+// for crawlers, compared with the usage preferences and RSL licenses
+// robots.txt states.
+type UsageOptions struct {
+	// Enforce denies (reason usage-preference, license or
+	// license-required) a request whose declared purpose robots.txt or its
+	// license refuses for the path; report mode forwards it and audits the
+	// denial. Default false: preferences and licenses are only recorded.
+	Enforce bool
+	// Declarations are the purposes declared per product token; nil
+	// declares none. Those of users and client ranges come with their pin
+	// (identity.Pin.Purposes).
+	Declarations *usage.Declarations
+	// Licenses fetch and cache the RSL licenses robots.txt files name
+	// (License lines) and those responses name in Link header fields,
+	// read for requests with declared purposes. Nil reads none.
+	Licenses *license.Source
+}
+
+// decideUsage is Decide's usage step, run on every decision Decide makes:
+// it compares the purposes declared for the request (pinned, else its
+// product token's) with the usage preferences robots.txt states for it
+// (DecideUsage), then, with purposes declared, reads the RSL licenses that
+// apply (DecideLicense). Nothing is recorded when no purpose is declared
+// and no preference is stated.
+func (p *Policy) decideUsage(ctx context.Context, d *Decision, r Request) {
+	o := &p.opts.Usage
+	purposes := o.Declarations.Purposes(r.Pin.Purposes, d.Identity.Token)
+	if len(d.UsagePrefs) == 0 && len(purposes) == 0 {
+		return
+	}
+	DecideUsage(d, purposes, o.Enforce)
+	if o.Licenses == nil || len(purposes) == 0 || d.Robots == nil {
+		return
+	}
+	DecideLicense(d, p.readLicense(ctx, d, r, purposes), o.Enforce)
+}
+
+// DecideUsage records in d how the purposes declared for the crawler
+// compare with the usage preferences robots.txt states for the request
+// (d.UsagePrefs; see usage.Evaluate), and, with enforce, turns d into a
+// denial, reason usage-preference, when a declared purpose is refused and
+// d would forward the request: a usage preference denies only what
+// robots.txt allows. Decide applies the request's mode after it (report
+// mode forwards the denial). The proxy (through Decide) and audit verify
+// decide usage preferences through it.
+func DecideUsage(d *Decision, purposes []string, enforce bool) {
+	e := usage.Evaluate(purposes, d.UsagePrefs)
+	d.Usage = &e
+	if !enforce || e.Refused == "" || !d.Allowed {
 		return
 	}
 	d.Allowed, d.Reason = false, ReasonUsage
-	p.markReportOnly(d, pin)
+}
+
+// readLicense reads the RSL licenses that apply to the request: the one
+// robots.txt names (a License line) and the one an earlier response for
+// the same resource named in a Link header field (ObserveLicenseLink). A
+// purpose either refuses is refused: the robots.txt license is read
+// first, and the Link one decides only when robots.txt's does not refuse
+// the request. nil when neither applies.
+func (p *Policy) readLicense(ctx context.Context, d *Decision, r Request, purposes []string) *usage.License {
+	src := p.opts.Usage.Licenses
+	path := d.DecidedPath(r.Path)
+	var l *usage.License
+	if d.Robots.HasLicense() {
+		l = src.Check(ctx, d.Robots, r.Host, path, purposes)
+	}
+	if l == nil || !l.Refuses() {
+		if ll := src.CheckLink(ctx, d.licenseResource(path), r.Host, path, purposes); ll != nil && (l == nil || ll.Refuses()) {
+			l = ll
+		}
+	}
+	return l
+}
+
+// DecideLicense records in d what an RSL license says about the request
+// (l; nil records nothing), and, with enforce, turns d into a denial when
+// l refuses it (usage.License.Refuses) and d would forward the request:
+// reason license-required when a License Server token is required,
+// license for a prohibited purpose or a license that could not be read
+// (fail closed). Decide applies the request's mode after it. The proxy
+// (through Decide) and audit verify decide licenses through it.
+func DecideLicense(d *Decision, l *usage.License, enforce bool) {
+	if l == nil {
+		return
+	}
+	if d.Usage == nil {
+		d.Usage = &usage.Evaluation{}
+	}
+	d.Usage.License = l
+	if !enforce || !l.Refuses() || !d.Allowed {
+		return
+	}
+	d.Allowed, d.Reason = false, ReasonLicense
+	if l.Decision == usage.LicenseRequired {
+		d.Reason = ReasonLicenseRequired
+	}
+}
+
+// ObserveLicenseLink remembers the license a response to the request
+// decided as d named in a Link header field (url; "" when it named none),
+// so that later requests for the same resource read it (see Decide). It
+// does so when purposes were declared for the request, robots.txt was
+// read and UsageOptions.Licenses is set; a successful response (2xx,
+// success) naming none forgets what was remembered. path is the request's
+// path as sent (Request.Path).
+func (p *Policy) ObserveLicenseLink(d *Decision, path, url string, success bool) {
+	src := p.opts.Usage.Licenses
+	if src == nil || d.Usage == nil || len(d.Usage.Purposes) == 0 || d.Robots == nil || url == "" && !success {
+		return
+	}
+	src.RememberLink(d.licenseResource(d.DecidedPath(path)), url)
+}
+
+// DecidedPath returns the path the request was decided on: the reading
+// that decided (ResolvedPath) when it is not the path as sent, else sent.
+// Usage preferences and licenses are read for it.
+func (d *Decision) DecidedPath(sent string) string {
+	if d.ResolvedPath != "" {
+		return d.ResolvedPath
+	}
+	return sent
+}
+
+// licenseResource is the key a Link-named license is remembered under:
+// the canonical authority (robots.txt's URL without /robots.txt) and the
+// path as decided.
+func (d *Decision) licenseResource(path string) string {
+	return strings.TrimSuffix(d.RobotsURL, "/robots.txt") + path
 }
 
 // readExtras records in d what robots.txt r states beyond allow and
@@ -37,39 +157,10 @@ func readExtras(d *Decision, r *robots.Robots, rs *readings, tokens []string) {
 	if !usages {
 		return
 	}
-	path := d.ResolvedPath
-	if path == "" {
-		path = rs.raw
-	}
+	path := d.DecidedPath(rs.raw)
 	var u robots.UsagePrefs // no Content-Usage rule: skip Usage's second path match
 	if r.HasContentUsage() {
 		u = r.Usage(path, tokens...)
 	}
 	d.UsagePrefs = usage.FromRobots(u, e)
-}
-
-// DenyForLicense records in d what the RSL license robots.txt names says
-// about the request (l; nil records nothing), and turns d into a denial
-// when l refuses it (usage.License.Refuses) and d would forward the
-// request: reason license-required when a License Server token is
-// required, license for a prohibited purpose or a license that could not
-// be read (fail closed). The request's mode applies as to a robots.txt
-// denial: in report mode the denial is forwarded and audited with
-// ReportOnly set. Without enforce, l is recorded only.
-func (p *Policy) DenyForLicense(d *Decision, pin identity.Pin, l *usage.License, enforce bool) {
-	if l == nil {
-		return
-	}
-	if d.Usage == nil {
-		d.Usage = &usage.Evaluation{}
-	}
-	d.Usage.License = l
-	if !enforce || !l.Refuses() || !d.Allowed {
-		return
-	}
-	d.Allowed, d.Reason = false, ReasonLicense
-	if l.Decision == usage.LicenseRequired {
-		d.Reason = ReasonLicenseRequired
-	}
-	p.markReportOnly(d, pin)
 }

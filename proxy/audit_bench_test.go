@@ -17,7 +17,7 @@ import (
 // BenchmarkAuditLine measures encoding one allowed request's audit line
 // (the line is discarded: see BenchmarkThroughput for the write).
 func BenchmarkAuditLine(b *testing.B) {
-	p := New(Options{Policy: policy.New(policy.Options{}), Audit: NewAuditLogger(io.Discard)})
+	p := New(Options{Policy: policy.New(policy.Options{}), Audit: io.Discard})
 	r := httptest.NewRequest("GET", "http://example.com/size/100", nil)
 	r.RemoteAddr = "127.0.0.1:40000"
 	r.Header.Set("User-Agent", "Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)")

@@ -157,7 +157,7 @@ func newBenchRobotsproxy(b *testing.B, kind string, bp *benchProxy, tr *http.Tra
 	// Warm the robots.txt cache: the benchmark measures the hot path.
 	scheme, auth, _ := policy.Authority(u.Scheme, u.Host)
 	cache.Get(context.Background(), scheme, auth)
-	opts := proxy.Options{Policy: pol, Transport: tr, Audit: proxy.NewAuditLogger(log),
+	opts := proxy.Options{Policy: pol, Transport: tr, Audit: log,
 		Metrics: metrics, Intercept: intercept}
 	if kind == "robotsproxy-signing" {
 		opts.Egress = benchSigner(b, tr)

@@ -5,9 +5,7 @@ import (
 	"net/http"
 
 	"github.com/elazarl/goproxy"
-	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/egress"
 	"github.com/robotsproxy/robotsproxy/internal/egress/payments"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
@@ -75,33 +73,3 @@ func (p *Proxy) roundTripOutbound(req *http.Request, _ *goproxy.ProxyCtx) (*http
 // errNoExchange: a request reached the egress steps without the exchange
 // that says who it is sent for and whether it may be signed and paid.
 var errNoExchange = errors.New("egress: a forwarded request without its decision (not sent)")
-
-// egressFields adds what the egress steps did to the audit line.
-func egressFields(e *zerolog.Event, x *egress.Exchange) *zerolog.Event {
-	if x == nil {
-		return e
-	}
-	r := &x.Record
-	if r.SignatureKeyID != "" {
-		e = e.Str(auditlog.FieldSignatureKeyID, r.SignatureKeyID).Int64(auditlog.FieldSignatureCreated, r.SignatureCreated.Unix())
-	}
-	if r.Price != "" {
-		e = e.Str(auditlog.FieldPrice, r.Price)
-	}
-	if r.Charged != "" {
-		e = e.Str(auditlog.FieldCharged, r.Charged)
-	}
-	if r.Currency != "" {
-		e = e.Str(auditlog.FieldCurrency, r.Currency)
-	}
-	if r.NotPaid != "" {
-		e = e.Str(auditlog.FieldNotPaid, r.NotPaid)
-	}
-	if r.Breach != "" {
-		e = e.Str(auditlog.FieldPaymentBreach, r.Breach)
-	}
-	if x.ReportOnly {
-		e = e.Str(auditlog.FieldEgressSkipped, auditlog.EgressSkippedReportOnly)
-	}
-	return e
-}

@@ -46,7 +46,7 @@ func requestAllocs(t *testing.T, body string, polite bool) float64 {
 	cache.Get(context.Background(), scheme, auth)
 	o.Close() // the robots.txt is cached; the pages come from memRT
 	pol := policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: cache})
-	po := proxy.Options{Policy: pol, Transport: tr, Audit: proxy.NewAuditLogger(io.Discard)}
+	po := proxy.Options{Policy: pol, Transport: tr, Audit: io.Discard}
 	if polite {
 		po.Politeness = politeness.New(politeness.Options{CrawlDelay: true})
 	}

@@ -33,6 +33,7 @@ type harness struct {
 	client   *http.Client
 	fetches  atomic.Int64 // robots.txt fetches made by the policy
 	proxy    *proxy.Proxy
+	popts    policy.Options // the policy's options, for a reload's new policy
 }
 
 type harnessOptions struct {
@@ -75,9 +76,10 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	if o.policy != nil {
 		o.policy(&popts)
 	}
+	h.popts = popts
 	tr := proxy.NewTransport(o.guard, proxy.TransportOptions{})
 	tr.TLSClientConfig = o.tls
-	opts := proxy.Options{Policy: policy.New(popts), Transport: tr, Audit: proxy.NewAuditLogger(h.audit), Metrics: metrics}
+	opts := proxy.Options{Policy: policy.New(popts), Transport: tr, Audit: h.audit, Metrics: metrics}
 	if o.proxy != nil {
 		o.proxy(&opts)
 	}

@@ -47,9 +47,9 @@ func licenseHarness(t *testing.T, enforce bool, mode policy.Mode) *harness {
 		Fetcher: access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}}),
 	})
 	return newHarness(t, harnessOptions{
-		policy: func(o *policy.Options) { o.Mode = mode },
-		proxy: func(o *proxy.Options) {
-			o.Usage = proxy.UsageOptions{Enforce: enforce, Declarations: decl, Licenses: src}
+		policy: func(o *policy.Options) {
+			o.Mode = mode
+			o.Usage = policy.UsageOptions{Enforce: enforce, Declarations: decl, Licenses: src}
 		},
 	})
 }

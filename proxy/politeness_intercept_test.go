@@ -7,6 +7,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/mitm"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
 	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
@@ -27,12 +28,14 @@ func TestPolitenessInsideInterceptedTunnels(t *testing.T) {
 	h := newHarness(t, harnessOptions{
 		tls:       originTLS(o),
 		clientTLS: &tls.Config{RootCAs: ca.CertPool()},
-		policy:    connectPorts(o),
+		policy: func(po *policy.Options) {
+			connectPorts(o)(po)
+			po.Usage = policy.UsageOptions{Enforce: true, Declarations: usage.NewDeclarations(
+				map[string][]string{"SlowBot": {"train-ai"}, "FastBot": {"train-ai"}})}
+		},
 		proxy: func(po *proxy.Options) {
 			po.Intercept = certs.TLSConfig
 			po.Politeness = politeness.New(politeness.Options{CrawlDelay: true, Reject: true, MaxConcurrentPerHost: 1})
-			po.Usage = proxy.UsageOptions{Enforce: true, Declarations: usage.NewDeclarations(
-				map[string][]string{"SlowBot": {"train-ai"}, "FastBot": {"train-ai"}})}
 		},
 	})
 	steps := []struct {

@@ -104,8 +104,6 @@ type Options struct {
 	// back-off, in-flight cap; see package politeness); nil admits every
 	// request at once.
 	Politeness *politeness.Limiter
-	// Usage compares declared purposes with usage preferences.
-	Usage UsageOptions
 	// UnreachableRetry is how long an unreachable robots.txt result is
 	// kept before the next fetch (cache.unreachable_retry): a 403 for
 	// reason unreachable says when robots.txt is tried again. Zero says
@@ -220,9 +218,6 @@ type state struct {
 	// ticket is politeness's answer for a request to be forwarded
 	// (released with the audit line), nil when none was asked.
 	ticket *politeness.Ticket
-	// robotsReason is robots.txt's reason when politeness held the
-	// request and its reason became the wait's cause.
-	robotsReason policy.Reason
 	// client is the client's address once clientParsed (see clientAddr).
 	client       netip.Addr
 	clientParsed bool
@@ -360,16 +355,10 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 		UserAgent: req.Header.Get("User-Agent"),
 		Pin:       st.pin,
 	}
-	var d *policy.Decision
-	if st.parent != nil && !p.sameAuthority(r, st.parent.authority) {
-		// Refused before Decide, which would fetch the other authority's
-		// robots.txt past the tunnel's port and host checks.
-		d = st.decide(policy.Decision{Identity: p.policy().IdentityOf(r), Reason: policy.ReasonBadRequest,
-			Err: fmt.Errorf("request host %q is not the tunnel's %q", r.Host, st.parent.authority)})
-	} else {
-		d = st.decide(p.policy().Decide(req.Context(), r))
+	if st.parent != nil {
+		r.Tunnel = st.parent.authority
 	}
-	p.checkUsage(req, st) // may deny for a usage preference
+	d := st.decide(p.policy().Decide(req.Context(), r))
 	if !d.Allowed && !d.ReportOnly {
 		return req, p.reject(req, st, d)
 	}
@@ -400,14 +389,6 @@ func (p *Proxy) authenticate(req *http.Request, st *state) *policy.Decision {
 		return nil
 	}
 	return st.decide(*d)
-}
-
-// sameAuthority reports whether a request inside an intercepted tunnel
-// names the tunnel's own authority: the tunnel's checks (port, host lists)
-// were made for that authority only.
-func (p *Proxy) sameAuthority(r policy.Request, tunnel string) bool {
-	_, authority, err := p.policy().Authority(r.Scheme, r.Host)
-	return err == nil && authority == tunnel
 }
 
 // onConnect decides a CONNECT request. With interception the tunnel is

@@ -35,7 +35,7 @@ func TestSetPolicy(t *testing.T) {
 	}
 	open, closed := newPolicy(nil, false), newPolicy([]string{host}, true)
 	p := proxy.New(proxy.Options{Policy: open, Transport: proxy.NewTransport(&netguard.Guard{AllowPrivate: true},
-		proxy.TransportOptions{}), Audit: proxy.NewAuditLogger(io.Discard)})
+		proxy.TransportOptions{}), Audit: io.Discard})
 	srv := httptest.NewServer(p)
 	defer srv.Close()
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())

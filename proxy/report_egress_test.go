@@ -65,9 +65,10 @@ func TestReportOnlyNeitherSignedNorPaid(t *testing.T) {
 	report := func(po *policy.Options) { po.Mode = policy.ModeReport }
 	const disallow = "User-agent: *\nDisallow: /private\n"
 	const rsl = `<rsl xmlns="https://rslstandard.org/rsl"><content url="/"><license><prohibits type="usage">ai-train</prohibits></license></content></rsl>`
-	trainer := func(licenses bool) func(*proxy.Options) {
-		return func(o *proxy.Options) {
-			o.Usage = proxy.UsageOptions{Enforce: true, Declarations: usage.NewDeclarations(map[string][]string{"ExampleBot": {"train-ai"}})}
+	trainer := func(licenses bool) func(*policy.Options) {
+		return func(o *policy.Options) {
+			report(o)
+			o.Usage = policy.UsageOptions{Enforce: true, Declarations: usage.NewDeclarations(map[string][]string{"ExampleBot": {"train-ai"}})}
 			if licenses {
 				o.Usage.Licenses = license.NewSource(license.SourceOptions{
 					Fetcher: access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})})
@@ -95,9 +96,9 @@ func TestReportOnlyNeitherSignedNorPaid(t *testing.T) {
 			policy: pinner(nil, []identity.ClientRange{{Prefix: netip.MustParsePrefix("127.0.0.0/8"), Token: "ExampleBot", Mode: policy.ModeReport}}),
 			denied: []string{"/private/paid"}, allowed: "/public", reason: "rule"},
 		{name: "usage preference", files: map[string]string{"/robots.txt": "User-agent: *\nAllow: /\nContent-Usage: train-ai=n\n"},
-			policy: report, proxy: trainer(false), denied: []string{"/doc"}, reason: "usage-preference"},
+			policy: trainer(false), denied: []string{"/doc"}, reason: "usage-preference"},
 		{name: "license", files: map[string]string{"/robots.txt": "User-agent: *\nAllow: /\nLicense: http://HOST/license.xml\n", "/license.xml": rsl},
-			policy: report, proxy: trainer(true), denied: []string{"/doc"}, reason: "license"},
+			policy: trainer(true), denied: []string{"/doc"}, reason: "license"},
 		{name: "politeness", files: map[string]string{"/robots.txt": disallow + "Crawl-delay: 0.2\n"}, policy: report,
 			proxy:  func(o *proxy.Options) { o.Politeness = politeness.New(politeness.Options{CrawlDelay: true}) },
 			denied: []string{"/private/a", "/private/b"}, reason: "rule", waitCause: "crawl-delay"},

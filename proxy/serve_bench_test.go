@@ -74,7 +74,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 				u, _ := url.Parse(o.URL)
 				scheme, auth, _ := policy.Authority(u.Scheme, u.Host)
 				cache.Get(context.Background(), scheme, auth)
-				opts := proxy.Options{Policy: pol, Transport: tr, Audit: proxy.NewAuditLogger(log), Metrics: metrics}
+				opts := proxy.Options{Policy: pol, Transport: tr, Audit: log, Metrics: metrics}
 				if kind == "robotsproxy-signing" {
 					opts.Egress = benchSigner(b, tr)
 				}

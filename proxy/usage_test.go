@@ -16,8 +16,10 @@ func usageHarness(t *testing.T, enforce bool, mode policy.Mode) *harness {
 	t.Helper()
 	decl := usage.NewDeclarations(map[string][]string{"TrainBot": {"train-ai"}, "SearchBot": {"search"}})
 	return newHarness(t, harnessOptions{
-		policy: func(o *policy.Options) { o.Mode = mode },
-		proxy:  func(o *proxy.Options) { o.Usage = proxy.UsageOptions{Enforce: enforce, Declarations: decl} },
+		policy: func(o *policy.Options) {
+			o.Mode = mode
+			o.Usage = policy.UsageOptions{Enforce: enforce, Declarations: decl}
+		},
 	})
 }
 
@@ -97,16 +99,22 @@ func TestUsageResponseHeader(t *testing.T) {
 	}
 }
 
-// TestSetUsageDeclarations: a reload's new purposes (identity.users[].purposes
-// and friends) decide the next request; before, the declarations were fixed
-// at start while the reload reported identity.* as applied.
-func TestSetUsageDeclarations(t *testing.T) {
+// TestReloadUsageDeclarations: a reload's new purposes (usage.purposes,
+// in the new policy SetPolicy swaps in) decide the next request; before,
+// the declarations were fixed at start while the reload reported them as
+// applied.
+func TestReloadUsageDeclarations(t *testing.T) {
 	o := newPoliteOrigin(t, usageRobots)
 	h := usageHarness(t, true, policy.ModeEnforce)
 	if resp, _ := h.do(t, "GET", o.URL+"/page", "OtherBot/1.0", ""); resp.StatusCode != 200 {
 		t.Fatalf("OtherBot with no declared purpose: got %d, want 200", resp.StatusCode)
 	}
-	h.proxy.SetUsageDeclarations(usage.NewDeclarations(map[string][]string{"OtherBot": {"train-ai"}}))
+	reload := func(d *usage.Declarations) {
+		o := h.popts
+		o.Usage.Declarations = d
+		h.proxy.SetPolicy(policy.New(o))
+	}
+	reload(usage.NewDeclarations(map[string][]string{"OtherBot": {"train-ai"}}))
 	resp, _ := h.do(t, "GET", o.URL+"/page", "OtherBot/1.0", "")
 	if resp.StatusCode != 403 || resp.Header.Get(proxy.HeaderReason) != "usage-preference" {
 		t.Errorf("OtherBot declared train-ai after the swap: got %d %q, want 403 usage-preference",
@@ -114,7 +122,7 @@ func TestSetUsageDeclarations(t *testing.T) {
 	}
 	// A reload that removes every purpose (server.UsageDeclarations: nil)
 	// declares none: TrainBot, declared at start, is no longer refused.
-	h.proxy.SetUsageDeclarations(nil)
+	reload(nil)
 	if resp, _ := h.do(t, "GET", o.URL+"/page", "TrainBot/1.0", ""); resp.StatusCode != 200 {
 		t.Errorf("TrainBot after every purpose was removed: got %d, want 200", resp.StatusCode)
 	}

@@ -298,10 +298,9 @@ func TransportOptions(c config.Config) proxy.TransportOptions {
 }
 
 // ProxyOptions returns the proxy's options of c: audit.on_write_error,
-// log.max_field_bytes, client.*, cache.unreachable_retry and usage.*
-// (call after Validate). The
-// caller adds the runtime parts: Intercept, OnUntrusted, Policy,
-// Transport, Egress, Audit, Metrics, Politeness and Usage.Licenses.
+// log.max_field_bytes, client.* and cache.unreachable_retry (call after
+// Validate). The caller adds the runtime parts: Intercept, OnUntrusted,
+// Policy, Transport, Egress, Audit, Metrics and Politeness.
 func ProxyOptions(c config.Config) proxy.Options {
 	return proxy.Options{
 		AuditContinue: c.Audit.OnWriteError == "continue",
@@ -315,14 +314,14 @@ func ProxyOptions(c config.Config) proxy.Options {
 		BodyMinRate:           c.Client.BodyMinRate,
 
 		UnreachableRetry: TTLRules(c).WithDefaults().UnreachableRetry,
-		Usage:            proxy.UsageOptions{Enforce: c.Usage.Enforce, Declarations: UsageDeclarations(c)},
 	}
 }
 
 // PolicyOptions returns the policy's options of c's reloadable keys: the
 // identifier (identity.browser_tokens, identity.overrides), the
-// destination lists, connect.* and mode. The caller adds Cache and
-// Pinner. An override that does not compile is an error naming its key.
+// destination lists, connect.* and mode; and usage.* (restart-only: a
+// reload keeps the running values). The caller adds Cache, Pinner and
+// Usage.Licenses. An override that does not compile is an error naming its key.
 func PolicyOptions(c config.Config) (policy.Options, error) {
 	overrides, err := compileOverrides(c.Identity.Overrides)
 	if err != nil {
@@ -337,6 +336,7 @@ func PolicyOptions(c config.Config) (policy.Options, error) {
 		RefuseConnect:          c.Connect.Refuse,
 		RequireConnectIdentity: c.Connect.RequireIdentity,
 		Mode:                   policy.Mode(c.Mode),
+		Usage:                  policy.UsageOptions{Enforce: c.Usage.Enforce, Declarations: UsageDeclarations(c)},
 	}, nil
 }
 

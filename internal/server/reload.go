@@ -11,6 +11,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/config"
 	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/license"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -53,7 +54,6 @@ func (s *Server) reload() {
 	if next.signing != nil {
 		s.signer.Store(next.signing) // requests in flight keep the keys they loaded
 	}
-	s.proxy.SetUsageDeclarations(UsageDeclarations(next.diff.next)) // usage.purposes; identity.*.purposes go with the pinner
 	s.cfg, s.pinner = next.diff.next, next.pinner
 	s.reloadDirectory(next.directory, next.keysRead)
 	s.ops.reloaded(true, len(next.diff.restart), time.Now())
@@ -107,7 +107,7 @@ func (s *Server) prepareReload() (pendingReload, error) {
 			return pendingReload{}, fmt.Errorf("identity: %w", err)
 		}
 	}
-	if r.policy, err = buildPolicy(r.diff.next, s.cache, r.pinner); err != nil {
+	if r.policy, err = buildPolicy(r.diff.next, s.cache, r.pinner, s.licenses); err != nil {
 		return pendingReload{}, err
 	}
 	r.keysRead = time.Now()
@@ -123,13 +123,14 @@ func (s *Server) prepareReload() (pendingReload, error) {
 }
 
 // buildPolicy builds the policy of cfg's reloadable keys around the
-// robots.txt cache and the pinner.
-func buildPolicy(cfg config.Config, cache *access.Cache, pinner *identity.Pinner) (*policy.Policy, error) {
+// robots.txt cache, the pinner and the license source; usage.* is
+// restart-only, so a reload builds it with the running values.
+func buildPolicy(cfg config.Config, cache *access.Cache, pinner *identity.Pinner, licenses *license.Source) (*policy.Policy, error) {
 	o, err := PolicyOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
-	o.Cache, o.Pinner = cache, pinner
+	o.Cache, o.Pinner, o.Usage.Licenses = cache, pinner, licenses
 	return policy.New(o), nil
 }
 

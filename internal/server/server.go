@@ -17,14 +17,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/config"
 	"github.com/robotsproxy/robotsproxy/internal/egress/signing"
 	"github.com/robotsproxy/robotsproxy/internal/fleet"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/license"
 	"github.com/robotsproxy/robotsproxy/proxy"
-	"github.com/rs/zerolog"
 )
 
 // Server is an assembled robotsproxy.
@@ -34,18 +36,21 @@ type Server struct {
 	cfg     config.Config
 	proxy   *proxy.Proxy
 	metrics *proxy.Metrics
-	cache   *access.Cache      // robots.txt results, kept across reloads
-	pinner  *identity.Pinner   // kept across reloads that leave the pins alone
-	shared  *fleet.Store       // the fleet's shared store, nil when off; kept across reloads
-	signer  *signing.Transport // the signing egress step, nil when signing is off; its keys swap on reload
-	ops     *opsMetrics
-	https   intercepted // how HTTPS is enforced, for the startup line
-	ready   *readiness
-	run     RunOptions
-	admin   http.Handler
-	audit   io.Writer
-	closeFn func() error
-	log     zerolog.Logger
+	cache   *access.Cache // robots.txt results, kept across reloads
+	// licenses are the RSL licenses read, kept across reloads; nil when
+	// none is read.
+	licenses *license.Source
+	pinner   *identity.Pinner   // kept across reloads that leave the pins alone
+	shared   *fleet.Store       // the fleet's shared store, nil when off; kept across reloads
+	signer   *signing.Transport // the signing egress step, nil when signing is off; its keys swap on reload
+	ops      *opsMetrics
+	https    intercepted // how HTTPS is enforced, for the startup line
+	ready    *readiness
+	run      RunOptions
+	admin    http.Handler
+	audit    io.Writer
+	closeFn  func() error
+	log      zerolog.Logger
 	// archive is the robots.txt and key archive, nil when off.
 	archive *audit.Archive
 	// keys is the key directory (Web Bot Auth), nil when none is
@@ -107,7 +112,8 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 	if err != nil {
 		return nil, fmt.Errorf("identity: %w", err)
 	}
-	pol, err := buildPolicy(cfg, cache, pinner)
+	licenses := licenseSource(cfg, fetcher, archive, logger)
+	pol, err := buildPolicy(cfg, cache, pinner, licenses)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +148,6 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 	po.Policy, po.Transport, po.Egress, po.Audit, po.Metrics = pol, transport, egressSteps, auditW, metrics
 	po.Outbound = base // nil but in process
 	po.Politeness = politenessLimiter(cfg, reg, shared)
-	po.Usage.Licenses = licenseSource(cfg, fetcher, archive, logger)
 	p := proxy.New(po)
 	ready := &readiness{}
 	ready.addCheck("audit", auditReady(auditW))
@@ -150,7 +155,7 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 		ready.addCheck("shared", shared.Ready)
 		closeFn = closeBoth(closeFn, shared.Close)
 	}
-	return &Server{cfg: cfg, proxy: p, metrics: metrics, cache: cache, pinner: pinner, shared: shared, signer: signer,
+	return &Server{cfg: cfg, proxy: p, metrics: metrics, cache: cache, licenses: licenses, pinner: pinner, shared: shared, signer: signer,
 		https: https, ops: newOpsMetrics(reg, cfg, time.Now()), ready: ready, admin: adminHandler(reg, ready),
 		audit: auditW, closeFn: closeFn, log: logger,
 		archive: archive, keys: newKeyDirectory(published, archive, "start", keysRead, logger)}, nil

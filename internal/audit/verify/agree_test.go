@@ -28,8 +28,11 @@ import (
 // that returns the access result), check's (on the same robots.txt, for a
 // successful access), and audit verify's re-decision of the line the proxy
 // would log; each must equal policy.DecideAccess, the one decision table.
-// A change to that table changes all three, or this test fails.
+// A change to that table changes all three, or this test fails. The steps
+// after it (usage preferences, licenses, politeness) go through the three
+// too: see testDecisionSteps.
 func TestOneDecisionTable(t *testing.T) {
+	t.Run("steps after the access result", testDecisionSteps)
 	const body = "User-agent: examplebot\nDisallow: /action/\nAllow: /action/public\n\nUser-agent: *\nDisallow: /private\n"
 	const (
 		exampleBot = "Mozilla/5.0 (compatible; ExampleBot/1.0)"

@@ -10,7 +10,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/internal/politeness"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -106,10 +106,16 @@ func (d *decider) checkPolite(l *auditLine) (Kind, string, error) {
 	if k != "" || err != nil {
 		return k, msg, err
 	}
-	want := outcomeOf(dec)
-	if l.Decision == "deny" {
-		want.allowed = false // refused by politeness, or denied in report mode
+	// Politeness's answer as the line reports it, decided as the proxy
+	// decides it: a request robots.txt allows is denied only by a
+	// refusal; any other was held for its turn.
+	t := &politeness.Ticket{Waited: 1, WaitCause: politeness.Cause(l.Reason)}
+	if l.Decision == "deny" && dec.Allowed {
+		t = &politeness.Ticket{Refused: politeness.Cause(l.Reason)}
 	}
+	policy.DecideAdmission(&dec, t)
+	want := outcomeOf(dec)
+	want.reason = string(dec.RobotsReason) // compared with c, under robots_reason
 	if !c.same(want) {
 		return KindDecision, fmt.Sprintf("logged %s under reason %s, but %s gives %s", c.logged(), l.Reason, from, want), nil
 	}
@@ -130,9 +136,9 @@ func (d *decider) checkUsage(l *auditLine) (Kind, string, error) {
 	if k != "" || err != nil {
 		return k, msg, err
 	}
-	e := usage.Evaluate(l.Purposes, dec.UsagePrefs)
-	if e.Refused != l.UsageRefused {
-		return KindDecision, fmt.Sprintf("usage_refused %q, but for the purposes %q %s refuses %q", l.UsageRefused, l.Purposes, from, e.Refused), nil
+	policy.DecideUsage(&dec, l.Purposes, true) // as the proxy decides it, enforced
+	if dec.Usage.Refused != l.UsageRefused {
+		return KindDecision, fmt.Sprintf("usage_refused %q, but for the purposes %q %s refuses %q", l.UsageRefused, l.Purposes, from, dec.Usage.Refused), nil
 	}
 	return "", "", nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/license"
 	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // licenseReasons are the license decisions each license reason stands
@@ -57,15 +58,16 @@ func (d *decider) checkLicense(l *auditLine) (Kind, string, error) {
 		_, k, msg, err := bodyProblem(l.LicenseSHA256, err)
 		return k, msg, err
 	}
-	got, refused := usage.LicenseUnreadable, ""
+	// The archived document, decided as the proxy decides a fetched one.
+	doc := access.Access{Result: access.Successful}
 	if lic, perr := license.Parse(body); perr == nil {
-		_, host, _ := l.target()
-		path := dec.ResolvedPath
-		if path == "" {
-			path = l.path()
-		}
-		got, _, refused = lic.Decide(host, path, l.Purposes)
+		doc.Doc = lic
+	} else {
+		doc.Result, doc.Err = access.Unreachable, perr
 	}
+	_, host, _ := l.target()
+	policy.DecideLicense(&dec, license.Decide(&doc, robots.License{URL: l.LicenseURL}, host, dec.DecidedPath(l.path()), l.Purposes), true)
+	got, refused := dec.Usage.License.Decision, dec.Usage.License.Refused
 	if string(got) != l.LicenseDecision || refused != l.LicenseRefused {
 		return KindDecision, fmt.Sprintf("license_decision %s (refused %q), but the archived license %.16s… gives %s (refused %q) for the purposes %q",
 			l.LicenseDecision, l.LicenseRefused, l.LicenseSHA256, got, refused, l.Purposes), nil

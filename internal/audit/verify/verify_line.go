@@ -11,7 +11,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
-// auditLine holds the fields of an audit line (see proxy/audit.go) that
+// auditLine holds the fields of an audit line (see proxy/auditline.go) that
 // re-deciding it needs, as strings: parseLine reads them through
 // auditlog.Project (lineFields) and copies them here.
 type auditLine struct {

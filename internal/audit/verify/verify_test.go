@@ -35,7 +35,7 @@ const (
 
 // fixture is an archive and a pair of logs (a rotated, gzipped backup and
 // the current file) written by the real fetcher, cache, policy and chained
-// writer, with each line shaped as proxy/audit.go shapes it.
+// writer, with each line shaped as proxy/auditline.go shapes it.
 type fixture struct {
 	archive, backup, current string
 	shaA, shaD               string
@@ -132,7 +132,7 @@ func newFixture(t *testing.T) fixture {
 }
 
 // auditLine renders a decision with the fields and field order of
-// proxy/audit.go, plus robots_sha256 and robots_fetched_at of the access
+// proxy/auditline.go, plus robots_sha256 and robots_fetched_at of the access
 // in force.
 func auditLine(url, ua string, d policy.Decision, a access.Access) []byte {
 	var buf bytes.Buffer

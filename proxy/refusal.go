@@ -9,8 +9,11 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
+	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // Response headers that explain a refusal.
@@ -189,8 +192,7 @@ func upstreamErrorResponse(req *http.Request, err error, st *state) *http.Respon
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	if netguard.IsRefused(err) {
 		if st.decided {
-			st.decision.Allowed, st.decision.Reason, st.decision.Err = false, policy.ReasonDestination, err
-			st.decision.ReportOnly = false // the destination policy is always enforced
+			policy.DecideDialRefused(&st.decision, err)
 			return rejectResponse(req, &st.decision, "")
 		}
 		return textResponse(req, http.StatusForbidden, h, denialText(&policy.Decision{Reason: policy.ReasonDestination}))
@@ -238,4 +240,149 @@ func headerValue(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// reject answers a denial. A robots.txt denial (reason "rule" or
+// "unreachable") of a plain-HTTP request is written straight to the client
+// from a rendering of rejectResponse's response made once per
+// (robots.txt URL, rule or status and unreachable cause, product token), and goproxy gets an
+// empty placeholder that writes nothing; every other denial is
+// rejectResponse's response, which goproxy copies to the client.
+func (p *Proxy) reject(req *http.Request, st *state, d *policy.Decision) *http.Response {
+	if st.w == nil || d.Reason != policy.ReasonRule && d.Reason != policy.ReasonUnreachable {
+		return rejectWith(req, d, p.opts.AuthRealm, p.opts.UnreachableRetry)
+	}
+	k := denialKey{reason: d.Reason, token: d.Identity.Token, robotsURL: d.RobotsURL, access: d.Access,
+		status: d.Status, cause: d.Cause, rule: d.Verdict.Rule}
+	if d.Reason == policy.ReasonUnreachable {
+		k.fetchedAt = d.RobotsFetchedAt.UnixNano() // the body says when it is tried again
+	}
+	r, ok := p.denials.Get(k)
+	if !ok {
+		if r = renderResponse(rejectWith(req, d, p.opts.AuthRealm, p.opts.UnreachableRetry)); len(r.body) <= maxRenderedBody {
+			p.denials.Put(k, r)
+		}
+	}
+	r.write(st.w)
+	st.w.done = true
+	return &http.Response{StatusCode: r.status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{}, Body: http.NoBody, Request: req}
+}
+
+// denialKey is everything rejectResponse reads from a decision with reason
+// "rule" or "unreachable".
+type denialKey struct {
+	reason    policy.Reason
+	token     string
+	robotsURL string
+	access    access.AccessResult
+	status    int
+	cause     access.Cause
+	rule      robots.Rule
+	fetchedAt int64 // unreachable: the fetch's time, in Unix nanoseconds
+}
+
+// rendered is a response rendered once and written many times.
+type rendered struct {
+	status int
+	fields []renderedField
+	body   string
+}
+
+type renderedField struct {
+	key    string
+	values []string // shared by every response: len == cap, so never appended to in place
+}
+
+// renderResponse renders resp, a complete response with a text body
+// (textResponse).
+func renderResponse(resp *http.Response) *rendered {
+	r := &rendered{status: resp.StatusCode}
+	for k, v := range resp.Header {
+		r.fields = append(r.fields, renderedField{key: k, values: v[:len(v):len(v)]})
+	}
+	body, _ := io.ReadAll(resp.Body) // a strings.Reader
+	r.body = string(body)
+	return r
+}
+
+// write writes the response to w.
+func (r *rendered) write(w http.ResponseWriter) {
+	h := w.Header()
+	for _, f := range r.fields {
+		h[f.key] = f.values
+	}
+	w.WriteHeader(r.status)
+	_, _ = io.WriteString(w, r.body)
+}
+
+// denials remembers rendered denials, at most denialsMax; cleared when
+// full (the product tokens come from clients).
+type denials = memo.Sync[denialKey, *rendered]
+
+const denialsMax = 1024
+
+// maxRenderedBody is the largest denial body kept rendered, in octets: a
+// long rule (up to a robots.txt line) or product token is rendered for its
+// request only, so the renderings hold at most about denialsMax × 2 KiB
+// of bodies (and as much again in their keys).
+const maxRenderedBody = 2 << 10
+
+// politeDenialText explains a refusal for a usage preference, or for
+// politeness; "" when it cannot (denialText's general text applies).
+func politeDenialText(d *policy.Decision) string {
+	token := d.Identity.Token
+	switch d.Reason {
+	case policy.ReasonUsage:
+		if d.Usage == nil {
+			break
+		}
+		return fmt.Sprintf("robotsproxy: %s refuses the purpose %q declared for product token %q (%s)\n",
+			d.RobotsURL, d.Usage.Refused, token, d.Usage.Deciding)
+	case policy.ReasonCrawlDelay:
+		return fmt.Sprintf("robotsproxy: too early for product token %q at this site (crawl delay); retry in %d seconds\n",
+			token, d.RetryAfterSeconds())
+	case policy.ReasonBackoff:
+		return fmt.Sprintf("robotsproxy: the origin asked product token %q to back off; retry in %d seconds\n",
+			token, d.RetryAfterSeconds())
+	case policy.ReasonHostConcurrency:
+		return fmt.Sprintf("robotsproxy: too many requests in flight to this site; retry in %d seconds\n", d.RetryAfterSeconds())
+	}
+	return "" // denialText's general text
+}
+
+// licenseDenialText explains a refusal for an RSL license; "" when the
+// decision carries no license.
+func licenseDenialText(d *policy.Decision) string {
+	if d.Usage == nil || d.Usage.License == nil {
+		return ""
+	}
+	l := d.Usage.License
+	switch l.Decision {
+	case usage.LicenseProhibited:
+		return fmt.Sprintf("robotsproxy: the license %s prohibits the purpose %q declared for product token %q (%s)\n",
+			l.URL, l.Refused, d.Identity.Token, l.Element)
+	case usage.LicenseRequired:
+		return fmt.Sprintf("robotsproxy: the license %s requires a license token from its License Server %s for this URL (%s); robotsproxy does not obtain one\n",
+			l.URL, l.Server, l.Element)
+	}
+	return fmt.Sprintf("robotsproxy: the license %s could not be read (%v), which denies the declared purposes while usage.enforce is on\n",
+		l.URL, l.Err)
+}
+
+// isLicense reports whether d is a denial for an RSL license that carries
+// the license.
+func isLicense(d *policy.Decision) bool {
+	return (d.Reason == policy.ReasonLicense || d.Reason == policy.ReasonLicenseRequired) &&
+		d.Usage != nil && d.Usage.License != nil
+}
+
+// licenseRule is the X-Robotsproxy-Rule of a license denial: the license
+// URL and the element that decided, "LICENSE-URL <content url=...>", or
+// the URL and the decision when no element applied.
+func licenseRule(l *usage.License) string {
+	if l.Element == "" {
+		return l.URL + " " + string(l.Decision)
+	}
+	return l.URL + " " + l.Element
 }

@@ -6,11 +6,9 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/rules"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
@@ -52,63 +50,6 @@ const (
 	DefaultMaxRequestTargetBytes = rules.DefaultMaxRequestTargetBytes
 	DefaultBodyIdleTimeout       = rules.DefaultBodyIdleTimeout
 )
-
-// Refusal is a request refused before the proxy could decide it: by the
-// HTTP server itself (431, 400, 501, ...), by a client timeout, by the
-// request target limit (414), or cut off by shutdown before its handler
-// returned. AuditRefusal turns it into the request's one audit line.
-type Refusal struct {
-	// Client is the client's address, host:port.
-	Client string
-	// Method, Target and UserAgent are what the client sent, "" when they
-	// could not be recovered.
-	Method, Target, UserAgent string
-	// TargetCut reports that Target is only the start of the target (the
-	// rest was never read or not kept); the line marks url_truncated.
-	TargetCut bool
-	// Status is the status sent to the client, 0 when none was.
-	Status int
-	// Bytes is the response body size sent, in octets.
-	Bytes int64
-	// Reason is the audit line's reason.
-	Reason policy.Reason
-	// Cause labels robotsproxy_client_refusals_total; "" counts nothing
-	// there.
-	Cause RefusalCause
-	// CutOff is the cut_off field, "" for none.
-	CutOff string
-	// Start is when the request's first octet arrived; zero means now.
-	Start time.Time
-	// Err is what went wrong, if known.
-	Err error
-}
-
-// AuditRefusal writes the audit line of a refused request, with the same
-// field names and bounds as every other line (decision "deny"), and counts
-// it in robotsproxy_requests_total and, when r.Cause is set, in
-// robotsproxy_client_refusals_total. It returns the line's write error:
-// the line is then not in the log (the audit writer counts it). It is
-// safe for concurrent use.
-func (p *Proxy) AuditRefusal(r Refusal) error {
-	if r.Cause != "" {
-		p.opts.Metrics.CountClientRefusal(r.Cause)
-	}
-	p.opts.Metrics.countRequest(auditlog.DecisionDeny, string(r.Reason), true)
-	now := p.opts.Now()
-	if r.Start.IsZero() {
-		r.Start = now
-	}
-	f := fieldWriter{max: p.opts.MaxFieldBytes}
-	sink := &lineSink{}
-	e := p.lineHead(sink, f, r.Client, r.Method, r.Target, r.TargetCut, r.UserAgent, auditlog.DecisionDeny, string(r.Reason))
-	if r.CutOff != "" {
-		e = e.Str(auditlog.FieldCutOff, r.CutOff)
-	}
-	if r.Err != nil {
-		e = f.str(e, auditlog.FieldError, r.Err.Error())
-	}
-	return lineEnd(sink, e, r.Status, r.Bytes, r.Start, now)
-}
 
 // refuseTarget answers 414 URI Too Long, before goproxy or any policy
 // work, when the request target is longer than MaxRequestTargetBytes, and

@@ -44,7 +44,7 @@ func newTestProxy(t *testing.T, fetchTimeout time.Duration, opts func(*proxy.Opt
 	o := proxy.Options{
 		Policy:    policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: cache}),
 		Transport: proxy.NewTransport(guard, proxy.TransportOptions{}),
-		Audit:     proxy.NewAuditLogger(tp.audit),
+		Audit:     tp.audit,
 		Metrics:   proxy.NewMetrics(tp.reg, cache.Len),
 	}
 	if opts != nil {

@@ -5,11 +5,9 @@ import (
 	"io"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -111,144 +109,6 @@ func (p *Proxy) auditUnavailable(req *http.Request, st *state) *http.Response {
 func (p *Proxy) finishInner(r *http.Request, st *state, status int, bytes int64) {
 	_ = p.auditOnce(r, st, status, bytes) // a lost line: onResponse answers 503 (refuse)
 	st.ticket.Release()                   // outside the line's lock: a shared gate's release is a Redis call
-}
-
-// lineHead starts an audit line with the fields every line starts with:
-// client, method, url (url_truncated when cut, with url_length unless
-// urlCutOnRead: the target was cut when read, its length is unknown),
-// user_agent, decision and reason.
-// The line goes to the audit log through sink (see lineEnd).
-func (p *Proxy) lineHead(sink *lineSink, f fieldWriter, client, method, url string, urlCutOnRead bool, userAgent, decision, reason string) *zerolog.Event {
-	sink.p, sink.err = p, nil
-	l := zerolog.New(sink)
-	e := l.Log()
-	e = f.str(e, auditlog.FieldClient, client)
-	e = f.str(e, auditlog.FieldMethod, method)
-	if cut, whole := cutEncoded(url, f.max); urlCutOnRead || !whole {
-		e = e.Str(auditlog.FieldURL, cut).Bool(auditlog.FieldURL+auditlog.TruncatedSuffix, true)
-		if !urlCutOnRead {
-			e = e.Int(auditlog.FieldURL+auditlog.LengthSuffix, len(url))
-		}
-	} else {
-		e = e.Str(auditlog.FieldURL, url)
-	}
-	e = f.str(e, auditlog.FieldUserAgent, userAgent)
-	return e.Str(auditlog.FieldDecision, decision).Str(auditlog.FieldReason, reason)
-}
-
-// lineEnd adds the fields every line ends with (status, bytes,
-// duration_ms since start, time: now), writes the line through sink (the
-// one lineHead was given) and returns the write's error: the line is then
-// not in the log.
-func lineEnd(sink *lineSink, e *zerolog.Event, status int, bytes int64, start, now time.Time) error {
-	e.Int(auditlog.FieldStatus, status).
-		Int64(auditlog.FieldBytes, bytes).
-		Float64(auditlog.FieldDurationMS, float64(now.Sub(start).Microseconds())/1000).
-		Time(auditlog.FieldTime, now).
-		Send()
-	return sink.err
-}
-
-// audit writes the request's canonical log line and counts it in metrics:
-// status is the status sent to the client, bytes the response body size
-// (-1 when unknown). It returns the line's write error. Callers go
-// through auditOnce.
-func (p *Proxy) audit(sink *lineSink, r *http.Request, st *state, status int, bytes int64) error {
-	decision, reason, enforced := auditlog.DecisionNone, auditlog.ReasonNotProxied, true
-	if st.decided {
-		d := &st.decision
-		decision, reason, enforced = auditlog.DecisionDeny, string(d.Reason), !d.ReportOnly
-		if d.Allowed {
-			decision = auditlog.DecisionAllow
-		}
-	}
-	p.opts.Metrics.countRequest(decision, reason, enforced)
-	if st.egress != nil { // only with egress steps
-		p.opts.Metrics.countEgress(st.egress)
-	}
-
-	f := fieldWriter{max: p.opts.MaxFieldBytes}
-	target := st.target
-	if target == "" {
-		target = requestURL(r, st.parent != nil)
-	}
-	e := p.lineHead(sink, f, r.RemoteAddr, r.Method, target, false, r.Header.Get("User-Agent"), decision, reason)
-	if st.decided {
-		d := &st.decision
-		e = e.Bool(auditlog.FieldEnforced, enforced)
-		e = f.str(e, auditlog.FieldToken, d.Identity.Token)
-		e = e.Str(auditlog.FieldTokenSource, string(d.Identity.Source))
-		e = f.strs(e, auditlog.FieldCandidates, d.Identity.Candidates)
-		e = f.str(e, auditlog.FieldRobotsURL, d.RobotsURL)
-		if d.Identity.User != "" {
-			e = f.str(e, auditlog.FieldUser, d.Identity.User)
-		}
-		if d.Verdict.Agent != "" {
-			e = f.str(e, auditlog.FieldGroup, d.Verdict.Agent).Bool(auditlog.FieldFallback, d.Verdict.Fallback)
-		}
-		if rule := d.Rule(); rule != nil {
-			e = f.str(e, auditlog.FieldRule, rule.Text()).Int(auditlog.FieldRuleLine, rule.Line)
-		}
-		if d.Access != "" {
-			e = e.Str(auditlog.FieldAccess, string(d.Access)).Int(auditlog.FieldRobotsStatus, d.Status).Str(auditlog.FieldCache, string(d.Cache))
-			if d.RobotsSHA256 != [32]byte{} {
-				e = e.Hex(auditlog.FieldRobotsSHA256, d.RobotsSHA256[:])
-			}
-			if !d.RobotsFetchedAt.IsZero() {
-				e = appendTime(e, auditlog.FieldRobotsFetchedAt, d.RobotsFetchedAt)
-			}
-		}
-		if c := d.UnreachableCause(); c != "" {
-			e = e.Str(auditlog.FieldUnreachableCause, c)
-		}
-		if d.ResolvedPath != "" {
-			e = f.str(e, auditlog.FieldPathResolved, d.ResolvedPath)
-		}
-		if d.Err != nil {
-			e = f.str(e, auditlog.FieldError, d.Err.Error())
-		}
-		e = egressFields(usageFields(f, politeFields(e, st), d.Usage), st.egress)
-	}
-	if m := st.tunnelMode(); m != "" {
-		e = e.Str(auditlog.FieldTunnel, m)
-	}
-	if st.parent != nil {
-		e = e.Bool(auditlog.FieldIntercepted, true)
-	}
-	if st.cutOff != cutOffNone {
-		e = e.Str(auditlog.FieldCutOff, st.cutOff.String())
-	}
-	return lineEnd(sink, e, status, bytes, st.start, p.opts.Now())
-}
-
-// appendTime adds key: t in UTC, RFC 3339 with nanoseconds, formatted
-// without allocating.
-func appendTime(e *zerolog.Event, key string, t time.Time) *zerolog.Event {
-	var buf [48]byte
-	b := append(buf[:0], '"')
-	b = t.UTC().AppendFormat(b, time.RFC3339Nano) // digits, '-', ':', '.', 'T', 'Z': no escaping
-	return e.RawJSON(key, append(b, '"'))
-}
-
-// requestURL is the URL the client asked for: the absolute request target,
-// or the CONNECT authority. Inside an intercepted tunnel the target is in
-// origin form, so the URL goproxy built (https://host/path) is used.
-func requestURL(r *http.Request, intercepted bool) string {
-	if r.Method == http.MethodConnect {
-		return r.Host
-	}
-	if r.RequestURI != "" && !intercepted {
-		return r.RequestURI // the target exactly as sent
-	}
-	return r.URL.String()
-}
-
-// NewAuditLogger returns w, the writer of Options.Audit: the proxy writes
-// each line (JSON, no level) to it in one Write and adds the line's "time"
-// (auditlog.FieldTime) itself, from its Options.Now, read once per line
-// for the time and the duration.
-func NewAuditLogger(w io.Writer) io.Writer {
-	return w
 }
 
 // auditBody wraps a response body from inside an intercepted tunnel: it
