@@ -448,12 +448,14 @@ func mdAnchors(text string) map[string]bool {
 // front page (at most 250 lines), every relative link of README.md,
 // CHANGELOG.md, testdata/README.md and docs/*.md names a file that exists
 // and a heading that exists, and no page points to an issue tracker that
-// is not in the repository (an issue number).
+// is not in the repository (an issue number). The Mermaid diagrams stay
+// true to the code (checkDiagrams).
 func TestDocs(t *testing.T) {
 	pages, _ := filepath.Glob(filepath.Join("docs", "*.md"))
 	if len(pages) < 12 {
 		t.Errorf("docs/ has %d pages, want the 12 of the manual", len(pages))
 	}
+	checkDiagrams(t, append([]string{"README.md"}, pages...))
 	pages = append(pages, "README.md", "CHANGELOG.md", filepath.Join("testdata", "README.md"), "config.yaml")
 	fence := regexp.MustCompile("(?s)```.*?```")
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
