@@ -18,6 +18,7 @@ import (
 // policy -> (access, identity) -> robots. A new package must be placed
 // here.
 var layers = map[string]int{
+	"internal/csvcell":                 -1, // the CSV outputs' one cell rule (spreadsheet formulas)
 	"internal/heapsize":                -1, // the allocator's sizes, for robots' and the caches' accounting
 	"internal/rules":                   -1, // rules the configuration and the runtime both apply: modes, purposes, host entries, defaults
 	"internal/money":                   -1, // pay per crawl's exact amounts and currency codes

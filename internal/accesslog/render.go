@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/csvcell"
 )
 
 // Formats are the output formats Render writes.
@@ -52,7 +54,7 @@ func RenderCSV(w io.Writer, r *Result, table string) error {
 		cw := csv.NewWriter(w)
 		cw.Write([]string{"product_token", "requests", "verified", "unverified", "impostor", "robots_fetches", "violations", "disputable"})
 		for _, c := range r.Crawlers {
-			cw.Write([]string{c.Token, i64(c.Requests), i64(c.Verified), i64(c.Unverified), i64(c.Impostor), i64(c.RobotsFetches),
+			cw.Write([]string{csvcell.Safe(c.Token), i64(c.Requests), i64(c.Verified), i64(c.Unverified), i64(c.Impostor), i64(c.RobotsFetches),
 				i64(c.Violations), i64(c.Disputable)})
 		}
 		cw.Flush()
@@ -78,9 +80,10 @@ func renderCSV(w io.Writer, r *Result) error {
 }
 
 func csvRow(kind string, f *Finding) []string {
-	return []string{kind, f.File, strconv.FormatInt(f.Line, 10), stamp(&f.Time), f.Client, f.Method, f.Path,
-		strconv.Itoa(f.Status), f.UserAgent, f.ProductToken, f.Identity, f.Rule, itoa0(f.RuleLine), f.Group,
-		f.PathResolved, f.RobotsSHA256, stamp(f.RobotsFrom), stamp(f.RobotsUntil), f.RobotsSource,
+	safe := csvcell.Safe // every text cell comes from the log or robots.txt
+	return []string{kind, safe(f.File), strconv.FormatInt(f.Line, 10), stamp(&f.Time), safe(f.Client), safe(f.Method), safe(f.Path),
+		strconv.Itoa(f.Status), safe(f.UserAgent), safe(f.ProductToken), f.Identity, safe(f.Rule), itoa0(f.RuleLine), safe(f.Group),
+		safe(f.PathResolved), f.RobotsSHA256, stamp(f.RobotsFrom), stamp(f.RobotsUntil), f.RobotsSource,
 		stamp(f.WindowStart), f.WindowBasis, itoa0(f.VersionsConsidered), itoa0(f.VersionsDisallowing)}
 }
 

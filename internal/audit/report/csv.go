@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/robotsproxy/robotsproxy/internal/csvcell"
 )
 
 // renderCSV writes every table stacked: each row led by its section name,
@@ -123,7 +125,7 @@ func csvCell(v any) string {
 	case yesNo:
 		return strconv.FormatBool(bool(v))
 	case string:
-		return csvSafe(v)
+		return csvcell.Safe(v)
 	}
 	return cellText(v)
 }

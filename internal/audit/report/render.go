@@ -32,18 +32,6 @@ func Render(w io.Writer, r *Report, format string) error {
 	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats(), ", "))
 }
 
-// csvSafe neutralises a text cell that a spreadsheet would read as a
-// formula: one that starts with "=", "+", "-", "@", a tab or a carriage
-// return gets a leading single quote (OWASP's CSV injection guidance).
-// Every text cell comes from a request or a robots.txt file (URLs,
-// hosts, User-Agents, rules), so every one is treated this way.
-func csvSafe(s string) string {
-	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
-		return "'" + s
-	}
-	return s
-}
-
 // maxTextCell bounds a text cell; longer values (URLs, rules) are cut
 // with an ellipsis. The json and csv formats keep them whole.
 const maxTextCell = 60
