@@ -80,8 +80,8 @@ func renderCSV(w io.Writer, r *Result) error {
 }
 
 func csvRow(kind string, f *Finding) []string {
-	safe := csvcell.Safe // every text cell comes from the log or robots.txt
-	return []string{kind, safe(f.File), strconv.FormatInt(f.Line, 10), stamp(&f.Time), safe(f.Client), safe(f.Method), safe(f.Path),
+	safe := csvcell.Safe // the cells that come from the log or robots.txt (not the operator's file name)
+	return []string{kind, f.File, strconv.FormatInt(f.Line, 10), stamp(&f.Time), safe(f.Client), safe(f.Method), safe(f.Path),
 		strconv.Itoa(f.Status), safe(f.UserAgent), safe(f.ProductToken), f.Identity, safe(f.Rule), itoa0(f.RuleLine), safe(f.Group),
 		safe(f.PathResolved), f.RobotsSHA256, stamp(f.RobotsFrom), stamp(f.RobotsUntil), f.RobotsSource,
 		stamp(f.WindowStart), f.WindowBasis, itoa0(f.VersionsConsidered), itoa0(f.VersionsDisallowing)}
