@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -149,31 +147,7 @@ func writeCSVDir(dir string, rep *report.Report) error {
 // file is written whole or not at all: to a temporary name, renamed at the
 // end.
 func writeReport(path string, stdout io.Writer, write func(io.Writer) error) error {
-	if path == "" {
-		bw := bufio.NewWriter(stdout)
-		if err := write(bw); err != nil {
-			return &exitError{2, fmt.Errorf("audit report: %w", err)}
-		}
-		if err := bw.Flush(); err != nil {
-			return &exitError{2, fmt.Errorf("audit report: %w", err)}
-		}
-		return nil
-	}
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return &exitError{2, fmt.Errorf("audit report: -o %s: not a regular file (%s); name a file to create or replace", path, fileKind(fi.Mode()))}
-	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return &exitError{2, fmt.Errorf("audit report: %w", err)}
-	}
-	bw := bufio.NewWriter(f)
-	err = errors.Join(write(bw), bw.Flush(), f.Close())
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := writeAtomic(path, stdout, write); err != nil {
 		return &exitError{2, fmt.Errorf("audit report: %w", err)}
 	}
 	return nil
