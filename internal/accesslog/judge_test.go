@@ -170,7 +170,7 @@ func TestRenderFormats(t *testing.T) {
 				t.Errorf("csv: %v %q", err, rows)
 			}
 		case "html":
-			for _, want := range []string{`<section id="c-B">`, `<section id="c-C">`, "Disallow: /p", "/p&lt;script&gt;", "Words used"} {
+			for _, want := range []string{`<section id="c-B">`, `<section id="c-C">`, "Disallow: /p", "/p&lt;script&gt;", "Words used", `<svg class="chart"`, "Requests per day: B"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("html: no %q", want)
 				}
