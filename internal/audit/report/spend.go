@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
+	"github.com/robotsproxy/robotsproxy/internal/money"
 )
 
 // Spend is what pay per crawl cost (audit fields price, charged, currency,
@@ -26,7 +27,7 @@ type Spend struct {
 	// NotPaid values; anything else counts as "other").
 	NotPaid map[string]uint64 `json:"not_paid"`
 	// Unsummed counts charges that are in no sum: an amount that does not
-	// read as a decimal of at most six places, a currency past the
+	// read as pay per crawl's (money.ParseAmount), a currency past the
 	// MaxSpendCurrencies of a row, or a sum past 9.2 million million
 	// units.
 	Unsummed uint64 `json:"unsummed"`
@@ -65,10 +66,10 @@ var notPaidReasons = [...]string{auditlog.NotPaidNoBudget, auditlog.NotPaidCurre
 	auditlog.NotPaidPriceChanged, auditlog.NotPaidRefused, auditlog.NotPaidRetryFailed,
 	auditlog.NotPaidUnknownOutcome, auditlog.NotPaidBreach, auditlog.NotPaidReportOnly, "other"}
 
-// sum is an exact sum in one currency, in millionths of its unit.
+// sum is an exact sum in one currency.
 type sum struct {
 	cur    [3]byte
-	micros int64
+	amount money.Amount
 }
 
 // spendStats is a spend row's payload (and the totals'): fixed size, no
@@ -101,70 +102,37 @@ func (s *spendStats) add(r *record) {
 		return
 	}
 	s.paid++
-	m, ok := parseMicros(r.Charged)
-	if !ok || len(r.Currency) != 3 || !s.addSum([3]byte(r.Currency), m) {
+	m, err := money.ParseAmount(string(r.Charged))
+	if err != nil || len(r.Currency) != 3 || !s.addSum([3]byte(r.Currency), m) {
 		s.unsummed++
 	}
 }
 
 // addSum adds m to the currency's sum; false when it cannot (no room for
 // another currency, or the sum would overflow).
-func (s *spendStats) addSum(cur [3]byte, m int64) bool {
+func (s *spendStats) addSum(cur [3]byte, m money.Amount) bool {
 	for i := range s.nSums {
 		if s.sums[i].cur == cur {
-			if s.sums[i].micros > math.MaxInt64-m {
+			if s.sums[i].amount > math.MaxInt64-m {
 				return false
 			}
-			s.sums[i].micros += m
+			s.sums[i].amount += m
 			return true
 		}
 	}
 	if s.nSums == MaxSpendCurrencies {
 		return false
 	}
-	s.sums[s.nSums] = sum{cur: cur, micros: m}
+	s.sums[s.nSums] = sum{cur: cur, amount: m}
 	s.nSums++
 	return true
-}
-
-// parseMicros reads a non-negative decimal with at most six decimal
-// places into millionths.
-func parseMicros(b []byte) (int64, bool) {
-	whole, frac, dot := bytes.Cut(b, []byte("."))
-	if len(whole) == 0 || len(whole) > 12 || len(frac) > 6 || (dot && len(frac) == 0) {
-		return 0, false
-	}
-	var n int64
-	for _, part := range [][]byte{whole, frac, bytes.Repeat([]byte("0"), 6-len(frac))} {
-		for _, c := range part {
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			n = n*10 + int64(c-'0')
-		}
-	}
-	return n, true
-}
-
-// formatMicros writes millionths as a decimal with at least two places
-// when it has a fraction.
-func formatMicros(m int64) string {
-	whole, frac := m/1_000_000, m%1_000_000
-	if frac == 0 {
-		return fmt.Sprint(whole)
-	}
-	f := strings.TrimRight(fmt.Sprintf("%06d", frac), "0")
-	if len(f) < 2 {
-		f += "0"
-	}
-	return fmt.Sprintf("%d.%s", whole, f)
 }
 
 // money returns the sums, by currency code.
 func (s *spendStats) money() []Money {
 	out := make([]Money, 0, s.nSums)
 	for _, x := range s.sums[:s.nSums] {
-		out = append(out, Money{Currency: string(x.cur[:]), Amount: formatMicros(x.micros)})
+		out = append(out, Money{Currency: string(x.cur[:]), Amount: x.amount.String()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Currency < out[j].Currency })
 	return out
