@@ -127,8 +127,6 @@ func parseHostFilter(v string) (hostFilter, error) {
 	return hostFilter{host: string(hostOf(nil, []byte(auth)))}, nil
 }
 
-func (f hostFilter) set() bool { return f != hostFilter{} }
-
 // keep reports whether a line of site st passes.
 func (f hostFilter) keep(st site) bool {
 	switch {
