@@ -70,13 +70,14 @@ figure.chart figcaption { font-size: 13px; font-weight: bold; margin: 2px 4px 4p
 const Width = 600
 
 // Sizes, in SVG units: a time chart's height, a horizontal chart's row
-// height, the text sizes, and the room for a time chart's value labels.
+// height, the text sizes, and the width of a character, estimated (the SVG
+// takes the page's font, unknown here) for the room labels take.
 const (
 	timeHeight = 230
 	rowHeight  = 18
 	tickSize   = 11
 	labelSize  = 12
-	valueRoom  = 56
+	charWidth  = 0.6 * tickSize
 )
 
 // Draw lays the chart out and renders it. Series that are zero throughout
@@ -138,9 +139,12 @@ type text struct {
 
 // upright lays out a time chart.
 func (c Bars) upright() plot {
-	p := plot{W: Width, H: timeHeight, X0: valueRoom, Y0: 8, X1: Width - 14, Y1: timeHeight - 38}
 	n := bars(c.Series)
 	top := Axis(stackTop(c.Series, n))
+	// The value labels, right-aligned against the axis, leave room for
+	// the axis' name, turned upright, on their left.
+	room := 26 + charWidth*float64(len(fmt.Sprint(top)))
+	p := plot{W: Width, H: timeHeight, X0: max(room, 48), Y0: 8, X1: Width - 14, Y1: timeHeight - 38}
 	y := func(v uint64) float64 { return p.Y1 - float64(v)/float64(top)*(p.Y1-p.Y0) }
 	for _, v := range Ticks(top) {
 		p.Grid = append(p.Grid, line{p.X0, y(v), p.X1, y(v)})
@@ -162,7 +166,7 @@ func (c Bars) upright() plot {
 	for i := range n {
 		base := uint64(0)
 		for _, s := range c.Series {
-			if v := s.Values[i]; v > 0 {
+			if v := at(s.Values, i); v > 0 {
 				p.Bars = append(p.Bars, rect{X: p.X0 + float64(i)*width + gap, Y: y(base + v), W: max(width-2*gap, 1), H: y(base) - y(base+v), Fill: s.Color})
 				base += v
 			}
@@ -181,10 +185,9 @@ func (c Bars) horizontal() plot {
 	for _, name := range c.Names {
 		longest = max(longest, utf8.RuneCountInString(name))
 	}
-	// The names are right-aligned against the axis; their room is an
-	// estimate of their width (0.6 em a character), at most 45% of the
-	// chart.
-	room := min(float64(longest)*0.6*tickSize+12, 0.45*Width)
+	// The names are right-aligned against the axis, in at most 45% of
+	// the chart.
+	room := min(float64(longest)*charWidth+12, 0.45*Width)
 	p := plot{W: Width, H: float64(52 + rowHeight*max(n, 1)), X0: room, Y0: 8, X1: Width - 20}
 	p.Y1 = p.H - 44
 	top := Axis(stackTop(c.Series, n))
@@ -199,7 +202,7 @@ func (c Bars) horizontal() plot {
 		p.Text = append(p.Text, text{X: p.X0 - 5, Y: y0 + row/2 + 4, Anchor: "end", Size: tickSize, S: name})
 		base := uint64(0)
 		for _, s := range c.Series {
-			if v := s.Values[i]; v > 0 {
+			if v := at(s.Values, i); v > 0 {
 				p.Bars = append(p.Bars, rect{X: x(base), Y: y0 + 0.15*row, W: x(base+v) - x(base), H: 0.7 * row, Fill: s.Color})
 				base += v
 			}
@@ -231,13 +234,19 @@ func stackTop(ss []Series, n int) uint64 {
 	for i := range n {
 		var sum uint64
 		for _, s := range ss {
-			if i < len(s.Values) {
-				sum += s.Values[i]
-			}
+			sum += at(s.Values, i)
 		}
 		top = max(top, sum)
 	}
 	return top
+}
+
+// at is vs[i], 0 past its end.
+func at(vs []uint64, i int) uint64 {
+	if i < len(vs) {
+		return vs[i]
+	}
+	return 0
 }
 
 var tmpl = template.Must(template.New("chart").Funcs(template.FuncMap{

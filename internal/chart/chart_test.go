@@ -43,24 +43,25 @@ func TestTimeTicks(t *testing.T) {
 }
 
 // A time chart draws one rect a non-zero part of a bar, in its series'
-// colour, labels both axes, escapes names, and leaves out of the legend
-// the series that never happened.
+// colour (a short series counts 0 past its end), labels both axes,
+// escapes names, and leaves out of the legend the series that never
+// happened.
 func TestDrawTime(t *testing.T) {
 	f, err := Bars{Title: "a <b> chart", ValueLabel: "requests per 1 s", AcrossLabel: "time (UTC)",
 		Start: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Step: time.Second,
-		Series: []Series{{"ok", "#00ff00", []uint64{1, 0, 3}}, {"no", "#ff0000", []uint64{2, 0, 0}}, {"never", "#0000ff", []uint64{0, 0, 0}}},
+		Series: []Series{{"ok", "#00ff00", []uint64{1, 0, 3}}, {"no", "#ff0000", []uint64{2, 0, 0}}, {"never", "#0000ff", []uint64{0, 0, 0}}, {"short", "#123456", []uint64{1}}},
 	}.Draw()
 	if err != nil {
 		t.Fatal(err)
 	}
 	svg := string(f.SVG)
-	for want, n := range map[string]int{`fill="#00ff00"`: 2, `fill="#ff0000"`: 1, `fill="#0000ff"`: 0, "<rect": 3,
+	for want, n := range map[string]int{`fill="#00ff00"`: 2, `fill="#ff0000"`: 1, `fill="#0000ff"`: 0, `fill="#123456"`: 1, "<rect": 4,
 		`aria-label="a &lt;b&gt; chart"`: 1, ">requests per 1 s<": 1, ">time (UTC)<": 1, ">10:00:00<": 1, ">3<": 1} {
 		if got := strings.Count(svg, want); got != n {
 			t.Errorf("%q: %d in the SVG, want %d\n%s", want, got, n, svg)
 		}
 	}
-	if got := []LegendItem{{"ok", "#00ff00"}, {"no", "#ff0000"}}; !slices.Equal(f.Legend, got) {
+	if got := []LegendItem{{"ok", "#00ff00"}, {"no", "#ff0000"}, {"short", "#123456"}}; !slices.Equal(f.Legend, got) {
 		t.Errorf("legend %v", f.Legend)
 	}
 	html, err := f.HTML()
