@@ -1,9 +1,7 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"math"
 	"sort"
 	"strings"
@@ -181,36 +179,6 @@ func spendRow(e *topEntry[spendStats]) SpendRow {
 	p := &e.p
 	return SpendRow{Key: orNone(e.key), Priced: e.count, Paid: p.paid, Charged: p.money(), NotPaid: p.reasons(),
 		Unsummed: p.unsummed, Error: e.err}
-}
-
-// streamJSON writes the spend with its sections' rows one by one (see
-// Section.streamJSON).
-func (s Spend) streamJSON(j *jsonWriter) error {
-	head := s
-	head.Identities, head.Hosts = Section[SpendRow]{}, Section[SpendRow]{}
-	b, err := j.encode(struct {
-		Priced   uint64            `json:"priced"`
-		Paid     uint64            `json:"paid"`
-		Charged  []Money           `json:"charged"`
-		NotPaid  map[string]uint64 `json:"not_paid"`
-		Unsummed uint64            `json:"unsummed"`
-	}{head.Priced, head.Paid, head.Charged, head.NotPaid, head.Unsummed})
-	if err != nil {
-		return err
-	}
-	if _, err := j.w.Write(bytes.TrimSuffix(b, []byte("}"))); err != nil {
-		return err
-	}
-	io.WriteString(j.w, `,"identities":`)
-	if err := s.Identities.streamJSON(j); err != nil {
-		return err
-	}
-	io.WriteString(j.w, `,"hosts":`)
-	if err := s.Hosts.streamJSON(j); err != nil {
-		return err
-	}
-	_, err = io.WriteString(j.w, "}")
-	return err
 }
 
 // spendTables are the spend section for the text, csv and html formats.
