@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// Step is the tick step of a count axis up to top: 1, 2 or 5 times a
+// countStep is the tick step of a count axis up to top: 1, 2 or 5 times a
 // power of ten, giving at most five steps.
-func Step(top uint64) uint64 {
+func countStep(top uint64) uint64 {
 	step := uint64(1)
 	for {
 		for _, m := range []uint64{1, 2, 5} {
@@ -22,17 +22,17 @@ func Step(top uint64) uint64 {
 	}
 }
 
-// Axis is where a count axis up to top ends: top rounded up to a whole
+// countAxis is where a count axis up to top ends: top rounded up to a whole
 // step, at least 1, so that the top label is drawn.
-func Axis(top uint64) uint64 {
-	step := Step(top)
+func countAxis(top uint64) uint64 {
+	step := countStep(top)
 	return max((top+step-1)/step*step, 1)
 }
 
-// Ticks are the labels of a count axis ending at end (an Axis value):
+// countTicks are the labels of a count axis ending at end (a countAxis value):
 // every step from 0, so that every axis has labels beyond 0.
-func Ticks(end uint64) []uint64 {
-	step := Step(end)
+func countTicks(end uint64) []uint64 {
+	step := countStep(end)
 	var out []uint64
 	for v := uint64(0); v <= end; v += step {
 		out = append(out, v)

@@ -66,8 +66,8 @@ figure.chart figcaption { font-size: 13px; font-weight: bold; margin: 2px 4px 4p
 .legend i { display: inline-block; width: 11px; height: 11px; margin-right: 4px; vertical-align: -1px; border-radius: 2px; }
 @media (max-width: 600px) { svg.chart { min-width: 460px; } }`)
 
-// Width is a chart's width in SVG units (CSS pixels at its natural size).
-const Width = 600
+// chartWidth is a chart's width in SVG units (CSS pixels at its natural size).
+const chartWidth = 600
 
 // Sizes, in SVG units: a time chart's height, a horizontal chart's row
 // height, the text sizes, and the width of a character, estimated (the SVG
@@ -140,13 +140,13 @@ type text struct {
 // upright lays out a time chart.
 func (c Bars) upright() plot {
 	n := bars(c.Series)
-	top := Axis(stackTop(c.Series, n))
+	top := countAxis(stackTop(c.Series, n))
 	// The value labels, right-aligned against the axis, leave room for
 	// the axis' name, turned upright, on their left.
 	room := 26 + charWidth*float64(len(fmt.Sprint(top)))
-	p := plot{W: Width, H: timeHeight, X0: max(room, 48), Y0: 8, X1: Width - 14, Y1: timeHeight - 38}
+	p := plot{W: chartWidth, H: timeHeight, X0: max(room, 48), Y0: 8, X1: chartWidth - 14, Y1: timeHeight - 38}
 	y := func(v uint64) float64 { return p.Y1 - float64(v)/float64(top)*(p.Y1-p.Y0) }
-	for _, v := range Ticks(top) {
+	for _, v := range countTicks(top) {
 		p.Grid = append(p.Grid, line{p.X0, y(v), p.X1, y(v)})
 		p.Text = append(p.Text, text{X: p.X0 - 5, Y: y(v) + 4, Anchor: "end", Size: tickSize, S: fmt.Sprint(v)})
 	}
@@ -187,12 +187,12 @@ func (c Bars) horizontal() plot {
 	}
 	// The names are right-aligned against the axis, in at most 45% of
 	// the chart.
-	room := min(float64(longest)*charWidth+12, 0.45*Width)
-	p := plot{W: Width, H: float64(52 + rowHeight*max(n, 1)), X0: room, Y0: 8, X1: Width - 20}
+	room := min(float64(longest)*charWidth+12, 0.45*chartWidth)
+	p := plot{W: chartWidth, H: float64(52 + rowHeight*max(n, 1)), X0: room, Y0: 8, X1: chartWidth - 20}
 	p.Y1 = p.H - 44
-	top := Axis(stackTop(c.Series, n))
+	top := countAxis(stackTop(c.Series, n))
 	x := func(v uint64) float64 { return p.X0 + float64(v)/float64(top)*(p.X1-p.X0) }
-	for _, v := range Ticks(top) {
+	for _, v := range countTicks(top) {
 		p.Grid = append(p.Grid, line{x(v), p.Y0, x(v), p.Y1})
 		p.Text = append(p.Text, text{X: x(v), Y: p.Y1 + 15, Anchor: "middle", Size: tickSize, S: fmt.Sprint(v)})
 	}

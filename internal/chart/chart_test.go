@@ -11,10 +11,10 @@ func TestCountAxis(t *testing.T) {
 	for _, c := range []struct{ top, step, axis uint64 }{
 		{0, 1, 1}, {1, 1, 1}, {2, 1, 2}, {5, 1, 5}, {7, 2, 8}, {23, 5, 25}, {250, 50, 250}, {251, 100, 300}, {9_999, 2000, 10_000},
 	} {
-		if s, a := Step(c.top), Axis(c.top); s != c.step || a != c.axis {
+		if s, a := countStep(c.top), countAxis(c.top); s != c.step || a != c.axis {
 			t.Errorf("top %d: step %d, axis %d; want %d, %d", c.top, s, a, c.step, c.axis)
 		}
-		ticks := Ticks(c.axis)
+		ticks := countTicks(c.axis)
 		if len(ticks) < 2 && c.axis > 0 || ticks[0] != 0 || ticks[len(ticks)-1] != c.axis {
 			t.Errorf("top %d: ticks %v, want 0 up to %d", c.top, ticks, c.axis)
 		}
