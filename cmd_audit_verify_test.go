@@ -3,63 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/robotsproxy/robotsproxy/internal/access"
-	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/internal/audit/audittest"
 )
 
-// verifyFixture writes an archive with one robots.txt and a chained log of
-// two decisions made on it; it returns the archive, the log and the body's
-// SHA-256 in hex.
-func verifyFixture(t *testing.T) (archive, log, sha string) {
-	t.Helper()
-	dir := t.TempDir()
-	archive, log = filepath.Join(dir, "archive"), filepath.Join(dir, "audit.log")
-	body := "User-agent: examplebot\nDisallow: /private\n"
-	sum := sha256.Sum256([]byte(body))
-	sha = hex.EncodeToString(sum[:])
-	at := time.Date(2026, 11, 22, 20, 10, 50, 123456789, time.UTC)
-	ar, err := audit.OpenArchive(audit.ArchiveOptions{Dir: archive, ParseLimit: 512 << 10, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ar.Record(access.Access{Result: access.Successful, URL: "http://a.example/robots.txt", Status: 200,
-		FetchedAt: at, SHA256: sum, Raw: []byte(body)}); err != nil {
-		t.Fatal(err)
-	}
-	f, prev, err := audit.OpenFile(audit.FileOptions{Path: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := audit.NewWriter(f, audit.Options{Chain: true, Prev: prev})
-	common := `"candidates":["ExampleBot"],"robots_url":"http://a.example/robots.txt","group":"examplebot","star_fallback":false,`
-	tail := fmt.Sprintf(`"access_result":"successful","robots_status":200,"robots_sha256":%q,"robots_fetched_at":"2026-11-22T20:10:50.123456789Z","status":%%d}`+"\n", sha)
-	for _, l := range []string{
-		`{"method":"GET","url":"http://a.example/private/x","decision":"deny","reason":"rule",` + common + `"rule":"Disallow: /private","rule_line":2,` + fmt.Sprintf(tail, 403),
-		`{"method":"GET","url":"http://a.example/public","decision":"allow","reason":"no-matching-rule",` + common + fmt.Sprintf(tail, 200),
-	} {
-		if _, err := w.Write([]byte(l)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return archive, log, sha
-}
-
 func TestRunAuditVerifyAndShow(t *testing.T) {
-	archive, log, sha := verifyFixture(t)
+	archive, log, sha := audittest.ChainedLog(t)
 	edited := filepath.Join(filepath.Dir(log), "edited.log")
 	b, _ := os.ReadFile(log)
 	os.WriteFile(edited, bytes.Replace(b, []byte(`"decision":"allow"`), []byte(`"decision":"deny"`), 1), 0o644)
@@ -100,7 +53,7 @@ func TestRunAuditVerifyAndShow(t *testing.T) {
 // the chain is checked (-chain-only, said on stderr): exit 0 when it
 // holds, 1 when a line was edited.
 func TestRunAuditVerifyWithoutArchive(t *testing.T) {
-	archive, log, _ := verifyFixture(t)
+	archive, log, _ := audittest.ChainedLog(t)
 	b, _ := os.ReadFile(log)
 	edited := filepath.Join(filepath.Dir(log), "edited.log") // the first line: the second's prev no longer matches
 	os.WriteFile(edited, bytes.Replace(b, []byte(`"decision":"deny"`), []byte(`"decision":"allow"`), 1), 0o644)
@@ -139,7 +92,7 @@ func TestRunAuditVerifyWithoutArchive(t *testing.T) {
 // audit log's file (stdout and stderr to one file) are named and skipped,
 // neither problems nor links of the chain.
 func TestRunAuditVerifyOperationalLines(t *testing.T) {
-	archive, log, _ := verifyFixture(t)
+	archive, log, _ := audittest.ChainedLog(t)
 	b, _ := os.ReadFile(log)
 	lines := strings.SplitAfter(string(b), "\n")
 	op := `{"level":"info","listener":"proxy","addr":"127.0.0.1:8080","time":"2026-11-22T20:10:49Z","message":"listening"}` + "\n"

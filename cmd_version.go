@@ -4,9 +4,8 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
-	"runtime"
-	"runtime/debug"
-	"strings"
+
+	"github.com/robotsproxy/robotsproxy/internal/build"
 )
 
 // versionFile is the repository's VERSION file, embedded at build time,
@@ -24,47 +23,10 @@ var (
 	commit  string
 )
 
-// buildVersion returns the version (-ldflags, else the embedded VERSION),
-// the commit (-ldflags, else the VCS stamp of the build information with
-// "+dirty" appended for a modified tree, else "unknown", as with
-// -buildvcs=false or a build outside a repository) and the Go version the
-// binary was built with.
+// buildVersion returns the version, the commit and the Go version (see
+// build.Info.Resolve).
 func buildVersion() (ver, rev, goVersion string) {
-	ver, rev, goVersion = version, commit, runtime.Version()
-	if ver == "" {
-		ver = strings.TrimSpace(versionFile)
-	}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		goVersion = info.GoVersion
-		if rev == "" {
-			rev = vcsRevision(info.Settings)
-		}
-	}
-	if ver == "" {
-		ver = "(devel)"
-	}
-	if rev == "" {
-		rev = "unknown"
-	}
-	return ver, rev, goVersion
-}
-
-// vcsRevision is the vcs.revision build setting, "+dirty" appended when
-// vcs.modified is true; "" when the build was not stamped.
-func vcsRevision(settings []debug.BuildSetting) string {
-	rev, modified := "", false
-	for _, s := range settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
-		}
-	}
-	if rev != "" && modified {
-		rev += "+dirty"
-	}
-	return rev
+	return build.Info{File: versionFile, Version: version, Commit: commit}.Resolve()
 }
 
 // runVersion implements "robotsproxy version" and "robotsproxy -version".

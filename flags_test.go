@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/robotsproxy/robotsproxy/internal/audit/audittest"
 )
 
 func TestInterspersed(t *testing.T) {
@@ -39,7 +41,7 @@ func TestFlagsAnywhere(t *testing.T) {
 	if err := os.WriteFile(robots, []byte("User-agent: *\nDisallow: /action/\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	archive, log, sha := verifyFixture(t)
+	archive, log, sha := audittest.ChainedLog(t)
 	same := []struct {
 		name string
 		a, b []string // the same command, flags placed differently

@@ -18,6 +18,7 @@ import (
 // policy -> (access, identity) -> robots. A new package must be placed
 // here.
 var layers = map[string]int{
+	"internal/build":                   -1, // the version, the commit and the Go version of the running binary
 	"internal/csvcell":                 -1, // the CSV outputs' one cell rule (spreadsheet formulas)
 	"internal/heapsize":                -1, // the allocator's sizes, for robots' and the caches' accounting
 	"internal/rules":                   -1, // rules the configuration and the runtime both apply: modes, purposes, host entries, defaults
@@ -47,7 +48,7 @@ var layers = map[string]int{
 	"internal/check":                   4,
 	"internal/audit":                   2, // the runtime writer: file, chain, checkpoints, robots.txt archive
 	"internal/audit/verify":            4, // the offline verifier: re-decides lines through policy
-	"internal/audit/audittest":         2, // fixtures the archive's and the verifier's tests share
+	"internal/audit/audittest":         3, // fixtures the archive's, the verifier's and the audit commands' tests share
 	"internal/accesslog":               5, // judges web server access logs through policy; reads the audit archive
 	"internal/config":                  4, // the schema: defaults and validation only (TestConfigIsSchema)
 	"internal/audit/report/loggen":     5,
