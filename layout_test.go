@@ -55,7 +55,8 @@ var layers = map[string]int{
 	"proxy":                            5,
 	"internal/cpubench":                6,
 	"internal/server":                  6,
-	".":                                7, // main
+	"internal/cli":                     7, // the commands, flags, help and exit codes
+	".":                                8, // main: hands the command line to internal/cli
 	"e2e":                              7,
 	"enforce":                          7, // the proxy's request path in a Go crawler's process (assembled by server)
 }

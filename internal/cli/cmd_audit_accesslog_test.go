@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -97,7 +97,7 @@ func TestRunAuditAccessLogDNS(t *testing.T) {
 		`203.0.113.10 - - [20/Nov/2026:10:00:01 +0000] "GET /p HTTP/1.1" 200 1 "-" "` + ua + `"` + "\n" +
 		`66.249.79.230 - - [20/Nov/2026:10:00:02 +0000] "GET /p HTTP/1.1" 200 1 "-" "` + ua + `"` + "\n"
 	var stdout, stderr bytes.Buffer
-	err := run(t.Context(), []string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot=" + filepath.Join("testdata", "ipranges", "googlebot.json"),
+	err := run(t.Context(), []string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot=" + filepath.Join("..", "..", "testdata", "ipranges", "googlebot.json"),
 		"-dns", dns, "-format", "json", "-"}, strings.NewReader(log), &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr.String())
@@ -115,7 +115,7 @@ func TestRunAuditAccessLogDNS(t *testing.T) {
 // -ip-ranges TOKEN=URL fetches the file with the proxy's fetcher: a
 // loopback origin only with -allow-private, a 404 is an error.
 func TestRunAuditAccessLogRangesURL(t *testing.T) {
-	body, err := os.ReadFile(filepath.Join("testdata", "ipranges", "googlebot.json"))
+	body, err := os.ReadFile(filepath.Join("..", "..", "testdata", "ipranges", "googlebot.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,26 +1,19 @@
-package main
+package cli
 
 import (
-	_ "embed"
 	"fmt"
 	"io"
 
 	"github.com/robotsproxy/robotsproxy/internal/build"
 )
 
-// versionFile is the repository's VERSION file, embedded at build time,
-// so that a plain "go build" knows its version.
-//
-//go:embed VERSION
-var versionFile string
-
-// version and commit override VERSION and the VCS stamp when set at build
-// time:
-//
-//	go build -ldflags "-X main.version=$(cat VERSION) -X main.commit=$(git rev-parse HEAD)"
+// versionFile, version and commit are what package main was given at
+// build time (Main sets them): the VERSION file, and the version and
+// commit of -ldflags "-X main.version=... -X main.commit=...".
 var (
-	version string
-	commit  string
+	versionFile string
+	version     string
+	commit      string
 )
 
 // buildVersion returns the version, the commit and the Go version (see
