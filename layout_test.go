@@ -55,10 +55,17 @@ var layers = map[string]int{
 	"proxy":                            5,
 	"internal/cpubench":                6,
 	"internal/server":                  6,
-	"internal/cli":                     7, // the commands, flags, help and exit codes
-	".":                                8, // main: hands the command line to internal/cli
+	"internal/cli/command":             7, // the commands, one a file, and what they share: the flag rule, exit codes, output
+	"internal/cli":                     8, // the dispatcher: runs the command named, help, exit codes, signals
+	".":                                9, // main: hands the command line to internal/cli
 	"e2e":                              7,
 	"enforce":                          7, // the proxy's request path in a Go crawler's process (assembled by server)
+}
+
+// importedOnlyBy names the one package that may import a package: the
+// CLI's dispatcher is main's alone, so that no command calls back into it.
+var importedOnlyBy = map[string]string{
+	"internal/cli": ".",
 }
 
 const module = "github.com/robotsproxy/robotsproxy"
@@ -151,6 +158,9 @@ func TestImportsRunOneWay(t *testing.T) {
 			}
 			if r, ok := layers[dep]; !ok || r >= rank {
 				t.Errorf("%s: package %q (layer %d) imports %q (layer %d, known %v): imports must run one way", path, pkg, rank, dep, r, ok)
+			}
+			if only, ok := importedOnlyBy[dep]; ok && only != pkg {
+				t.Errorf("%s: package %q imports %q, which only %q may import", path, pkg, dep, only)
 			}
 		}
 		return nil

@@ -1,9 +1,9 @@
-package cli
+package command
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"strings"
 	"time"
@@ -13,29 +13,35 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/server"
 )
 
-// runKeysDirectory implements "robotsproxy keys directory [-config FILE]
-// -o DIR [-authority HOST] [-valid DURATION]": the key directory and the
+// KeysDirectory is "robotsproxy keys directory": the key directory and the
 // Signature Agent Cards of signing.identities as static files, each with
 // a .headers file of the header fields to send with it.
-func runKeysDirectory(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("keys directory", "keys directory [-config FILE] -o DIR [-authority HOST] [-valid DURATION]", `Write the key directory (`+signing.DirectoryPath+`) and the Signature
+var KeysDirectory = Command{
+	Name:    "keys directory",
+	Summary: "write the key directory and agent cards as static files",
+	Usage:   "keys directory [-config FILE] -o DIR [-authority HOST] [-valid DURATION]",
+	run:     runKeysDirectory,
+}
+
+func runKeysDirectory(_ context.Context, cmd Command, args []string, stdio Stdio) error {
+	fs := cmd.flagSet(`Write the key directory (`+signing.DirectoryPath+`) and the Signature
 Agent Cards of the configuration's signing.identities as static files under
 DIR, for hosting at https://HOST. Beside each file, FILE`+signing.HeadersSuffix+` holds the header
 fields to send with it (Content-Type, Cache-Control, Content-Digest,
 Signature-Input, Signature): the signatures cover HOST and expire after
--valid, so write the files again before then.`, stderr)
+-valid, so write the files again before then.`, stdio.Stderr)
 	cfgPath := fs.String("config", defaultConfig, "configuration `FILE` naming signing.identities")
 	out := fs.String("o", "", "write the files under `DIR` (DIR/.well-known/...)")
 	authority := fs.String("authority", "", "the `HOST` (and :PORT when not 443) that will serve the files: a signature_agent host or one of signing.directory_authorities (default: the host of the identities' signature_agent URLs, when they share one)")
 	valid := fs.Duration("valid", signing.DefaultStaticValidity, "how long the files' signatures are valid (`DURATION`)")
-	if err := parseFlags(fs, args, stdout); err != nil {
+	if err := cmd.parse(fs, args, stdio.Stdout); err != nil {
 		return err
 	}
 	if err := noArguments(fs); err != nil {
 		return err
 	}
 	if *out == "" || *valid <= 0 {
-		return usageErr("keys directory: want -o DIR, and a positive -valid\n%s", usage)
+		return usageErr("keys directory: want -o DIR, and a positive -valid\n%s", cmd.usage())
 	}
 	cfg, err := config.LoadFile(*cfgPath)
 	if err != nil {
@@ -51,9 +57,9 @@ Signature-Input, Signature): the signatures cover HOST and expire after
 		return &exitError{2, fmt.Errorf("keys directory: %w", err)}
 	}
 	for _, w := range written {
-		fmt.Fprintf(stdout, "wrote %s\n", w)
+		fmt.Fprintf(stdio.Stdout, "wrote %s\n", w)
 	}
-	fmt.Fprintf(stdout, "%d keys; serve %s at https://%s%s with the header fields of its %s file; the signatures expire %s\n",
+	fmt.Fprintf(stdio.Stdout, "%d keys; serve %s at https://%s%s with the header fields of its %s file; the signatures expire %s\n",
 		len(p.Keys()), *out, host, signing.DirectoryPath, signing.HeadersSuffix, now.Add(*valid).UTC().Format(time.RFC3339))
 	return nil
 }

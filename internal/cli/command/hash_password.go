@@ -1,4 +1,4 @@
-package cli
+package command
 
 import (
 	"bufio"
@@ -13,17 +13,24 @@ import (
 	"golang.org/x/term"
 )
 
-// runHashPassword implements "robotsproxy hash-password [-cost N]": it
-// reads a password and prints its bcrypt hash. On a terminal it prompts
-// on stderr, twice, without echo (golang.org/x/term); otherwise it reads
-// the first line of stdin. A cancelled ctx (SIGINT, SIGTERM) ends it while
-// it waits for the password or hashes, the terminal restored.
-func runHashPassword(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("hash-password", "hash-password [-cost N] < password", `Read a password and print its bcrypt hash, for identity.users. On a
+// HashPassword is "robotsproxy hash-password": it reads a password and
+// prints its bcrypt hash. On a terminal it prompts on stderr, twice,
+// without echo (golang.org/x/term); otherwise it reads the first line of
+// stdin. A cancelled ctx (SIGINT, SIGTERM) ends it while it waits for the
+// password or hashes, the terminal restored.
+var HashPassword = Command{
+	Name:    "hash-password",
+	Summary: "print a bcrypt hash for identity.users",
+	Usage:   "hash-password [-cost N] < password",
+	run:     runHashPassword,
+}
+
+func runHashPassword(ctx context.Context, cmd Command, args []string, stdio Stdio) error {
+	fs := cmd.flagSet(`Read a password and print its bcrypt hash, for identity.users. On a
 terminal it asks for the password twice, without echo; otherwise it reads
-the first line of stdin.`, stderr)
+the first line of stdin.`, stdio.Stderr)
 	cost := fs.Int("cost", bcrypt.DefaultCost, "bcrypt cost `N` (4 to 31)")
-	if err := parseFlags(fs, args, stdout); err != nil {
+	if err := cmd.parse(fs, args, stdio.Stdout); err != nil {
 		return err
 	}
 	if err := noArguments(fs, "the password is read from stdin or the terminal, never from an argument"); err != nil {
@@ -31,9 +38,9 @@ the first line of stdin.`, stderr)
 	}
 	if *cost < bcrypt.MinCost || *cost > bcrypt.MaxCost {
 		// bcrypt.GenerateFromPassword would silently use cost 10 below 4.
-		return usageErr("hash-password: want [-cost N] with N from %d to %d, the password on stdin\n%s", bcrypt.MinCost, bcrypt.MaxCost, usage)
+		return usageErr("hash-password: want [-cost N] with N from %d to %d, the password on stdin\n%s", bcrypt.MinCost, bcrypt.MaxCost, cmd.usage())
 	}
-	password, err := readPassword(ctx, stdin, stderr)
+	password, err := readPassword(ctx, stdio.Stdin, stdio.Stderr)
 	if err != nil {
 		return err
 	}
@@ -41,7 +48,7 @@ the first line of stdin.`, stderr)
 	if err != nil {
 		return &exitError{2, fmt.Errorf("hash-password: %w", err)}
 	}
-	fmt.Fprintln(stdout, string(hash))
+	fmt.Fprintln(stdio.Stdout, string(hash))
 	return nil
 }
 

@@ -1,27 +1,31 @@
-package cli
+package command
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
 )
 
-// runAuditVerify implements "robotsproxy audit verify [-archive DIR]
-// [-config FILE] [-chain-only] [-genesis] [-allow-unverifiable]
-// [-checkpoints FILE [-checkpoint-key FILE]] [-head SHA] LOG...": exit 0
-// when everything verifies, 1 when anything does not, 2 on usage or I/O
-// errors. Without an archive it checks the chain only, and says so on
-// stderr.
-func runAuditVerify(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("audit verify", "audit verify [flags] LOG...", `Verify the hash chain of the audit logs (oldest first), and re-decide every
+// AuditVerify is "robotsproxy audit verify": exit 0 when everything
+// verifies, 1 when anything does not, 2 on usage or I/O errors. Without
+// an archive it checks the chain only, and says so on stderr.
+var AuditVerify = Command{
+	Name:    "audit verify",
+	Summary: "verify an audit log's hash chain and re-decide its decisions",
+	Usage: "audit verify [-archive DIR] [-config FILE] [-chain-only] [-genesis] [-allow-unverifiable] " +
+		"[-checkpoints FILE [-checkpoint-key FILE]] [-head SHA] LOG...",
+	run: runAuditVerify,
+}
+
+func runAuditVerify(_ context.Context, cmd Command, args []string, stdio Stdio) error {
+	fs := cmd.flagSet(`Verify the hash chain of the audit logs (oldest first), and re-decide every
 decision line from the robots.txt archive, and check every signature_keyid
 against the key directories archived at each start and reload (the key must
 have been published, and its nbf/exp must cover signature_created). Without
@@ -29,7 +33,7 @@ an archive (-archive or audit.archive_dir) only the chain is checked, as with
 -chain-only. Lines of
 the proxy's own log (JSON lines starting with "level") are counted as
 operational and skipped. Exit 0 when everything verifies, 1 when anything
-does not.`, stderr)
+does not.`, stdio.Stderr)
 	archive := fs.String("archive", "", "robots.txt archive `DIR` (default: audit.archive_dir of -config)")
 	cfgPath := fs.String("config", defaultConfig, "configuration `FILE` that names the archive when -archive is not given, and the exempt_hosts that lines with reason override are checked against")
 	genesis := fs.Bool("genesis", false, "require the first line to start the chain (prev of 64 zeros)")
@@ -38,7 +42,7 @@ does not.`, stderr)
 	checkpoints := fs.String("checkpoints", "", "checkpoint log `FILE` (audit.checkpoint_file): the chain must pass through every checkpoint and not end before the last")
 	ckKey := fs.String("checkpoint-key", "", "`FILE` holding the checkpoints' HMAC key (audit.checkpoint_hmac_key_file): every checkpoint must be signed with it")
 	head := fs.String("head", "", "the chain must end exactly at this head (64 hex digits, kept elsewhere)")
-	if err := parseFlags(fs, args, stdout); err != nil {
+	if err := cmd.parse(fs, args, stdio.Stdout); err != nil {
 		return err
 	}
 	anchors, err := verifyAnchors(*checkpoints, *ckKey, *head)
@@ -46,7 +50,7 @@ does not.`, stderr)
 		return &exitError{2, fmt.Errorf("audit verify: %w", err)}
 	}
 	if fs.NArg() == 0 {
-		return usageErr("audit verify: want at least one LOG, oldest first\n%s", usage)
+		return usageErr("audit verify: want at least one LOG, oldest first\n%s", cmd.usage())
 	}
 	dir, err := archiveDir(fs, *archive, *cfgPath)
 	if err != nil {
@@ -62,12 +66,12 @@ does not.`, stderr)
 	}
 	if dir == "" && !*chainOnly {
 		*chainOnly = true
-		fmt.Fprintln(stderr, "audit verify: no robots.txt archive (-archive DIR or audit.archive_dir): checking the hash chain only (-chain-only)")
+		fmt.Fprintln(stdio.Stderr, "audit verify: no robots.txt archive (-archive DIR or audit.archive_dir): checking the hash chain only (-chain-only)")
 	}
 	if *chainOnly {
 		dir = ""
 	}
-	out := bufio.NewWriter(stdout)
+	out := bufio.NewWriter(stdio.Stdout)
 	anchors.Archive, anchors.ChainOnly, anchors.Genesis, anchors.ExemptHosts = dir, *chainOnly, *genesis, exempt
 	anchors.Report = func(p verify.Problem) { fmt.Fprintln(out, p) }
 	res, err := verify.Verify(fs.Args(), anchors)
@@ -84,37 +88,6 @@ does not.`, stderr)
 		return &exitError{1, errors.New("audit verify: the logs do not verify")}
 	}
 	return nil
-}
-
-// verifyAnchors reads -checkpoints (checked with the key in -checkpoint-key)
-// and -head into VerifyOptions.
-func verifyAnchors(checkpoints, keyFile, head string) (verify.VerifyOptions, error) {
-	var o verify.VerifyOptions
-	if keyFile != "" && checkpoints == "" {
-		return o, errors.New("-checkpoint-key: give -checkpoints too")
-	}
-	if checkpoints != "" {
-		var key []byte
-		if keyFile != "" {
-			k, err := audit.ReadCheckpointKey(keyFile)
-			if err != nil {
-				return o, fmt.Errorf("-checkpoint-key: %w", err)
-			}
-			key = k
-		}
-		var err error
-		if o.Checkpoints, err = audit.ReadCheckpoints(checkpoints, key); err != nil {
-			return o, fmt.Errorf("-checkpoints: %w", err)
-		}
-	}
-	if head != "" {
-		h, err := audit.ParseHead(head)
-		if err != nil {
-			return o, fmt.Errorf("-head: %w", err)
-		}
-		o.Head = &h
-	}
-	return o, nil
 }
 
 // writeVerifySummary writes the counts and the chain's start and head.
@@ -162,50 +135,4 @@ func writeVerifySummary(w io.Writer, r *verify.VerifyResult, dir string, chainOn
 		verdict = "FAIL"
 	}
 	fmt.Fprintf(w, "result       %s\n", verdict)
-}
-
-// runAuditShow implements "robotsproxy audit show [-archive DIR] [-config
-// FILE] [-body] SHA": the archived robots.txt body with that SHA-256 (or
-// a unique prefix of 8 or more hex digits) and its fetch records.
-func runAuditShow(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("audit show", "audit show [flags] SHA", `Print the archived robots.txt body whose SHA-256 (or a unique prefix of 8 or
-more hex digits) is SHA, and its fetch records.`, stderr)
-	archive := fs.String("archive", "", "robots.txt archive `DIR` (default: audit.archive_dir of -config)")
-	cfgPath := fs.String("config", defaultConfig, "configuration `FILE` that names the archive when -archive is not given")
-	bodyOnly := fs.Bool("body", false, "print the body's octets only")
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return usageErr("audit show: want one SHA (a robots_sha256 of the audit log)\n%s", usage)
-	}
-	dir, err := archiveDir(fs, *archive, *cfgPath)
-	if err != nil {
-		return &exitError{2, fmt.Errorf("audit show: %w", err)}
-	}
-	if dir == "" {
-		return usageErr("audit show: no archive: give -archive DIR, or set audit.archive_dir")
-	}
-	out := bufio.NewWriter(stdout)
-	err = audit.Show(out, dir, fs.Arg(0), audit.ShowOptions{BodyOnly: *bodyOnly})
-	if ferr := out.Flush(); err == nil {
-		err = ferr
-	}
-	if err != nil {
-		return &exitError{2, fmt.Errorf("audit show: %w", err)}
-	}
-	return nil
-}
-
-// archiveDir returns -archive, else the configuration's audit.archive_dir
-// ("" when neither names one; a missing default config.yaml is no error).
-func archiveDir(fs *flag.FlagSet, archive, cfgPath string) (string, error) {
-	if archive != "" {
-		return archive, nil
-	}
-	cfg, _, err := loadConfig(cfgPath, isSet(fs, "config"), zerolog.Nop())
-	if err != nil {
-		return "", err
-	}
-	return cfg.Audit.ArchiveDir, nil
 }

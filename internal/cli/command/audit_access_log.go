@@ -1,7 +1,6 @@
-package cli
+package command
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,10 +8,8 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
@@ -20,17 +17,23 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
 )
 
-const accessLogSynopsis = "audit access-log [-log-format combined|json] [-robots PATH] [-ip-ranges TOKEN=FILE]... [-dns ADDR] [-format text|json|csv|html] [-o PATH] LOG..."
+// AuditAccessLog is "robotsproxy audit access-log": it judges web server
+// access logs against the site's robots.txt history. Exit 0 when the logs
+// were read (whatever was found), 2 on usage and I/O errors.
+var AuditAccessLog = Command{
+	Name:    "audit access-log",
+	Summary: "judge a web server's access logs against the site's robots.txt history",
+	Usage: "audit access-log [-log-format combined|json] [-json-fields NAME=KEY,...] [-robots PATH] [-ip-ranges TOKEN=FILE]... [-allow-private] " +
+		"[-dns ADDR] [-dns-domain TOKEN=DOMAIN]... [-format text|json|csv|html] [-table findings|crawlers] [-o PATH] [-top N] LOG...",
+	run: runAuditAccessLog,
+}
 
-// runAuditAccessLog implements "robotsproxy audit access-log": it judges
-// web server access logs against the site's robots.txt history. Exit 0
-// when the logs were read (whatever was found), 2 on usage and I/O errors.
-func runAuditAccessLog(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("audit access-log", accessLogSynopsis, `Judge a web server's access logs against the robots.txt in force when each
+func runAuditAccessLog(ctx context.Context, cmd Command, args []string, stdio Stdio) error {
+	fs := cmd.flagSet(`Judge a web server's access logs against the robots.txt in force when each
 request was made: violations (every version the crawler could have been
 using disallows the request), disputable requests (only some do) and
 impostors (a crawler's name from an address outside its published ranges).
-LOG is an access log file, gzipped or not; - is stdin.`, stderr)
+LOG is an access log file, gzipped or not; - is stdin.`, stdio.Stderr)
 	logFormat := fs.String("log-format", "combined", "access log `FORMAT`: combined (nginx and Apache default, also common) or json (one JSON object a line)")
 	fields := fs.String("json-fields", "", "for -log-format json, the field names as `NAME=KEY,...`; NAME is one of "+strings.Join(accesslog.JSONFieldNames(), ", "))
 	robotsPath := fs.String("robots", "", "the site's robots.txt history, `PATH`: a file (in force throughout), a directory of versions named by the UTC time they came into force (2026-11-20T00:00:00Z.txt, - allowed for :), git:REPO_DIR:PATH, or archive:ARCHIVE_DIR:ROBOTS_URL (the proxy's robots.txt archive)")
@@ -58,12 +61,12 @@ LOG is an access log file, gzipped or not; - is stdin.`, stderr)
 	out := fs.String("o", "", "write the report to `PATH` instead of stdout")
 	table := fs.String("table", "findings", "for -format csv, the `TABLE` written: findings (a row per violation, disputable request and impostor) or crawlers (a row per product token)")
 	top := fs.Int("top", 20, "paths shown per crawler among the most violated, `N`; 0 shows all")
-	if err := parseFlags(fs, args, stdout); err != nil {
+	if err := cmd.parse(fs, args, stdio.Stdout); err != nil {
 		return err
 	}
 	switch {
 	case fs.NArg() == 0:
-		return usageErr("audit access-log: want at least one LOG (a file, or - for stdin)\nusage: robotsproxy %s", accessLogSynopsis)
+		return usageErr("audit access-log: want at least one LOG (a file, or - for stdin)\n%s", cmd.usage())
 	case *robotsPath == "":
 		return usageErr("audit access-log: want -robots PATH (a robots.txt file, a directory of dated versions, git:REPO_DIR:PATH or archive:ARCHIVE_DIR:ROBOTS_URL)")
 	case !slices.Contains(accesslog.Formats(), *format):
@@ -76,10 +79,6 @@ LOG is an access log file, gzipped or not; - is stdin.`, stderr)
 	if err != nil {
 		return usageErr("audit access-log: %v", err)
 	}
-	// An interrupt or SIGTERM stops the read (the command gets no context
-	// from runAudit yet).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	hist, err := accesslog.LoadHistory(ctx, *robotsPath)
 	if err != nil {
 		return &exitError{2, fmt.Errorf("audit access-log: -robots: %w", err)}
@@ -106,7 +105,7 @@ LOG is an access log file, gzipped or not; - is stdin.`, stderr)
 	}
 	defer aud.Close()
 	for _, name := range fs.Args() {
-		if err := aud.ReadFile(ctx, name, stdin); err != nil {
+		if err := aud.ReadFile(ctx, name, stdio.Stdin); err != nil {
 			return &exitError{2, fmt.Errorf("audit access-log: %w", err)}
 		}
 	}
@@ -115,7 +114,7 @@ LOG is an access log file, gzipped or not; - is stdin.`, stderr)
 	if *format == "csv" {
 		render = func(w io.Writer) error { return accesslog.RenderCSV(w, res, *table) }
 	}
-	if err := writeAtomic(*out, stdout, render); err != nil {
+	if err := writeAtomic(*out, stdio.Stdout, render); err != nil {
 		return &exitError{2, fmt.Errorf("audit access-log: %w", err)}
 	}
 	return nil
@@ -178,31 +177,4 @@ func dnsResolver(addr string) (*net.Resolver, error) {
 	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return d.DialContext(ctx, network, addr)
 	}}, nil
-}
-
-// writeAtomic writes what render writes to path, stdout when empty. A
-// file is written whole or not at all: to a temporary name, renamed at
-// the end.
-func writeAtomic(path string, stdout io.Writer, render func(io.Writer) error) error {
-	if path == "" {
-		bw := bufio.NewWriter(stdout)
-		return errors.Join(render(bw), bw.Flush())
-	}
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return fmt.Errorf("-o %s: not a regular file (%s); name a file to create or replace", path, fileKind(fi.Mode()))
-	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(f)
-	err = errors.Join(render(bw), bw.Flush(), f.Close())
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }

@@ -1,6 +1,7 @@
-package cli
+package command
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,49 +12,22 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/audit/report"
 )
 
-// runAudit dispatches "robotsproxy audit SUBCOMMAND ...": a new
-// subcommand is one more case here and a line in usage.
-func runAudit(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usageErr("audit: want a subcommand (report, verify, show)\n%s", auditHelp)
-	}
-	if isHelp(args[0]) {
-		fmt.Fprint(stdout, auditHelp)
-		return nil
-	}
-	switch args[0] {
-	case "report":
-		return runAuditReport(args[1:], stdin, stdout, stderr, time.Now)
-	case "verify":
-		return runAuditVerify(args[1:], stdout, stderr)
-	case "show":
-		return runAuditShow(args[1:], stdout, stderr)
-	case "access-log":
-		return runAuditAccessLog(args[1:], stdin, stdout, stderr)
-	}
-	return usageErr("audit: unknown subcommand %q\n%s", args[0], auditHelp)
+// AuditReport is "robotsproxy audit report": the audit logs summarised, as
+// text, json, csv or html. Exit 0 whatever the chain check finds (the
+// report says so), 2 on usage and I/O errors.
+var AuditReport = Command{
+	Name:    "audit report",
+	Summary: "summarise audit logs as text, json, csv or html",
+	Usage: "audit report [-format text|json|csv|html] [-o PATH] [-table NAME] [-since TIME] [-until TIME] [-token T] [-host SITE] [-top N] " +
+		"[-verify=false] [-checkpoints FILE [-checkpoint-key FILE]] [-head SHA] LOG...",
+	run: runAuditReport,
 }
 
-// auditHelp is what "robotsproxy audit -h" prints.
-const auditHelp = `usage: robotsproxy audit SUBCOMMAND [flags] LOG...
-
-subcommands:
-  report  summarise audit logs as text, json, csv or html
-  verify  verify the hash chain, and re-decide every decision from the robots.txt archive
-  show    print an archived robots.txt body and its fetch records
-  access-log  judge a web server's access logs against the site's robots.txt history
-
-"robotsproxy audit SUBCOMMAND -h" prints a subcommand's flags.
-`
-
-// runAuditReport implements "robotsproxy audit report [-format F] [-o PATH]
-// [-table NAME] [-since T] [-until T] [-token T] [-host H] [-top N]
-// [-verify=false] [-checkpoints FILE [-checkpoint-key FILE]] [-head SHA]
-// LOG...".
-func runAuditReport(args []string, stdin io.Reader, stdout, stderr io.Writer, now func() time.Time) error {
-	fs := newFlagSet("audit report", "audit report [flags] LOG...", `Summarise audit logs: decisions by reason, product token and site, over time,
+func runAuditReport(_ context.Context, cmd Command, args []string, stdio Stdio) error {
+	now := time.Now
+	fs := cmd.flagSet(`Summarise audit logs: decisions by reason, product token and site, over time,
 with whether their hash chain holds. LOG is an audit log file, rotated or
-gzipped; - is stdin (read once: its chain is not checked).`, stderr)
+gzipped; - is stdin (read once: its chain is not checked).`, stdio.Stderr)
 	format := fs.String("format", "text", "output `FORMAT`: "+strings.Join(report.Formats(), ", "))
 	out := fs.String("o", "", "write the report to `PATH` instead of stdout: a file, or with -format csv a directory that gets one NAME.csv a table")
 	tableName := fs.String("table", "", "with -format csv, write only the table `NAME` ("+strings.Join(report.TableNames(), ", ")+"), to stdout or -o FILE")
@@ -66,11 +40,11 @@ gzipped; - is stdin (read once: its chain is not checked).`, stderr)
 	ckKey := fs.String("checkpoint-key", "", "`FILE` holding the checkpoints' HMAC key, as for audit verify")
 	head := fs.String("head", "", "the chain must end exactly at this head, `SHA` (64 hex digits, kept elsewhere)")
 	top := fs.Int("top", -1, "rows shown per table, `N`; 0 shows every tracked row (default 50 for text and html, all for json and csv)")
-	if err := parseFlags(fs, args, stdout); err != nil {
+	if err := cmd.parse(fs, args, stdio.Stdout); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return usageErr("audit report: want at least one LOG (a file, or - for stdin)\n%s", usage)
+		return usageErr("audit report: want at least one LOG (a file, or - for stdin)\n%s", cmd.usage())
 	}
 	if !slices.Contains(report.Formats(), *format) {
 		return usageErr("audit report: -format %q: want one of %s", *format, strings.Join(report.Formats(), ", "))
@@ -83,7 +57,7 @@ gzipped; - is stdin (read once: its chain is not checked).`, stderr)
 			return err
 		}
 	}
-	o := report.Options{Token: *token, Host: *host, Top: *top, Stdin: stdin, Now: now}
+	o := report.Options{Token: *token, Host: *host, Top: *top, Stdin: stdio.Stdin, Now: now}
 	if o.Top < 0 {
 		o.Top = 0
 		if *format == "text" || *format == "html" {
@@ -110,18 +84,18 @@ gzipped; - is stdin (read once: its chain is not checked).`, stderr)
 		return &exitError{2, err}
 	}
 	if msg := rep.NoMatch(); msg != "" {
-		fmt.Fprintln(stderr, "audit report: "+msg)
+		fmt.Fprintln(stdio.Stderr, "audit report: "+msg)
 	}
 	if rep.Integrity.Status == report.IntegrityFailed {
-		fmt.Fprintln(stderr, "audit report: the hash chain does not verify (the report says so): "+rep.Integrity.Reason)
+		fmt.Fprintln(stdio.Stderr, "audit report: the hash chain does not verify (the report says so): "+rep.Integrity.Reason)
 	}
 	switch {
 	case *tableName != "":
-		return writeReport(*out, stdout, func(w io.Writer) error { return report.WriteCSVTable(w, rep, *tableName) })
+		return writeReport(*out, stdio.Stdout, func(w io.Writer) error { return report.WriteCSVTable(w, rep, *tableName) })
 	case *format == "csv" && *out != "":
 		return writeCSVDir(*out, rep)
 	}
-	return writeReport(*out, stdout, func(w io.Writer) error { return report.Render(w, rep, *format) })
+	return writeReport(*out, stdio.Stdout, func(w io.Writer) error { return report.Render(w, rep, *format) })
 }
 
 // checkCSVDir refuses a -format csv -o DIR that cannot be the directory,
@@ -151,21 +125,6 @@ func writeReport(path string, stdout io.Writer, write func(io.Writer) error) err
 		return &exitError{2, fmt.Errorf("audit report: %w", err)}
 	}
 	return nil
-}
-
-// fileKind names a file mode's type for an error message.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file"
 }
 
 // parseWhen reads a -since/-until value: RFC 3339, a date (midnight UTC),

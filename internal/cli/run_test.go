@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +19,8 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/robotsproxy/robotsproxy/internal/build"
+	"github.com/robotsproxy/robotsproxy/internal/cli/command"
 	"github.com/robotsproxy/robotsproxy/internal/config"
 )
 
@@ -72,7 +73,7 @@ func TestRunHelp(t *testing.T) {
 	if code := exitCode(err, io.Discard); code != 0 {
 		t.Fatalf("run(help): got exit code %d (error %v), want 0", code, err)
 	}
-	for _, want := range []string{"usage:", "robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private]", "robotsproxy check [-json] [-rfc] ROBOTS_FILE USER_AGENT URL..."} {
+	for _, want := range []string{"usage:", "robotsproxy serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private]", "robotsproxy check [-json] [-rfc] [-usage PURPOSE] [-license FILE] ROBOTS_FILE USER_AGENT URL..."} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("run(help): got stdout %q, want it to contain %q", stdout.String(), want)
 		}
@@ -171,32 +172,6 @@ func TestRunCheckExitCodes(t *testing.T) {
 			}
 			if !strings.Contains(stdout.String(), tt.out) {
 				t.Errorf("run(%q) stdin %q: got stdout %q, want it to contain %q", tt.args, tt.stdin, stdout.String(), tt.out)
-			}
-		})
-	}
-}
-
-func TestExitCode(t *testing.T) {
-	tests := []struct {
-		name    string
-		err     error
-		want    int
-		printed string
-	}{
-		{"nil", nil, 0, ""},
-		{"plain error", errors.New("boom"), 1, "robotsproxy: boom\n"},
-		{"usage error", usageErr("bad %s", "flag"), 2, "robotsproxy: bad flag\n"},
-		{"wrapped usage error", errors.Join(usageErr("inner")), 2, "robotsproxy: inner\n"},
-		{"disallowed", errDisallowed, 1, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var printed bytes.Buffer
-			if got := exitCode(tt.err, &printed); got != tt.want {
-				t.Errorf("exitCode(%v): got %d, want %d", tt.err, got, tt.want)
-			}
-			if printed.String() != tt.printed {
-				t.Errorf("exitCode(%v): printed %q, want %q", tt.err, printed.String(), tt.printed)
 			}
 		})
 	}
@@ -520,7 +495,7 @@ func TestRunHelpNewCommands(t *testing.T) {
 	if err := run(context.Background(), []string{"help"}, nil, &stdout, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"robotsproxy ca init -cert FILE -key FILE [-name NAME]", "robotsproxy keys init [-valid D] DIR", "robotsproxy hash-password [-cost N]", "-ca-cert FILE -ca-key FILE"} {
+	for _, want := range []string{"robotsproxy ca init -cert FILE -key FILE [-name NAME]", "robotsproxy keys init [-valid DURATION] DIR", "robotsproxy hash-password [-cost N]", "-ca-cert FILE -ca-key FILE"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("run(help): got %q, want it to contain %q", stdout.String(), want)
 		}
@@ -748,20 +723,6 @@ func TestRunHealthcheck(t *testing.T) {
 	}
 }
 
-func TestProbeURL(t *testing.T) {
-	for _, tt := range []struct{ addr, want string }{
-		{"127.0.0.1:9090", "http://127.0.0.1:9090/readyz"},
-		{"0.0.0.0:9090", "http://127.0.0.1:9090/readyz"},
-		{":9090", "http://127.0.0.1:9090/readyz"},
-		{"[::]:9090", "http://[::1]:9090/readyz"},
-		{"admin.local:9090", "http://admin.local:9090/readyz"},
-	} {
-		if got, err := probeURL(tt.addr, "/readyz"); err != nil || got != tt.want {
-			t.Errorf("probeURL(%q): got %q, %v; want %q", tt.addr, got, err, tt.want)
-		}
-	}
-}
-
 // TestRunServeCheckConfig: -check-config validates with the flags applied
 // and exits without listening.
 func TestRunServeCheckConfig(t *testing.T) {
@@ -790,11 +751,9 @@ func TestRunServeCheckConfig(t *testing.T) {
 // TestVersionFromLdflags: -ldflags "-X main.version=... -X main.commit=..."
 // win over the module's build information.
 func TestVersionFromLdflags(t *testing.T) {
-	oldV, oldC := version, commit
-	t.Cleanup(func() { version, commit = oldV, oldC })
-	version, commit = "1.2.3", "0123abc"
+	d := newDispatcher(build.Info{Version: "1.2.3", Commit: "0123abc"})
 	var stdout bytes.Buffer
-	if err := run(context.Background(), []string{"version"}, nil, &stdout, io.Discard); err != nil {
+	if err := d.run(context.Background(), []string{"version"}, command.Stdio{Stdout: &stdout, Stderr: io.Discard}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "robotsproxy 1.2.3\ncommit 0123abc\ngo go1."; !strings.HasPrefix(stdout.String(), want) {

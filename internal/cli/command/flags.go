@@ -1,4 +1,4 @@
-package cli
+package command
 
 import (
 	"errors"
@@ -8,34 +8,21 @@ import (
 	"strings"
 )
 
-// help is what "robotsproxy", "robotsproxy -h" and "robotsproxy help"
-// print: the commands, then each one's synopsis.
-const help = `robotsproxy: a forward HTTP(S) proxy that makes crawlers obey robots.txt (RFC 9309)
+// flagSet returns c's flag set: its -h prints "usage: robotsproxy " and
+// c.Usage, the description and the flags.
+func (c Command) flagSet(description string, stderr io.Writer) *flag.FlagSet {
+	return newFlagSet(c.Name, c.Usage, description, stderr)
+}
 
-commands:
-  serve          run the proxy (also when the first argument is a flag)
-  check          decide URLs against a robots.txt file, offline
-  audit report   summarise audit logs as text, json, csv or html
-  audit verify   verify an audit log's hash chain and re-decide its decisions
-  audit show     print an archived robots.txt body and its fetch records
-  ca init        create a CA for intercepting HTTPS
-  ca show        print the CA serve intercepts with, and how clients trust it
-  keys init      write an Ed25519 key pair for signing requests (Web Bot Auth)
-  keys directory write the key directory and agent cards as static files
-  hash-password  print a bcrypt hash for identity.users
-  healthcheck    probe a running serve's admin endpoint (for container health checks)
-  version        print the version, the commit and the Go version
-  help           print this help
-
-"robotsproxy COMMAND -h" prints a command's flags.
-Exit codes: 0 success; 1 check: a URL is disallowed, audit verify: a line does
-not verify, healthcheck: not ready, serve: a runtime failure; 2 usage,
-configuration or I/O error; 130, 143: ended by SIGINT, SIGTERM.
-
-` + usage
-
-// errHelp ends a command that printed its help because of -h: exit 0.
-var errHelp = &exitError{0, errors.New("")}
+// parse parses args with fs (parseFlags), or, for FlagsOf, hands fs over
+// and ends the command as -h does.
+func (c Command) parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	if c.collect != nil {
+		c.collect(fs)
+		return errHelp
+	}
+	return parseFlags(fs, args, stdout)
+}
 
 // newFlagSet returns a flag set whose -h prints "usage: robotsproxy
 // SYNOPSIS", the description and the flags.
@@ -88,16 +75,6 @@ func noArguments(fs *flag.FlagSet, hint ...string) error {
 	fs.Usage()
 	return usageErr("%s: unexpected arguments %q: it takes flags only (\"robotsproxy %s -h\" lists them)%s",
 		fs.Name(), fs.Args(), fs.Name(), strings.Join(append([]string{""}, hint...), "; "))
-}
-
-// isHelp reports whether arg asks for help where a subcommand is expected
-// ("audit -h", "ca --help").
-func isHelp(arg string) bool {
-	switch arg {
-	case "-h", "-help", "--help", "help":
-		return true
-	}
-	return false
 }
 
 // interspersed reorders args for flag.FlagSet.Parse, which stops at the

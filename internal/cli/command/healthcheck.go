@@ -1,4 +1,4 @@
-package cli
+package command
 
 import (
 	"context"
@@ -10,21 +10,27 @@ import (
 	"time"
 )
 
-// runHealthcheck implements "robotsproxy healthcheck [-addr HOST:PORT]
-// [-path /readyz|/healthz] [-timeout D] [-wait D]": GET the admin
-// endpoint, exit 0 on 200 and 1 otherwise. It needs no shell or curl, so a
-// distroless image's HEALTHCHECK can run it. With -wait it probes again
-// every pollInterval until the endpoint answers 200 or the wait is over:
-// a script waits with it for a serve it started.
-func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("healthcheck", "healthcheck [-addr HOST:PORT] [-path /readyz|/healthz] [-timeout D] [-wait D]", `Probe a running serve's admin endpoint (admin_listen): exit 0 when it answers
+// Healthcheck is "robotsproxy healthcheck": GET the admin endpoint, exit 0
+// on 200 and 1 otherwise. It needs no shell or curl, so a distroless
+// image's HEALTHCHECK can run it. With -wait it probes again every
+// pollInterval until the endpoint answers 200 or the wait is over: a
+// script waits with it for a serve it started.
+var Healthcheck = Command{
+	Name:    "healthcheck",
+	Summary: "probe a running serve's admin endpoint (for container health checks)",
+	Usage:   "healthcheck [-addr HOST:PORT] [-path /readyz|/healthz] [-timeout D] [-wait D]",
+	run:     runHealthcheck,
+}
+
+func runHealthcheck(ctx context.Context, cmd Command, args []string, stdio Stdio) error {
+	fs := cmd.flagSet(`Probe a running serve's admin endpoint (admin_listen): exit 0 when it answers
 200, 1 otherwise, with the reason on stderr. For a container's HEALTHCHECK,
-and, with -wait, for a script that waits for the serve it started.`, stderr)
+and, with -wait, for a script that waits for the serve it started.`, stdio.Stderr)
 	addr := fs.String("addr", "127.0.0.1:9090", "the admin listener's `HOST:PORT`; an unspecified host (0.0.0.0, ::) means loopback")
 	path := fs.String("path", "/readyz", "`PATH` to probe: /readyz (ready to serve) or /healthz (the process answers)")
 	timeout := fs.Duration("timeout", 3*time.Second, "give up on one probe after `D`")
 	wait := fs.Duration("wait", 0, "probe again until the endpoint answers 200, for at most `D` (0: probe once)")
-	if err := parseFlags(fs, args, stdout); err != nil {
+	if err := cmd.parse(fs, args, stdio.Stdout); err != nil {
 		return err
 	}
 	if err := noArguments(fs); err != nil {
@@ -47,7 +53,7 @@ and, with -wait, for a script that waits for the serve it started.`, stderr)
 	for {
 		msg, err := probe(ctx, u, *timeout)
 		if err == nil {
-			fmt.Fprintf(stdout, "%s: %s\n", u, msg)
+			fmt.Fprintf(stdio.Stdout, "%s: %s\n", u, msg)
 			return nil
 		}
 		if time.Now().Add(pollInterval).After(deadline) || ctx.Err() != nil {

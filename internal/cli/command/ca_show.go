@@ -1,8 +1,8 @@
-package cli
+package command
 
 import (
+	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"text/template"
@@ -14,22 +14,29 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/server"
 )
 
-// runCAShow implements "robotsproxy ca show [-config FILE] [-data-dir
-// DIR]": the CA serve intercepts with under that configuration (the
-// operator's mitm.ca_cert, or the one in the data directory), its
-// fingerprint, and how each client trusts it. It never creates a CA.
-func runCAShow(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("ca show", "ca show [-config FILE] [-data-dir DIR]", `Print the CA that serve intercepts HTTPS with under this configuration:
+// CAShow is "robotsproxy ca show": the CA serve intercepts with under the
+// configuration (the operator's mitm.ca_cert, or the one in the data
+// directory), its fingerprint, and how each client trusts it. It never
+// creates a CA: exit 2 when there is none yet.
+var CAShow = Command{
+	Name:    "ca show",
+	Summary: "print the CA serve intercepts with, and how clients trust it",
+	Usage:   "ca show [-config FILE] [-data-dir DIR]",
+	run:     runCAShow,
+}
+
+func runCAShow(_ context.Context, cmd Command, args []string, stdio Stdio) error {
+	fs := cmd.flagSet(`Print the CA that serve intercepts HTTPS with under this configuration:
 mitm.ca_cert when set, else the CA serve created in the data directory on
 its first start. Also prints its SHA-256 fingerprint and how to trust it
-from curl, Python requests, Scrapy, Node and Go.`, stderr)
+from curl, Python requests, Scrapy, Node and Go.`, stdio.Stderr)
 	cfgFile := fs.String("config", defaultConfig, "configuration `FILE`")
 	dataDir := fs.String("data-dir", "", "the data `DIR` (overrides data_dir)")
-	if err := parseFlags(fs, args, stdout); err != nil {
+	if err := cmd.parse(fs, args, stdio.Stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageErr("ca show: unexpected arguments %q\n%s", fs.Args(), usage)
+		return usageErr("ca show: unexpected arguments %q\n%s", fs.Args(), cmd.usage())
 	}
 	cfg, _, err := loadConfig(*cfgFile, isSet(fs, "config"), zerolog.Nop())
 	if err != nil {
@@ -39,7 +46,7 @@ from curl, Python requests, Scrapy, Node and Go.`, stderr)
 		cfg.DataDir = *dataDir
 	}
 	if cfg.MITM.Mode == config.MITMHostLevel {
-		fmt.Fprintf(stdout, "mitm.mode is host-level: serve intercepts nothing, so no CA is used.\nWhat that gives up: %s.\n", server.HostLevelGivesUp)
+		fmt.Fprintf(stdio.Stdout, "mitm.mode is host-level: serve intercepts nothing, so no CA is used.\nWhat that gives up: %s.\n", server.HostLevelGivesUp)
 		return nil
 	}
 	ca, certFile, source, err := shownCA(cfg)
@@ -50,7 +57,7 @@ from curl, Python requests, Scrapy, Node and Go.`, stderr)
 		certFile = abs
 	}
 	c := ca.Certificate()
-	return caShowText.Execute(stdout, map[string]string{
+	return caShowText.Execute(stdio.Stdout, map[string]string{
 		"Cert": certFile, "Source": source, "Subject": c.Subject.String(),
 		"NotAfter": c.NotAfter.UTC().Format("2006-01-02"), "SHA256": ca.Fingerprint(),
 		"Trust": server.TrustHint(certFile), "Proxy": "http://" + cfg.Listen,
