@@ -73,6 +73,10 @@ func (d *dispatcher) commandOf(args []string) (word string, rest []string) {
 // LOG" is the command "audit report" with the argument LOG.
 func (d *dispatcher) runGroup(ctx context.Context, group string, args []string, stdio command.Stdio) error {
 	help := d.groupHelp(group)
+	want, ok := wants[group]
+	if !ok {
+		want = "a subcommand (" + strings.Join(d.subcommands(group), ", ") + ")"
+	}
 	switch {
 	case len(args) > 0 && isHelp(args[0]):
 		fmt.Fprint(stdio.Stdout, help)
@@ -81,11 +85,7 @@ func (d *dispatcher) runGroup(ctx context.Context, group string, args []string, 
 		if c, ok := d.find(group + " " + args[0]); ok {
 			return c.Run(ctx, args[1:], stdio)
 		}
-		return command.Exit(2, fmt.Errorf("%s: unknown subcommand %q\n%s", group, args[0], help))
-	}
-	want, ok := wants[group]
-	if !ok {
-		want = "a subcommand (" + strings.Join(d.subcommands(group), ", ") + ")"
+		return command.Exit(2, fmt.Errorf("%s: unknown subcommand %q: want %s\n%s", group, args[0], want, help))
 	}
 	return command.Exit(2, fmt.Errorf("%s: want %s\n%s", group, want, help))
 }
