@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"crypto/tls"
 	"net/http"
 	"time"
 
@@ -24,6 +25,13 @@ type TransportOptions struct {
 	MaxIdleConnsPerHost int
 	// IdleTimeout closes idle connections; default 90s.
 	IdleTimeout time.Duration
+	// TLS is the TLS configuration towards origins (its RootCAs, when
+	// set, are the roots origins are verified against); nil: the system
+	// roots. The transport uses a clone: Go's transport adds "h2" and
+	// "http/1.1" to the NextProtos of its own on first use, which would
+	// race with every other user of a shared one (the robots.txt
+	// fetcher's).
+	TLS *tls.Config
 }
 
 // Upstream pool defaults. The sizing rule: MaxIdleConnsPerHost at least the
@@ -76,5 +84,6 @@ func NewTransport(g *netguard.Guard, o TransportOptions) *http.Transport {
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
 		ForceAttemptHTTP2:     true, // with our DialContext, HTTP/2 is otherwise off
+		TLSClientConfig:       o.TLS.Clone(),
 	}
 }
