@@ -1,12 +1,9 @@
 package proxy_test
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/tls"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -163,18 +160,7 @@ func TestInterceptHTTP2(t *testing.T) {
 // framer on the connection and the server's first SETTINGS.
 func h2Framer(t *testing.T, h *harness, ca *mitm.CA, o *origin) (*http2.Framer, map[http2.SettingID]uint32) {
 	t.Helper()
-	c, err := net.Dial("tcp", h.proxyURL.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	host := strings.TrimPrefix(o.URL, "https://")
-	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
-	br := bufio.NewReader(c)
-	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("CONNECT: %v %v", resp, err)
-	}
+	c, _ := openTunnel(t, h, o)
 	tc := tls.Client(c, &tls.Config{RootCAs: ca.CertPool(), ServerName: "127.0.0.1", NextProtos: []string{"h2"}})
 	if err := tc.Handshake(); err != nil || tc.ConnectionState().NegotiatedProtocol != "h2" {
 		t.Fatalf("TLS handshake: %v, protocol %q, want h2", err, tc.ConnectionState().NegotiatedProtocol)

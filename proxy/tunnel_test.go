@@ -341,6 +341,19 @@ func TestInterceptProtocolSwitchRefused(t *testing.T) {
 // its TLS connection (the handshake done) and a reader on it.
 func rawTunnel(t *testing.T, h *harness, ca interface{ CertPool() *x509.CertPool }, o *origin) (*tls.Conn, *bufio.Reader) {
 	t.Helper()
+	c, _ := openTunnel(t, h, o)
+	tc := tls.Client(c, &tls.Config{RootCAs: ca.CertPool(), ServerName: "127.0.0.1"})
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	return tc, bufio.NewReader(tc)
+}
+
+// openTunnel opens a tunnel to o through h's proxy and returns the
+// client's connection once the CONNECT is answered 200, and a reader on
+// it.
+func openTunnel(t *testing.T, h *harness, o *origin) (net.Conn, *bufio.Reader) {
+	t.Helper()
 	c, err := net.Dial("tcp", h.proxyURL.Host)
 	if err != nil {
 		t.Fatal(err)
@@ -349,14 +362,11 @@ func rawTunnel(t *testing.T, h *harness, ca interface{ CertPool() *x509.CertPool
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	host := strings.TrimPrefix(o.URL, "https://")
 	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
-	if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil || resp.StatusCode != 200 {
+	br := bufio.NewReader(c)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("CONNECT: %v %v", resp, err)
 	}
-	tc := tls.Client(c, &tls.Config{RootCAs: ca.CertPool(), ServerName: "127.0.0.1"})
-	if err := tc.Handshake(); err != nil {
-		t.Fatal(err)
-	}
-	return tc, bufio.NewReader(tc)
+	return c, br
 }
 
 // TestInterceptWaits: inside an intercepted tunnel, client.read_header_timeout
@@ -421,17 +431,7 @@ func TestInterceptWaits(t *testing.T) {
 		}
 	})
 	t.Run("no first octet", func(t *testing.T) {
-		c, err := net.Dial("tcp", h.proxyURL.Host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
-		br := bufio.NewReader(c)
-		if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
-			t.Fatalf("CONNECT: %v %v", resp, err)
-		}
+		_, br := openTunnel(t, h, o)
 		if !closedWithin(br, 3*time.Second) {
 			t.Errorf("a tunnel that never sent its first octet was not closed after client.idle_timeout")
 		}
@@ -440,17 +440,7 @@ func TestInterceptWaits(t *testing.T) {
 		}
 	})
 	t.Run("handshake that stops", func(t *testing.T) {
-		c, err := net.Dial("tcp", h.proxyURL.Host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
-		br := bufio.NewReader(c)
-		if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
-			t.Fatalf("CONNECT: %v %v", resp, err)
-		}
+		c, br := openTunnel(t, h, o)
 		_, _ = c.Write([]byte{22, 3, 1}) // the start of a TLS record
 		if !closedWithin(br, 3*time.Second) {
 			t.Fatalf("a tunnel whose TLS handshake stopped was not closed after client.read_header_timeout")
