@@ -21,8 +21,7 @@ type htmlSection struct {
 	*Crawler
 	Violations, Disputable, Impostors []Finding
 	// More counts the findings of each kind left out past htmlRows.
-	More  map[string]int64
-	Chart chart.Figure // the timeline
+	More map[string]int64
 }
 
 type htmlPage struct {
@@ -36,11 +35,7 @@ func renderHTML(w io.Writer, r *Result) error {
 	idx := map[string]int{}
 	for _, c := range r.Crawlers {
 		idx[c.Token] = len(p.Sections)
-		fig, err := timelineChart(c)
-		if err != nil {
-			return err
-		}
-		p.Sections = append(p.Sections, htmlSection{Crawler: c, More: map[string]int64{}, Chart: fig})
+		p.Sections = append(p.Sections, htmlSection{Crawler: c, More: map[string]int64{}})
 	}
 	shown := 0
 	for _, k := range Kinds() {
@@ -69,23 +64,21 @@ func renderHTML(w io.Writer, r *Result) error {
 	return htmlTmpl.Execute(w, p)
 }
 
-// timelineChart draws a crawler's requests per UTC day, violations and
-// disputable requests apart, one bar a day from its first to its last.
-func timelineChart(c *Crawler) (chart.Figure, error) {
-	if len(c.Timeline) == 0 {
-		return chart.Figure{}, nil
-	}
-	first, err := time.Parse(time.DateOnly, c.Timeline[0].Date)
+// Chart draws the crawler's requests per UTC day, violations and
+// disputable requests apart, one bar a day from its first to its last, as
+// the page is written (no section holds its chart).
+func (s htmlSection) Chart() (template.HTML, error) {
+	first, err := time.Parse(time.DateOnly, s.Timeline[0].Date)
 	if err != nil {
-		return chart.Figure{}, err
+		return "", err
 	}
-	b := chart.Bars{Title: "Requests per day: " + c.Token, Start: first, Step: 24 * time.Hour,
+	b := chart.Bars{Title: "Requests per day: " + s.Token, Start: first, Step: 24 * time.Hour,
 		ValueLabel: "requests per day", AcrossLabel: "day (UTC)", Series: []chart.Series{
 			{Name: "violations", Color: "#c62828"}, {Name: "disputable", Color: "#ef6c00"}, {Name: "other requests", Color: "#2e7d32"}}}
-	for _, d := range c.Timeline {
+	for _, d := range s.Timeline {
 		t, err := time.Parse(time.DateOnly, d.Date)
 		if err != nil {
-			return chart.Figure{}, err
+			return "", err
 		}
 		i := int(t.Sub(first) / (24 * time.Hour))
 		for j := range b.Series {
@@ -95,7 +88,11 @@ func timelineChart(c *Crawler) (chart.Figure, error) {
 		b.Series[1].Values[i] = uint64(d.Disputable)
 		b.Series[2].Values[i] = uint64(max(d.Requests-d.Violations-d.Disputable, 0))
 	}
-	return b.Draw()
+	fig, err := b.Draw()
+	if err != nil {
+		return "", err
+	}
+	return fig.HTML()
 }
 
 var htmlTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
@@ -137,7 +134,7 @@ dt{font-weight:bold}
 <section id="c-{{.Token}}">
 <h2>{{.Token}}</h2>
 <p>Claimed by {{.Requests}} requests{{if or .Verified .Unverified .Impostor}}: {{.Verified}} verified, {{.Unverified}} unverified, {{.Impostor}} from addresses the crawler does not use (impostors){{end}}. {{.RobotsFetches}} fetches of /robots.txt.</p>
-{{if .Timeline}}{{.Chart.HTML}}{{end}}
+{{if .Timeline}}{{.Chart}}{{end}}
 {{if .Violations}}<h3>Violations</h3>{{template "findings" .Violations}}{{with index .More "violation"}}<p>{{.}} more: see the json or csv output.</p>{{end}}{{end}}
 {{if .Disputable}}<h3>Disputable requests</h3>{{template "findings" .Disputable}}{{with index .More "disputable"}}<p>{{.}} more: see the json or csv output.</p>{{end}}{{end}}
 {{if .Impostors}}<h3>Impostors</h3>{{template "findings" .Impostors}}{{with index .More "impostor"}}<p>{{.}} more: see the json or csv output.</p>{{end}}{{end}}
