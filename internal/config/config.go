@@ -80,6 +80,8 @@ type Config struct {
 	Payments Payments `yaml:"payments"`
 	// Signing signs forwarded requests (Web Bot Auth).
 	Signing Signing `yaml:"signing"`
+	// Live configures the live view of decisions on the admin listener.
+	Live Live `yaml:"live"`
 	// ShutdownTimeout is how long a graceful shutdown waits for requests
 	// in flight. Default 10s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
@@ -410,5 +412,6 @@ func Default() Config {
 		Shared:          defaultShared(),
 		Payments:        Payments{Identities: []PaymentIdentity{}, BreachBlock: 24 * time.Hour},
 		Signing:         defaultSigning(),
+		Live:            defaultLive(),
 	}
 }
