@@ -43,13 +43,14 @@
     tbody.replaceChildren();
     seen = []; since = 0; queue = []; queueSkipped = 0;
     $('empty').hidden = false;
+    drawCounts();
     const q = params().toString();
     history.replaceState(null, '', q ? '?' + q : location.pathname);
     setStatus('connecting', 'connecting…');
     es = new EventSource('/live/events' + (q ? '?' + q : ''));
     es.addEventListener('hello', (ev) => {
       info = JSON.parse(ev.data);
-      $('replica').textContent = 'replica ' + (info.replica || '?') + ' · ' + info.kept + ' recent decisions kept · audit log ' +
+      $('replica').textContent = 'replica ' + (info.replica || '?') + ' · audit log ' +
         (info.audit_log || 'stdout') + (info.chain ? '' : ' (not chained: lines have no hash)');
     });
     es.addEventListener('decision', (ev) => receive({ d: JSON.parse(ev.data) }));
@@ -65,9 +66,11 @@
     };
   }
 
+  let drawSoon = 0;
   function receive(ev) {
     const l = ev.d && ev.d.line;
     if (l && l[F.decision] !== undefined) count(Date.parse(l[F.time]), l[F.token], hostOf(l[F.url] || ''), l[F.reason]);
+    if (!drawSoon) drawSoon = setTimeout(() => { drawSoon = 0; drawCounts(); }, 300);
     if (!paused) {
       render(ev);
       return;
