@@ -17,8 +17,9 @@ import (
 type Config struct {
 	// Listen is the proxy's HOST:PORT. Default "127.0.0.1:8080".
 	Listen string `yaml:"listen"`
-	// AdminListen is the HOST:PORT of /healthz, /readyz and /metrics; "" disables the
-	// admin listener. Default "127.0.0.1:9090".
+	// AdminListen is the HOST:PORT of /healthz, /readyz, /metrics and
+	// the live view (/live); "" disables the admin listener. Default
+	// "127.0.0.1:9090".
 	AdminListen string `yaml:"admin_listen"`
 	// AllowPrivate lets the proxy and the robots.txt fetcher dial loopback,
 	// private and link-local addresses. Default false.
