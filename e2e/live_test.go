@@ -326,6 +326,13 @@ func TestWatchOverAPipe(t *testing.T) {
 	if code := denies.cmd.ProcessState.ExitCode(); code != 130 {
 		t.Errorf("watch after Ctrl-C: %v, exit %d, want 130", err, code)
 	}
+	// An open stream does not hold up serve's graceful shutdown (10s).
+	start := time.Now()
+	p.stop(t)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("serve with a live stream open took %v to shut down", took)
+	}
+	all.waitStderr(t, "the stream broke")
 }
 
 // A subscriber that never reads does not hold up requests: they complete

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
+	"github.com/robotsproxy/robotsproxy/internal/audit"
 )
 
 // Paths of the live view on the admin listener.
@@ -51,7 +52,7 @@ var pageFields = map[string]string{
 	"decision": auditlog.FieldDecision, "reason": auditlog.FieldReason, "enforced": auditlog.FieldEnforced,
 	"status": auditlog.FieldStatus, "robotsURL": auditlog.FieldRobotsURL, "rule": auditlog.FieldRule,
 	"ruleLine": auditlog.FieldRuleLine, "error": auditlog.FieldError, "unreachableCause": auditlog.FieldUnreachableCause,
-	"usageRule": auditlog.FieldUsageRule, "licenseURL": auditlog.FieldLicenseURL, "lostLines": "lost_lines",
+	"usageRule": auditlog.FieldUsageRule, "licenseURL": auditlog.FieldLicenseURL, "lostLines": audit.MarkerLostLines,
 	"decisionDeny": auditlog.DecisionDeny, "decisionAllow": auditlog.DecisionAllow, "reasonRule": auditlog.ReasonRule,
 }
 
