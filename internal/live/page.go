@@ -47,7 +47,7 @@ var page, pageCSP = renderPage()
 // name the script gives them: the script takes the names from here, so
 // that the audit line's schema (package auditlog) has one home.
 var pageFields = map[string]string{
-	"time": auditlog.FieldTime, "client": auditlog.FieldClient, "method": auditlog.FieldMethod, "url": auditlog.FieldURL,
+	"time": auditlog.FieldTime, "client": auditlog.FieldClient, "method": auditlog.FieldMethod, "protocol": auditlog.FieldProtocol, "url": auditlog.FieldURL,
 	"token": auditlog.FieldToken, "tokenSource": auditlog.FieldTokenSource, "user": auditlog.FieldUser,
 	"decision": auditlog.FieldDecision, "reason": auditlog.FieldReason, "enforced": auditlog.FieldEnforced,
 	"status": auditlog.FieldStatus, "robotsURL": auditlog.FieldRobotsURL, "rule": auditlog.FieldRule,

@@ -142,7 +142,9 @@
     tr.append(cell('Time', 'time', when), cell('Client', 'client', l[F.client]));
     const tok = cell('Product token', 'token', token || '—');
     if (l[F.tokenSource]) tok.append(el('span', 'src', l[F.tokenSource] + (l[F.user] ? ' ' + l[F.user] : '')));
-    tr.append(tok, cell('Method', 'method', l[F.method]));
+    const method = cell('Method', 'method', l[F.method]);
+    if (l[F.protocol]) method.append(el('span', 'src', l[F.protocol]));
+    tr.append(tok, method);
     const url = cell('URL', 'url', l[F.url]);
     const why = detail(l);
     if (why) url.append(el('span', 'detail', why));
