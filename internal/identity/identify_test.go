@@ -163,7 +163,7 @@ func TestIdentify(t *testing.T) {
 		{"Firefox on Linux", std, uaFirefoxLinux, "*", nil, identity.SourceDefault},
 		{"Safari on iPhone", std, uaSafariIPhone, "*", nil, identity.SourceDefault},
 		{"Edge on Windows", std, uaEdgeWindows, "*", nil, identity.SourceDefault},
-		{"no browser list keeps Mozilla", noBrowsers, uaExampleBot, "Mozilla", []string{"Mozilla", "ExampleBot"}, identity.SourceUserAgent},
+		{"no browser list keeps Mozilla, credits the bot", noBrowsers, uaExampleBot, "ExampleBot", []string{"ExampleBot", "Mozilla"}, identity.SourceUserAgent},
 		{"override first match wins", withOverrides, uaExampleBot, "override-a", []string{"override-a"}, identity.SourceOverride},
 		{"override second pattern", withOverrides, "Example/1.0", "override-b", []string{"override-b"}, identity.SourceOverride},
 		{"override is case-sensitive unless asked", withOverrides, "example/1.0", "example", []string{"example"}, identity.SourceUserAgent},
