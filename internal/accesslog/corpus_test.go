@@ -14,16 +14,6 @@ import (
 
 var testdata = filepath.Join("..", "..", "testdata")
 
-// corpusLog writes a Combined Log Format line per User-Agent header, each
-// a request for /private/N a day into the history below.
-func corpusLog(uas []string) string {
-	var b strings.Builder
-	for i, ua := range uas {
-		b.WriteString(line("2026-11-05T00:00:00Z", "192.0.2.1", fmt.Sprintf("/private/%d", i), strings.ReplaceAll(ua, `"`, `\"`)))
-	}
-	return b.String()
-}
-
 // TestCrawlerInstancesAreJudgedAndCredited: every real crawler header of
 // crawler-user-agents, on a site whose robots.txt disallows /private/ to
 // all, is judged (at least 95%), and the finding names the crawler: one

@@ -39,10 +39,12 @@ func TestCatalogueNamesTheCrawler(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.token, func(t *testing.T) {
-			got := id.Recognise(tt.ua)
-			if got.Token != tt.token || got.Client != tt.client || got.Known() == nil {
-				t.Errorf("Identify(%q): got token %q (candidates %q, source %s), client %s, known %v; want token %q, client %s, known",
-					tt.ua, got.Token, got.Candidates, got.Source, got.Client, got.Known() != nil, tt.token, tt.client)
+			got := id.Identify(tt.ua)
+			if got.Token != tt.token {
+				t.Errorf("Identify(%q): got token %q (candidates %q, source %s), want %q", tt.ua, got.Token, got.Candidates, got.Source, tt.token)
+			}
+			if r := id.Recognise(tt.ua); r.Client != tt.client || r.Known() == nil {
+				t.Errorf("Recognise(%q): got client %s, known %v; want %s and the catalogue's entry", tt.ua, r.Client, r.Known() != nil, tt.client)
 			}
 			r := robots.Parse([]byte("User-agent: *\nAllow: /\n\nUser-agent: " + tt.line + "\nDisallow: /\n"))
 			if v := r.Test("/page", got.Candidates...); v.Allowed || v.Fallback {

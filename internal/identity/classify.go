@@ -170,7 +170,7 @@ func containsFoldASCII(s, sub string) bool {
 
 // BrowserShaped reports whether ua has a browser's shape: a rendering
 // engine's mark (Gecko, WebKit, KHTML, Trident, Presto, Goanna, LibWeb,
-// NetFront, Obigo, or MSIE), a product that declares a browser ("browser"
+// NetFront, Obigo, MSIE; ELinks, Lynx, w3m; HbbTV), a product that declares a browser ("browser"
 // in its name: "UCBrowser/9.3", "UP.Browser/6.2", "OneBrowser/3.0"), or a
 // platform comment ("Mozilla/5.0 (PLAYSTATION 3; 3.55)", "Opera/9.30
 // (Nintendo Wii; ...)": a comment after "Mozilla/N" or "Opera/N", the
@@ -187,9 +187,11 @@ func browserShaped(ua, lower string, products []string) bool {
 }
 
 // engineMarks are the rendering engines' marks in a browser's header,
-// lower-cased, and HbbTV's, the ETSI standard for TV browsers, whose
+// lower-cased: the graphical ones, the text-mode browsers' (ELinks,
+// Lynx, w3m), and HbbTV's, the ETSI standard for TV browsers, whose
 // header must carry it.
-var engineMarks = [...]string{"gecko", "webkit", "khtml", "trident/", "presto/", "goanna/", "libweb", "netfront", "obigo", "msie ", "hbbtv/"}
+var engineMarks = [...]string{"gecko", "webkit", "khtml", "trident/", "presto/", "goanna/", "libweb", "netfront", "obigo", "msie ",
+	"elinks", "lynx/", "w3m/", "hbbtv/"}
 
 // hasEngine reports whether lower, a lower-cased header, has an engine
 // mark.

@@ -61,8 +61,9 @@ func TestProductNames(t *testing.T) {
 		// Stray closing parentheses and separators are skipped.
 		{"Foo/1 ) Bar/2", []string{"Foo", "Bar"}},
 		{"  Foo/1\t;Bar/2  ", []string{"Foo", "Bar"}},
-		// URLs in comments are not products.
+		// URLs in comments are not products; a URL's scheme is none.
 		{"Foo/1 (+http://example.com/bot; https://x/y)", []string{"Foo"}},
+		{"Foo/1 https://linko.app/crawler", []string{"Foo", "linko.app"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.ua, func(t *testing.T) {
