@@ -110,8 +110,9 @@ func TestShows(t *testing.T) {
 		}
 	}
 	if !catalogue.StartsWord("Mozilla/5.0 (compatible; adidxbot/2.0; +http://www.bing.com/bingbot.htm)", "bingbot") ||
-		catalogue.StartsWord("Mozilla/5.0 (compatible; Alexabot/1.0)", "exabot") {
-		t.Error("StartsWord: want bingbot in a URL, not exabot in Alexabot")
+		catalogue.StartsWord("Mozilla/5.0 (compatible; Alexabot/1.0)", "exabot") || !catalogue.StartsWord("findlinks/2.0", "findlink") ||
+		!catalogue.StartsWord("msnbot-media/1.0", "msnbot") {
+		t.Error("StartsWord: want bingbot in a URL, msnbot in msnbot-media and findlink in findlinks, not exabot in Alexabot")
 	}
 }
 

@@ -48,9 +48,11 @@ func isVersion(s string) bool {
 }
 
 // StartsWord reports whether ua holds name, ASCII case-insensitively,
-// where a word starts (not after a letter or a digit), wherever that is:
+// where a word starts (not after a letter or a digit), wherever that is
+// and whatever follows, as a crawler-user-agents pattern matches:
 // "bingbot" in "http://www.bing.com/bingbot.htm", "httpx" in
-// "python-httpx/0.16", but not "exabot" in "Alexabot/1.0".
+// "python-httpx/0.16", "findlink" in "findlinks/2.0", but not "exabot" in
+// "Alexabot/1.0".
 func StartsWord(ua, name string) bool {
 	for i := 0; name != "" && i+len(name) <= len(ua); i++ {
 		if strings.EqualFold(ua[i:i+len(name)], name) && (i == 0 || !isAlnum(ua[i-1])) {
