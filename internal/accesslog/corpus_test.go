@@ -77,16 +77,7 @@ func ownName(entries []catalogue.Entry, pattern, ua, token string) bool {
 	if m := strings.ToLower(ua[loc[0]:loc[1]]); len(m) >= 4 && len(lower) >= 4 && lower[:4] == m[:4] {
 		return true
 	}
-	for i := 0; ; i++ {
-		j := strings.Index(ua[i:], token)
-		if j < 0 {
-			return false
-		}
-		i += j
-		if i < loc[1] && i+len(token) > loc[0] {
-			return true
-		}
-	}
+	return testkit.Overlaps(ua, token, loc)
 }
 
 // TestBrowsersAreNeverJudged: the real browser headers of uap-core's

@@ -182,9 +182,8 @@ func (a *Auditor) judge(ctx context.Context, file string, line int64, e *Entry) 
 		sum.Unnamed++ // no product token to judge under
 		return nil
 	}
-	class := ClassCrawler
+	class := id.Client.String() // ClassCrawler or ClassOther
 	if id.Client == identity.ClientOther {
-		class = ClassOther
 		sum.OtherClients++
 	}
 	token, err := a.credit(string(e.UserAgent), id, e.Time)

@@ -3,6 +3,8 @@ package accesslog
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/identity/catalogue"
 )
 
 // Finding is one request listed in a Result: a violation, a disputable
@@ -63,13 +65,14 @@ type Finding struct {
 	VersionsDisallowing int `json:"versions_disallowing,omitempty"`
 }
 
-// Classes of a judged client (Finding.Class, Crawler.Class).
+// Classes of a judged client (Finding.Class, Crawler.Class): the names
+// identity.Client gives them.
 const (
 	// ClassCrawler: a crawler (identity.ClientCrawler).
-	ClassCrawler = "crawler"
+	ClassCrawler = catalogue.ClassCrawler
 	// ClassOther: another client, a library or tool such as curl or
 	// python-requests (identity.ClientOther).
-	ClassOther = "other"
+	ClassOther = catalogue.ClassOther
 )
 
 // Crawler is what a Result says of one product token.

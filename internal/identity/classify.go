@@ -26,15 +26,16 @@ const (
 	ClientOther
 )
 
-// String is "crawler", "browser", "other", or "" for none.
+// String is "crawler", "browser", "other" (the crawler catalogue's class
+// names, catalogue.ClassCrawler and ClassOther), or "" for none.
 func (c Client) String() string {
 	switch c {
 	case ClientCrawler:
-		return "crawler"
+		return catalogue.ClassCrawler
 	case ClientBrowser:
 		return "browser"
 	case ClientOther:
-		return "other"
+		return catalogue.ClassOther
 	}
 	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -66,6 +67,22 @@ var BrowserFamilies = []string{
 	"ThunderBrowse", "Thunderbird", "TikTok", "Trailer", "UC Browser", "UP.Browser", "Unique", "Vewd Browser",
 	"Viewer", "VivoBrowser", "Vivaldi", "Waterfox", "WeChat Browser", "WeTab", "WebKit Nightly", "Weibo", "Whale",
 	"Wolvic Browser", "Yandex Browser", "iBrowser Mini", "mDolphin", "qutebrowser", "webOS Browser",
+}
+
+// Overlaps reports whether an occurrence of token in ua overlaps loc,
+// the span a pattern matched there (nil: none).
+func Overlaps(ua, token string, loc []int) bool {
+	for i := 0; loc != nil && token != ""; i++ {
+		j := strings.Index(ua[i:], token)
+		if j < 0 {
+			return false
+		}
+		i += j
+		if i < loc[1] && i+len(token) > loc[0] {
+			return true
+		}
+	}
+	return false
 }
 
 // BrowserCase is one real browser User-Agent header and its family.
