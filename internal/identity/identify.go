@@ -2,6 +2,7 @@ package identity
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/internal/identity/catalogue"
@@ -161,57 +162,54 @@ func (id *Identifier) Recognise(userAgent string) Recognition {
 func (id *Identifier) identify(userAgent string) Recognition {
 	products := ProductNames(userAgent)
 	rec := id.recognise(userAgent, products)
-	client := classify(userAgent, products, rec)
+	r := Recognition{Client: classify(userAgent, products, rec), known: rec.known}
 	for _, o := range id.overrides {
 		if o.Pattern.MatchString(userAgent) {
-			return Recognition{Identity{Token: o.Token, Candidates: []string{o.Token}, Source: SourceOverride}, client, rec.known}
+			r.Identity = Identity{Token: o.Token, Candidates: []string{o.Token}, Source: SourceOverride}
+			return r
 		}
 	}
-	var cands []string
-	for _, name := range products {
-		if robots.IsAgentName(name) && !id.browser[strings.ToLower(name)] && !containsFold(cands, name) {
-			cands = append(cands, name)
-		}
-	}
-	source, first := SourceUserAgent, 0
-	for i, c := range cands {
-		if declaresBot(c) {
-			first = i
-			break
-		}
-	}
-	var known []string
-	for _, n := range rec.names {
-		if !id.browser[strings.ToLower(n)] && !containsFold(known, n) {
-			known = append(known, n)
-		}
-	}
-	if len(known) > 0 {
-		if len(cands) == 0 || !strings.EqualFold(known[0], cands[first]) {
+	r.Identity = id.candidates(products, rec)
+	return r
+}
+
+// candidates orders a header's candidates: the catalogue's names of the
+// crawler it recognised, else its first product that declares a bot,
+// first; then the header's products; then the catalogue's terms.
+func (id *Identifier) candidates(products []string, rec recognition) Identity {
+	header := id.names(nil, products)
+	first := max(0, slices.IndexFunc(header, declaresBot))
+	source := SourceUserAgent
+	cands := id.names(nil, rec.names)
+	if len(cands) > 0 {
+		if len(header) == 0 || !strings.EqualFold(cands[0], header[first]) {
 			source = SourceCatalogue
 		}
-		for _, c := range cands {
-			if !containsFold(known, c) {
-				known = append(known, c)
-			}
-		}
-		cands, first = known, 0
-	}
-	for _, n := range rec.terms {
-		if len(cands) == 0 {
-			source = SourceCatalogue
-		}
-		if !id.browser[strings.ToLower(n)] && !containsFold(cands, n) {
-			cands = append(cands, n)
-		}
+		cands = id.names(cands, header)
+	} else if first > 0 {
+		cands = append(append([]string{header[first]}, header[:first]...), header[first+1:]...)
+	} else {
+		cands = header
 	}
 	if len(cands) == 0 {
-		return Recognition{Identity{Token: "*", Source: SourceDefault}, client, rec.known}
+		source = SourceCatalogue
 	}
-	if first > 0 {
-		cands = append(append([]string{cands[first]}, cands[:first]...), cands[first+1:]...)
+	if cands = id.names(cands, rec.terms); len(cands) == 0 {
+		return Identity{Token: "*", Source: SourceDefault}
 	}
-	return Recognition{Identity{Token: cands[0], Candidates: cands, Source: source}, client, rec.known}
+	return Identity{Token: cands[0], Candidates: cands, Source: source}
+}
+
+// names appends to dst each name of list that can name a group (the name
+// rule, robots.IsAgentName) and is no browser token, once
+// (case-insensitively).
+func (id *Identifier) names(dst, list []string) []string {
+	for _, n := range list {
+		if robots.IsAgentName(n) && !id.browser[strings.ToLower(n)] && !containsFold(dst, n) {
+			dst = append(dst, n)
+		}
+	}
+	return dst
 }
 
 func containsFold(list []string, s string) bool {
