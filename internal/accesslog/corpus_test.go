@@ -103,3 +103,14 @@ func TestBrowsersAreNeverJudged(t *testing.T) {
 		t.Errorf("%d browser headers, %d requests read: want at least 300, all read", len(uas), r.Summary.Requests)
 	}
 }
+
+// TestCrawlerRowsSayWhatTheCatalogueKnows: a crawler's row carries what
+// the crawler catalogue says of it, ai.robots.txt's operator included.
+func TestCrawlerRowsSayWhatTheCatalogueKnows(t *testing.T) {
+	h := historyDir(t, map[string]string{"2026-11-01T00:00:00Z.txt": "User-agent: *\nDisallow: /private/\n"})
+	r := judgeLog(t, h, line("2026-11-05T00:00:00Z", "192.0.2.1", "/a",
+		"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"))
+	if len(r.Crawlers) != 1 || r.Crawlers[0].Catalogue == nil || !strings.Contains(r.Crawlers[0].Catalogue.Operator, "OpenAI") {
+		t.Errorf("crawlers %+v: want GPTBot with its catalogue entry, operated by OpenAI", r.Crawlers)
+	}
+}

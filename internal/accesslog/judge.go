@@ -191,6 +191,9 @@ func (a *Auditor) judge(ctx context.Context, file string, line int64, e *Entry) 
 		return err
 	}
 	cs := a.crawler(class, token)
+	if cs.c.Requests == 0 {
+		cs.c.Catalogue = a.catalogueOf(id, token)
+	}
 	cs.c.Requests++
 	day := a.day(cs, e.Time)
 	f := Finding{File: file, Line: line, Time: e.Time, ProductToken: token, Class: class}
@@ -231,6 +234,22 @@ func (a *Auditor) verify(ctx context.Context, id identity.Identity, client strin
 	return ""
 }
 
+// catalogueOf is what the crawler catalogue says of the crawler credited
+// as token, nil when its entry does not name it so: the entry that
+// recognised it, with ai.robots.txt's operator, function and respect when
+// that list names it too.
+func (a *Auditor) catalogueOf(id identity.Recognition, token string) *CatalogueEntry {
+	k := id.Known()
+	if k == nil || !slices.ContainsFunc(k.Names, func(n string) bool { return strings.EqualFold(n, token) }) {
+		return nil
+	}
+	e := &CatalogueEntry{Source: k.Source, Tags: k.Tags, URL: k.URL, Operator: k.Operator, Function: k.Function, Respect: k.Respect}
+	if ai := a.ident.Catalogue().NameEntry(token); ai != nil && e.Operator == "" {
+		e.Operator, e.Function, e.Respect = ai.Operator, ai.Function, ai.Respect
+	}
+	return e
+}
+
 // creditKey is a User-Agent header and the robots.txt version in force.
 type creditKey struct {
 	ua      string
@@ -248,7 +267,7 @@ const maxCredits = 8192
 // else the token. A device or platform product that comes first in the
 // header is so never credited over the crawler the site names.
 func (a *Auditor) credit(ua string, id identity.Recognition, t time.Time) (string, error) {
-	if k := id.Known(); len(id.Candidates) < 2 || k != nil && slices.ContainsFunc(k.Names, func(n string) bool { return strings.EqualFold(n, id.Token) }) {
+	if len(id.Candidates) < 2 || a.catalogueOf(id, id.Token) != nil {
 		return id.Token, nil
 	}
 	h := a.o.History

@@ -191,8 +191,8 @@ func TestRenderFormats(t *testing.T) {
 				}
 			}
 		case "json":
-			if !strings.Contains(out, `"other_clients":[{"product_token":"curl","class":"other"`) {
-				t.Errorf("json: no other client curl in %s", out)
+			if !strings.Contains(out, `"other_clients":[{"product_token":"curl","class":"other","catalogue":{"source":"crawler-user-agents","tags":["http-library"]`) {
+				t.Errorf("json: no other client curl, with its catalogue entry, in %s", out)
 			}
 		}
 	}

@@ -80,6 +80,9 @@ type Crawler struct {
 	Token string `json:"product_token"`
 	// Class is ClassCrawler, or ClassOther in Result.OtherClients.
 	Class string `json:"class"`
+	// Catalogue is what the crawler catalogue says of the crawler, nil
+	// when it does not know it by this name.
+	Catalogue *CatalogueEntry `json:"catalogue,omitempty"`
 	// Requests claim the token; Verified, Unverified and Impostor count
 	// their identity verdicts (all zero for a token that cannot be
 	// verified).
@@ -95,6 +98,18 @@ type Crawler struct {
 	TopViolated []PathCount `json:"top_violated"`
 	// Timeline counts requests and violations per UTC day.
 	Timeline []Day `json:"timeline"`
+}
+
+// CatalogueEntry is what the crawler catalogue says of a crawler: where
+// it is listed, crawler-user-agents' tags and URL, ai.robots.txt's
+// operator, function and respect for robots.txt (as written there).
+type CatalogueEntry struct {
+	Source   string   `json:"source"`
+	Tags     []string `json:"tags,omitempty"`
+	URL      string   `json:"url,omitempty"`
+	Operator string   `json:"operator,omitempty"`
+	Function string   `json:"function,omitempty"`
+	Respect  string   `json:"respect,omitempty"`
 }
 
 // PathCount is a path and how many times it was violated.

@@ -62,6 +62,16 @@ func lowerASCII(c byte) byte {
 	return c
 }
 
+// NameEntry returns the name entry (ai.robots.txt) whose first name is
+// name, case-insensitively, nil if none: what the AI crawlers' list says
+// of a crawler that a pattern entry recognised.
+func (c *Catalogue) NameEntry(name string) *Entry {
+	if is := c.names[strings.ToLower(name)]; len(is) > 0 {
+		return &c.Entries[is[0]]
+	}
+	return nil
+}
+
 // containsFold reports whether s contains sub, ASCII case-insensitively.
 func containsFold(s, sub string) bool {
 	for i := 0; i+len(sub) <= len(s); i++ {
