@@ -54,9 +54,11 @@ type Source struct {
 	Repository string `json:"repository"`
 	Path       string `json:"path"`
 	Commit     string `json:"commit"`
-	// License is the licence's SPDX identifier; its text is
-	// data/LICENSE.<Name>.
-	License string `json:"license"`
+	// License is the licence's SPDX identifier, and LicenseText its
+	// text as the source gives it (also data/LICENSE.<Name>), so that the
+	// binary that embeds the data carries its notice.
+	License     string `json:"license"`
+	LicenseText string `json:"license_text"`
 }
 
 // Entry is one crawler of the catalogue.

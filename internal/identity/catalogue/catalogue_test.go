@@ -49,8 +49,8 @@ func TestEmbeddedIsBuilt(t *testing.T) {
 		t.Fatalf("embedded: %d entries, %d sources; want %d and 3", len(c.Entries), len(c.Sources), len(f.Entries))
 	}
 	for _, s := range c.Sources {
-		if len(s.Commit) != 40 || s.License != "MIT" || s.Repository == "" || s.Path == "" {
-			t.Errorf("source %+v: want a repository, a path, a 40-hex commit and the MIT licence", s)
+		if len(s.Commit) != 40 || s.License != "MIT" || !strings.Contains(s.LicenseText, "Permission is hereby granted") || s.Repository == "" || s.Path == "" {
+			t.Errorf("source %+v: want a repository, a path, a 40-hex commit and the MIT licence with its text", s)
 		}
 	}
 	if v := c.Version(); !strings.HasPrefix(v, "crawler-user-agents@7c7f9f254f16 ai.robots.txt@738c80df2169 ") {

@@ -45,7 +45,7 @@ func ReadInput(dir, manifest string) (Input, map[string][]byte, error) {
 			return Input{}, nil, fmt.Errorf("read crawler catalogue input: %w", err)
 		}
 		licenses[l.Name] = lic
-		src := Source{Name: l.Name, Repository: row[1], Path: row[2], Commit: row[3]}
+		src := Source{Name: l.Name, Repository: row[1], Path: row[2], Commit: row[3], LicenseText: string(lic)}
 		if i := strings.Index(row[len(row)-1], "license="); i >= 0 {
 			src.License = strings.TrimPrefix(row[len(row)-1][i:], "license=")
 		}
