@@ -267,7 +267,7 @@ const maxCredits = 8192
 // else the token. A device or platform product that comes first in the
 // header is so never credited over the crawler the site names.
 func (a *Auditor) credit(ua string, id identity.Recognition, t time.Time) (string, error) {
-	if len(id.Candidates) < 2 || a.catalogueOf(id, id.Token) != nil {
+	if k := id.Known(); len(id.Candidates) < 2 || k != nil && slices.ContainsFunc(k.Names, func(n string) bool { return strings.EqualFold(n, id.Token) }) {
 		return id.Token, nil
 	}
 	h := a.o.History
