@@ -3,6 +3,7 @@ package policy
 import (
 	"strings"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -41,11 +42,11 @@ func decideAccess(a *access.Access, rs *readings, tokens []string) Decision {
 	if rs.robotsTxt() {
 		// RFC 9309 2.2.2: the /robots.txt URI is implicitly allowed, when
 		// every reading of the path names it.
-		d.Allowed, d.Reason = true, ReasonImplicit
+		d.Allowed, d.Reason = true, auditlog.ReasonImplicit
 		return d
 	}
 	if a == nil {
-		d.Reason = ReasonUnreachable // RFC 9309 2.3.1.4: no result, complete disallow
+		d.Reason = auditlog.ReasonUnreachable // RFC 9309 2.3.1.4: no result, complete disallow
 		return d
 	}
 	d.Access, d.Status, d.Err, d.Cause = a.Result, a.Status, a.Err, a.Cause
@@ -53,22 +54,22 @@ func decideAccess(a *access.Access, rs *readings, tokens []string) Decision {
 	switch a.Result {
 	case access.Successful:
 		if a.Robots == nil {
-			d.Reason = ReasonUnreachable // no rules to read: fail closed
+			d.Reason = auditlog.ReasonUnreachable // no rules to read: fail closed
 			break
 		}
 		d.Verdict, d.ResolvedPath = rs.match(a.Robots, tokens)
 		d.Robots = a.Robots
 		readExtras(&d, a.Robots, rs, tokens)
-		d.Allowed, d.Reason = d.Verdict.Allowed, ReasonRule
+		d.Allowed, d.Reason = d.Verdict.Allowed, auditlog.ReasonRule
 		if !d.Verdict.Matched() {
-			d.Reason = ReasonNoMatch
+			d.Reason = auditlog.ReasonNoMatch
 		}
 	case access.Unavailable:
-		d.Allowed, d.Reason = true, ReasonUnavailable // RFC 9309 2.3.1.3
+		d.Allowed, d.Reason = true, auditlog.ReasonUnavailable // RFC 9309 2.3.1.3
 	default:
-		d.Reason = ReasonUnreachable // RFC 9309 2.3.1.4: complete disallow
+		d.Reason = auditlog.ReasonUnreachable // RFC 9309 2.3.1.4: complete disallow
 		if a.Refused {
-			d.Reason = ReasonDestination
+			d.Reason = auditlog.ReasonDestination
 		}
 	}
 	return d

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/rules"
@@ -103,12 +104,12 @@ func (p *Policy) destinationAllowed(host string) bool {
 func (p *Policy) DecideConnect(ctx context.Context, r Request, intercept bool) Decision {
 	d := Decision{Identity: p.IdentityOf(r)}
 	if p.opts.RefuseConnect {
-		d.Reason, d.Err = ReasonConnectRefused, errConnectRefused
+		d.Reason, d.Err = auditlog.ReasonConnectRefused, errConnectRefused
 		return d
 	}
 	scheme, authority, err := ConnectAuthority(r.Host)
 	if err != nil {
-		d.Reason, d.Err = ReasonBadRequest, err
+		d.Reason, d.Err = auditlog.ReasonBadRequest, err
 		return d
 	}
 	d.RobotsURL = access.RobotsURL(scheme, authority)
@@ -116,15 +117,15 @@ func (p *Policy) DecideConnect(ctx context.Context, r Request, intercept bool) D
 	port, _ := strconv.Atoi(portStr)
 	switch {
 	case !slices.Contains(p.ports, port):
-		d.Reason, d.Err = ReasonConnectPort, fmt.Errorf("port %d: %w (allowed: %v)", port, errConnectPort, p.ports)
+		d.Reason, d.Err = auditlog.ReasonConnectPort, fmt.Errorf("port %d: %w (allowed: %v)", port, errConnectPort, p.ports)
 	case !p.destinationAllowed(hostOf(authority)):
-		d.Reason, d.Err = ReasonHostDenied, fmt.Errorf("%s: %w", hostOf(authority), errHostDenied)
+		d.Reason, d.Err = auditlog.ReasonHostDenied, fmt.Errorf("%s: %w", hostOf(authority), errHostDenied)
 	case intercept:
-		d.Allowed, d.Reason = true, ReasonIntercept
+		d.Allowed, d.Reason = true, auditlog.ReasonIntercept
 	case p.opts.RequireConnectIdentity && d.Identity.Source == identity.SourceDefault && !p.exempts.match(hostOf(authority)):
 		// An exempt host is not decided by robots.txt: who asks does not
 		// matter there.
-		d.Reason, d.Err = ReasonUnidentifiedTunnel, errUnidentifiedTunnel
+		d.Reason, d.Err = auditlog.ReasonUnidentifiedTunnel, errUnidentifiedTunnel
 	default:
 		// Host-level: robots.txt's decision for "/" of the authority. A
 		// tunnel carries no request of its own to decide usage for: the
@@ -167,13 +168,13 @@ func (p *Policy) Authenticate(ctx context.Context, proxyAuthorization string, cl
 	if err == nil {
 		return pin, nil
 	}
-	d := &Decision{Reason: ReasonAuthFailed, Err: err, Identity: identity.Identity{Token: "*", Source: identity.SourceDefault, User: pin.User}}
+	d := &Decision{Reason: auditlog.ReasonAuthFailed, Err: err, Identity: identity.Identity{Token: "*", Source: identity.SourceDefault, User: pin.User}}
 	var throttled *identity.ThrottledError
 	switch {
 	case errors.Is(err, identity.ErrProxyAuthRequired):
-		d.Reason = ReasonAuthRequired
+		d.Reason = auditlog.ReasonAuthRequired
 	case errors.As(err, &throttled):
-		d.Reason, d.RetryAfter = ReasonAuthThrottled, throttled.RetryAfter
+		d.Reason, d.RetryAfter = auditlog.ReasonAuthThrottled, throttled.RetryAfter
 	}
 	return pin, d
 }
@@ -200,6 +201,6 @@ func Exemptions(hosts []string) func(scheme, hostport string) (bool, error) {
 // changed after the robots.txt fetch). It is enforced whatever the mode:
 // the destination policy is the operator's, never robots.txt's.
 func DecideDialRefused(d *Decision, err error) {
-	d.Allowed, d.Reason, d.Err = false, ReasonDestination, err
+	d.Allowed, d.Reason, d.Err = false, auditlog.ReasonDestination, err
 	d.ReportOnly = false
 }

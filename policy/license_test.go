@@ -3,6 +3,7 @@ package policy_test
 import (
 	"testing"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -21,20 +22,20 @@ func TestDecideLicense(t *testing.T) {
 		wantReason policy.Reason
 		wantReport bool
 	}{
-		{"prohibited, enforced", true, usage.LicenseProhibited, true, "", false, policy.ReasonLicense, false},
-		{"unreadable fails closed", true, usage.LicenseUnreadable, true, "", false, policy.ReasonLicense, false},
-		{"token required", true, usage.LicenseRequired, true, "", false, policy.ReasonLicenseRequired, false},
-		{"token required, report mode", true, usage.LicenseRequired, true, identity.ModeReport, false, policy.ReasonLicenseRequired, true},
-		{"prohibited, not enforced", true, usage.LicenseProhibited, false, "", true, policy.ReasonRule, false},
-		{"permitted", true, usage.LicensePermitted, true, "", true, policy.ReasonRule, false},
-		{"no match", true, usage.LicenseNoMatch, true, "", true, policy.ReasonRule, false},
-		{"unavailable", true, usage.LicenseUnavailable, true, "", true, policy.ReasonRule, false},
-		{"robots.txt denied first", false, usage.LicenseProhibited, true, "", false, policy.ReasonRule, false},
+		{"prohibited, enforced", true, usage.LicenseProhibited, true, "", false, auditlog.ReasonLicense, false},
+		{"unreadable fails closed", true, usage.LicenseUnreadable, true, "", false, auditlog.ReasonLicense, false},
+		{"token required", true, usage.LicenseRequired, true, "", false, auditlog.ReasonLicenseRequired, false},
+		{"token required, report mode", true, usage.LicenseRequired, true, identity.ModeReport, false, auditlog.ReasonLicenseRequired, true},
+		{"prohibited, not enforced", true, usage.LicenseProhibited, false, "", true, auditlog.ReasonRule, false},
+		{"permitted", true, usage.LicensePermitted, true, "", true, auditlog.ReasonRule, false},
+		{"no match", true, usage.LicenseNoMatch, true, "", true, auditlog.ReasonRule, false},
+		{"unavailable", true, usage.LicenseUnavailable, true, "", true, auditlog.ReasonRule, false},
+		{"robots.txt denied first", false, usage.LicenseProhibited, true, "", false, auditlog.ReasonRule, false},
 	}
 	p := policy.New(policy.Options{Identifier: identity.NewIdentifier(nil, nil)})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := policy.Decision{Allowed: tt.allowed, Reason: policy.ReasonRule}
+			d := policy.Decision{Allowed: tt.allowed, Reason: auditlog.ReasonRule}
 			l := &usage.License{URL: "https://example.com/license.xml", Decision: tt.decision}
 			policy.DecideLicense(&d, l, tt.enforce)
 			p.MarkReportOnly(&d, identity.Pin{Mode: tt.mode})

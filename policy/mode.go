@@ -1,6 +1,9 @@
 package policy
 
-import "github.com/robotsproxy/robotsproxy/internal/rules"
+import (
+	"github.com/robotsproxy/robotsproxy/auditlog"
+	"github.com/robotsproxy/robotsproxy/internal/rules"
+)
 
 // Mode says how a robots.txt denial is acted on; it is rules.Mode, the
 // mode a pinned identity carries (identity.Mode).
@@ -24,6 +27,6 @@ func ParseMode(s string) (Mode, error) { return rules.ParseMode(s) }
 // preference, or an RSL license), never the operator's own destination
 // policy or authentication.
 func reportable(r Reason) bool {
-	return r == ReasonRule || r == ReasonUnreachable || r == ReasonUsage ||
-		r == ReasonLicense || r == ReasonLicenseRequired
+	return r == auditlog.ReasonRule || r == auditlog.ReasonUnreachable || r == auditlog.ReasonUsage ||
+		r == auditlog.ReasonLicense || r == auditlog.ReasonLicenseRequired
 }

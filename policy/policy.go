@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
@@ -157,11 +158,11 @@ func (p *Policy) decide(ctx context.Context, r Request) Decision {
 	if r.Tunnel != "" && (t.err != nil || t.authority != r.Tunnel) {
 		// Refused before the other authority's robots.txt would be
 		// fetched, past the tunnel's port and host checks.
-		d.Reason, d.Err = ReasonBadRequest, fmt.Errorf("request host %q is not the tunnel's %q", r.Host, r.Tunnel)
+		d.Reason, d.Err = auditlog.ReasonBadRequest, fmt.Errorf("request host %q is not the tunnel's %q", r.Host, r.Tunnel)
 		return d
 	}
 	if t.err != nil {
-		d.Reason, d.Err = ReasonBadRequest, t.err
+		d.Reason, d.Err = auditlog.ReasonBadRequest, t.err
 		return d
 	}
 	d.RobotsURL = t.robotsURL
@@ -169,10 +170,10 @@ func (p *Policy) decide(ctx context.Context, r Request) Decision {
 	rs := readPath(r.Path)
 	switch {
 	case t.denied != nil:
-		d.Reason, d.Err, d.ResolvedPath = ReasonHostDenied, t.denied, rs.resolved
+		d.Reason, d.Err, d.ResolvedPath = auditlog.ReasonHostDenied, t.denied, rs.resolved
 		return d
 	case t.exempt:
-		d.Allowed, d.Reason, d.ResolvedPath = true, ReasonOverride, rs.resolved
+		d.Allowed, d.Reason, d.ResolvedPath = true, auditlog.ReasonOverride, rs.resolved
 		return d
 	}
 	var a *access.Access

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
@@ -52,68 +53,68 @@ func TestDecide(t *testing.T) {
 	}{
 		{
 			name: "ExampleBot disallowed path", status: 200, body: exampleRobots, ua: uaExampleBot, path: "/private/x",
-			wantAllowed: false, wantReason: policy.ReasonRule, wantLine: 2,
+			wantAllowed: false, wantReason: auditlog.ReasonRule, wantLine: 2,
 			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "ExampleBot other path", status: 200, body: exampleRobots, ua: uaExampleBot, path: "/public",
-			wantAllowed: true, wantReason: policy.ReasonNoMatch,
+			wantAllowed: true, wantReason: auditlog.ReasonNoMatch,
 			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "ExampleBot percent-encoded disallowed path", status: 200, body: exampleRobots, ua: uaExampleBot, path: "/%70rivate?q=1",
-			wantAllowed: false, wantReason: policy.ReasonRule, wantLine: 2,
+			wantAllowed: false, wantReason: auditlog.ReasonRule, wantLine: 2,
 			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "no User-Agent gets the star group", status: 200, body: exampleRobots, ua: "", path: "/public",
-			wantAllowed: false, wantReason: policy.ReasonRule, wantLine: 5, wantFallback: true,
+			wantAllowed: false, wantReason: auditlog.ReasonRule, wantLine: 5, wantFallback: true,
 			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "browser gets the star group", status: 200, body: exampleRobots, ua: uaChromeWindows, path: "/public",
-			wantAllowed: false, wantReason: policy.ReasonRule, wantLine: 5, wantFallback: true,
+			wantAllowed: false, wantReason: auditlog.ReasonRule, wantLine: 5, wantFallback: true,
 			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "empty path is /", status: 200, body: exampleRobots, ua: "", path: "",
-			wantAllowed: false, wantReason: policy.ReasonRule, wantLine: 5, wantFallback: true,
+			wantAllowed: false, wantReason: auditlog.ReasonRule, wantLine: 5, wantFallback: true,
 			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "robots.txt is implicitly allowed without a fetch", status: 200, body: exampleRobots, ua: "", path: "/robots.txt",
-			wantAllowed: true, wantReason: policy.ReasonImplicit,
+			wantAllowed: true, wantReason: auditlog.ReasonImplicit,
 		},
 		{
 			name: "robots.txt with a query", status: 200, body: exampleRobots, ua: uaExampleBot, path: "/robots.txt?x=1",
-			wantAllowed: true, wantReason: policy.ReasonImplicit,
+			wantAllowed: true, wantReason: auditlog.ReasonImplicit,
 		},
 		{
 			name: "percent-encoded robots.txt", status: 200, body: exampleRobots, ua: "", path: "/robots%2Etxt",
-			wantAllowed: true, wantReason: policy.ReasonImplicit,
+			wantAllowed: true, wantReason: auditlog.ReasonImplicit,
 		},
 		{
 			name: "404 means unavailable: allowed", status: 404, body: exampleRobots, ua: "", path: "/private",
-			wantAllowed: true, wantReason: policy.ReasonUnavailable,
+			wantAllowed: true, wantReason: auditlog.ReasonUnavailable,
 			wantAccess: access.Unavailable, wantStatus: 404, wantCache: access.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "500 means unreachable: denied", status: 500, body: "User-agent: *\nAllow: /\n", ua: uaExampleBot, path: "/public",
-			wantAllowed: false, wantReason: policy.ReasonUnreachable,
+			wantAllowed: false, wantReason: auditlog.ReasonUnreachable,
 			wantAccess: access.Unreachable, wantStatus: 500, wantCache: access.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "guard refusal: denied", status: 200, body: "User-agent: *\nAllow: /\n", guard: &netguard.Guard{}, ua: uaExampleBot, path: "/public",
-			wantAllowed: false, wantReason: policy.ReasonDestination,
+			wantAllowed: false, wantReason: auditlog.ReasonDestination,
 			wantAccess: access.Unreachable, wantStatus: 0, wantCache: access.CacheMiss, wantFetches: 0,
 		},
 		{
 			name: "exempt host: allowed without a fetch", status: 200, body: exampleRobots, exempt: []string{"127.0.0.1"}, ua: "", path: "/private",
-			wantAllowed: true, wantReason: policy.ReasonOverride,
+			wantAllowed: true, wantReason: auditlog.ReasonOverride,
 		},
 		{
 			name: "scheme without robots.txt", status: 200, body: exampleRobots, scheme: "ftp", ua: uaExampleBot, path: "/public",
-			wantAllowed: false, wantReason: policy.ReasonBadRequest,
+			wantAllowed: false, wantReason: auditlog.ReasonBadRequest,
 		},
 	}
 	for _, tt := range tests {
@@ -141,7 +142,7 @@ func TestDecide(t *testing.T) {
 			if got := o.Hits(); got != tt.wantFetches {
 				t.Errorf("Decide(%+v): origin got %d requests, want %d", req, got, tt.wantFetches)
 			}
-			if tt.wantReason == policy.ReasonBadRequest {
+			if tt.wantReason == auditlog.ReasonBadRequest {
 				if d.Err == nil || d.RobotsURL != "" {
 					t.Errorf("Decide(%+v): got Err %v RobotsURL %q, want an error and no URL", req, d.Err, d.RobotsURL)
 				}
@@ -226,9 +227,9 @@ func TestDecideExemptHosts(t *testing.T) {
 			exempt := slices.Clone(tt.exempt)
 			p := policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: c, ExemptHosts: exempt})
 			d := p.Decide(context.Background(), policy.Request{Scheme: "http", Host: tt.host, Path: "/x"})
-			want := policy.ReasonUnavailable
+			want := auditlog.ReasonUnavailable
 			if tt.wantExempt {
-				want = policy.ReasonOverride
+				want = auditlog.ReasonOverride
 			}
 			if !d.Allowed || d.Reason != want || tt.wantExempt != (len(fetches) == 0) {
 				t.Errorf("ExemptHosts %q, host %q: got Allowed %v Reason %q after fetches %q, want Allowed true Reason %q", tt.exempt, tt.host, d.Allowed, d.Reason, fetches, want)

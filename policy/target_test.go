@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
@@ -73,11 +74,11 @@ func TestDecideAllocatesNothing(t *testing.T) {
 		wantErrorIs  error
 		wantErrorMsg string
 	}{
-		{"no host lists", Options{}, true, ReasonNoMatch, nil, ""},
+		{"no host lists", Options{}, true, auditlog.ReasonNoMatch, nil, ""},
 		{"host lists", Options{ExemptHosts: []string{"exempt.example"}, DenyHosts: []string{"denied.example", "::1"},
-			AllowHosts: []string{"127.0.0.1", "example.org"}}, true, ReasonNoMatch, nil, ""},
-		{"exempt", Options{ExemptHosts: []string{"127.0.0.1"}}, true, ReasonOverride, nil, ""},
-		{"denied", Options{DenyHosts: []string{"127.0.0.1"}}, false, ReasonHostDenied, errHostDenied,
+			AllowHosts: []string{"127.0.0.1", "example.org"}}, true, auditlog.ReasonNoMatch, nil, ""},
+		{"exempt", Options{ExemptHosts: []string{"127.0.0.1"}}, true, auditlog.ReasonOverride, nil, ""},
+		{"denied", Options{DenyHosts: []string{"127.0.0.1"}}, false, auditlog.ReasonHostDenied, errHostDenied,
 			"127.0.0.1: host is not allowed by the destination policy"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

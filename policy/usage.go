@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/license"
 	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -61,7 +62,7 @@ func DecideUsage(d *Decision, purposes []string, enforce bool) {
 	if !enforce || e.Refused == "" || !d.Allowed {
 		return
 	}
-	d.Allowed, d.Reason = false, ReasonUsage
+	d.Allowed, d.Reason = false, auditlog.ReasonUsage
 }
 
 // readLicense reads the RSL licenses that apply to the request: the one
@@ -103,9 +104,9 @@ func DecideLicense(d *Decision, l *usage.License, enforce bool) {
 	if !enforce || !l.Refuses() || !d.Allowed {
 		return
 	}
-	d.Allowed, d.Reason = false, ReasonLicense
+	d.Allowed, d.Reason = false, auditlog.ReasonLicense
 	if l.Decision == usage.LicenseRequired {
-		d.Reason = ReasonLicenseRequired
+		d.Reason = auditlog.ReasonLicenseRequired
 	}
 }
 

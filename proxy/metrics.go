@@ -7,9 +7,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/mitm"
-	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // Metrics are robotsproxy's Prometheus metrics. A nil *Metrics is valid and
@@ -114,7 +114,7 @@ func (m *Metrics) countRequest(decision, reason string, enforced bool) {
 		return
 	}
 	m.bound.counter(m.requests, requestLabels{decision, reason, enforced}).Inc()
-	if reason == string(policy.ReasonAuthThrottled) {
+	if reason == string(auditlog.ReasonAuthThrottled) {
 		m.throttled.Inc()
 	}
 }

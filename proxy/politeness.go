@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -24,7 +25,7 @@ func (p *Proxy) admit(req *http.Request, st *state) *http.Response {
 		return nil
 	}
 	if errors.Is(context.Cause(req.Context()), ErrShutdown) {
-		d.Reason = policy.ReasonShutdown
+		d.Reason = auditlog.ReasonShutdown
 		return cutOffResponse(req)
 	}
 	return rejectResponse(req, d, p.opts.AuthRealm)

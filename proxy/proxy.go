@@ -338,7 +338,7 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 		// limit (refuseTarget) never saw this one. 414, before any work on
 		// the target.
 		p.opts.Metrics.CountClientRefusal(CauseURITooLong)
-		d := st.decide(policy.Decision{Reason: policy.ReasonURITooLong,
+		d := st.decide(policy.Decision{Reason: auditlog.ReasonURITooLong,
 			Identity: p.policy().IdentityOf(policy.Request{UserAgent: req.Header.Get("User-Agent"), Pin: st.pin}),
 			Err: fmt.Errorf("the request target is %d octets, longer than the limit of %d (client.max_request_target_bytes)",
 				len(req.RequestURI), p.opts.MaxRequestTargetBytes)})
@@ -414,7 +414,7 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 	// explicit port (goproxy would add ":80" to a target without one).
 	_, authority, err := policy.ConnectAuthority(host)
 	if err != nil { // DecideConnect allowed it, so this cannot happen; fail closed
-		d = st.decide(policy.Decision{Identity: d.Identity, Reason: policy.ReasonBadRequest, Err: err})
+		d = st.decide(policy.Decision{Identity: d.Identity, Reason: auditlog.ReasonBadRequest, Err: err})
 		return p.rejectConnect(ctx, st, d), host
 	}
 	if !intercept {

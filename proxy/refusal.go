@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
@@ -58,14 +59,14 @@ func rejectWith(req *http.Request, d *policy.Decision, realm string, retry time.
 	case d.NeedsAuth():
 		status = http.StatusProxyAuthRequired
 		h.Set("Proxy-Authenticate", fmt.Sprintf("Basic realm=%q, charset=\"UTF-8\"", realm))
-	case d.Reason == policy.ReasonBadRequest:
+	case d.Reason == auditlog.ReasonBadRequest:
 		status = http.StatusBadRequest // an ambiguous or unenforceable target
-	case d.Reason == policy.ReasonURITooLong:
+	case d.Reason == auditlog.ReasonURITooLong:
 		status = http.StatusRequestURITooLong // inside a tunnel (onRequest); outside, refuseTarget
-	case d.Reason == policy.ReasonAuditUnavailable:
+	case d.Reason == auditlog.ReasonAuditUnavailable:
 		status = http.StatusServiceUnavailable // not forwarded: no answer without its audit line
 		h.Set("Retry-After", "1")
-	case d.Reason == policy.ReasonHeaderTooLarge:
+	case d.Reason == auditlog.ReasonHeaderTooLarge:
 		status = http.StatusRequestHeaderFieldsTooLarge // inside a tunnel (refuseHeader); outside, the server
 	case d.TooManyRequests(): // throttled authentication, politeness
 		status = http.StatusTooManyRequests
@@ -82,7 +83,7 @@ func rejectWith(req *http.Request, d *policy.Decision, realm string, retry time.
 	if c := d.UnreachableCause(); c != "" {
 		h.Set(HeaderUnreachable, c)
 	}
-	if d.Reason == policy.ReasonUsage && d.Usage != nil {
+	if d.Reason == auditlog.ReasonUsage && d.Usage != nil {
 		h.Set(HeaderRule, headerValue(d.Usage.Deciding.String()))
 	} else if isLicense(d) {
 		h.Set(HeaderRule, headerValue(licenseRule(d.Usage.License)))
@@ -98,7 +99,7 @@ func rejectWith(req *http.Request, d *policy.Decision, realm string, retry time.
 // keep the complete disallow while robots.txt stays unreachable). Empty
 // for other denials, or when the fetch time or retry is not known.
 func unreachableRetryText(d *policy.Decision, retry time.Duration) string {
-	if d.Reason != policy.ReasonUnreachable || retry <= 0 || d.RobotsFetchedAt.IsZero() {
+	if d.Reason != auditlog.ReasonUnreachable || retry <= 0 || d.RobotsFetchedAt.IsZero() {
 		return ""
 	}
 	at := d.RobotsFetchedAt.UTC()
@@ -110,37 +111,37 @@ func unreachableRetryText(d *policy.Decision, retry time.Duration) string {
 func denialText(d *policy.Decision) string {
 	token := d.Identity.Token
 	switch d.Reason {
-	case policy.ReasonRule:
+	case auditlog.ReasonRule:
 		r := d.Rule()
 		return fmt.Sprintf("robotsproxy: %s disallows this URL for product token %q (line %d: %s)\n",
 			d.RobotsURL, token, r.Line, r.Text())
-	case policy.ReasonUnreachable:
+	case auditlog.ReasonUnreachable:
 		return fmt.Sprintf("robotsproxy: %s is unreachable (%s), which means complete disallow (RFC 9309 2.3.1.4)\n",
 			d.RobotsURL, unreachableText(d))
-	case policy.ReasonDestination:
+	case auditlog.ReasonDestination:
 		return "robotsproxy: the destination resolves to a refused (non-public) address\n"
-	case policy.ReasonAuthRequired:
+	case auditlog.ReasonAuthRequired:
 		return "robotsproxy: proxy authentication required (Proxy-Authorization: Basic)\n"
-	case policy.ReasonAuthFailed:
+	case auditlog.ReasonAuthFailed:
 		return "robotsproxy: proxy authentication failed\n"
-	case policy.ReasonAuthThrottled:
+	case auditlog.ReasonAuthThrottled:
 		return fmt.Sprintf("robotsproxy: too many failed proxy authentication attempts; retry in %d seconds\n", d.RetryAfterSeconds())
-	case policy.ReasonUsage, policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency:
+	case auditlog.ReasonUsage, auditlog.ReasonCrawlDelay, auditlog.ReasonBackoff, auditlog.ReasonHostConcurrency:
 		if text := politeDenialText(d); text != "" {
 			return text
 		}
-	case policy.ReasonLicense, policy.ReasonLicenseRequired:
+	case auditlog.ReasonLicense, auditlog.ReasonLicenseRequired:
 		if text := licenseDenialText(d); text != "" {
 			return text
 		}
-	case policy.ReasonUnidentifiedTunnel:
+	case auditlog.ReasonUnidentifiedTunnel:
 		return "robotsproxy: CONNECT refused (unidentified-tunnel): the tunnel names no crawler, so its requests could only be decided for \"/\" under the \"*\" group. " +
 			"Send a User-Agent header with your crawler's product token on the CONNECT request itself (curl --proxy-header, Go's Transport.ProxyConnectHeader), " +
 			"or have the operator pin your client (identity.users, identity.client_ranges), or configure a CA (mitm) so every request is decided on its path.\n"
-	case policy.ReasonAuditUnavailable:
+	case auditlog.ReasonAuditUnavailable:
 		return "robotsproxy: the audit log cannot be written, so the request was not forwarded; retry later\n"
-	case policy.ReasonHostDenied, policy.ReasonConnectPort, policy.ReasonConnectRefused, policy.ReasonBadRequest,
-		policy.ReasonURITooLong, policy.ReasonHeaderTooLarge:
+	case auditlog.ReasonHostDenied, auditlog.ReasonConnectPort, auditlog.ReasonConnectRefused, auditlog.ReasonBadRequest,
+		auditlog.ReasonURITooLong, auditlog.ReasonHeaderTooLarge:
 		return fmt.Sprintf("robotsproxy: request refused (%s): %v\n", d.Reason, d.Err)
 	}
 	return fmt.Sprintf("robotsproxy: request denied (%s)\n", d.Reason)
@@ -195,7 +196,7 @@ func upstreamErrorResponse(req *http.Request, err error, st *state) *http.Respon
 			policy.DecideDialRefused(&st.decision, err)
 			return rejectResponse(req, &st.decision, "")
 		}
-		return textResponse(req, http.StatusForbidden, h, denialText(&policy.Decision{Reason: policy.ReasonDestination}))
+		return textResponse(req, http.StatusForbidden, h, denialText(&policy.Decision{Reason: auditlog.ReasonDestination}))
 	}
 	if st.decided && st.decision.Err == nil {
 		st.decision.Err = err // the audit line's "error"
@@ -249,12 +250,12 @@ func headerValue(s string) string {
 // empty placeholder that writes nothing; every other denial is
 // rejectResponse's response, which goproxy copies to the client.
 func (p *Proxy) reject(req *http.Request, st *state, d *policy.Decision) *http.Response {
-	if st.w == nil || d.Reason != policy.ReasonRule && d.Reason != policy.ReasonUnreachable {
+	if st.w == nil || d.Reason != auditlog.ReasonRule && d.Reason != auditlog.ReasonUnreachable {
 		return rejectWith(req, d, p.opts.AuthRealm, p.opts.UnreachableRetry)
 	}
 	k := denialKey{reason: d.Reason, token: d.Identity.Token, robotsURL: d.RobotsURL, access: d.Access,
 		status: d.Status, cause: d.Cause, rule: d.Verdict.Rule}
-	if d.Reason == policy.ReasonUnreachable {
+	if d.Reason == auditlog.ReasonUnreachable {
 		k.fetchedAt = d.RobotsFetchedAt.UnixNano() // the body says when it is tried again
 	}
 	r, ok := p.denials.Get(k)
@@ -333,19 +334,19 @@ const maxRenderedBody = 2 << 10
 func politeDenialText(d *policy.Decision) string {
 	token := d.Identity.Token
 	switch d.Reason {
-	case policy.ReasonUsage:
+	case auditlog.ReasonUsage:
 		if d.Usage == nil {
 			break
 		}
 		return fmt.Sprintf("robotsproxy: %s refuses the purpose %q declared for product token %q (%s)\n",
 			d.RobotsURL, d.Usage.Refused, token, d.Usage.Deciding)
-	case policy.ReasonCrawlDelay:
+	case auditlog.ReasonCrawlDelay:
 		return fmt.Sprintf("robotsproxy: too early for product token %q at this site (crawl delay); retry in %d seconds\n",
 			token, d.RetryAfterSeconds())
-	case policy.ReasonBackoff:
+	case auditlog.ReasonBackoff:
 		return fmt.Sprintf("robotsproxy: the origin asked product token %q to back off; retry in %d seconds\n",
 			token, d.RetryAfterSeconds())
-	case policy.ReasonHostConcurrency:
+	case auditlog.ReasonHostConcurrency:
 		return fmt.Sprintf("robotsproxy: too many requests in flight to this site; retry in %d seconds\n", d.RetryAfterSeconds())
 	}
 	return "" // denialText's general text
@@ -373,7 +374,7 @@ func licenseDenialText(d *policy.Decision) string {
 // isLicense reports whether d is a denial for an RSL license that carries
 // the license.
 func isLicense(d *policy.Decision) bool {
-	return (d.Reason == policy.ReasonLicense || d.Reason == policy.ReasonLicenseRequired) &&
+	return (d.Reason == auditlog.ReasonLicense || d.Reason == auditlog.ReasonLicenseRequired) &&
 		d.Usage != nil && d.Usage.License != nil
 }
 

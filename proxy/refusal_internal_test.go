@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
@@ -27,7 +28,7 @@ func TestLongDenialsNotKept(t *testing.T) {
 	} {
 		p.denials = memo.NewSync[denialKey, *rendered](denialsMax)
 		rb := robots.Parse([]byte("User-agent: *\nDisallow: " + tt.pattern + "\n"))
-		d := policy.Decision{Reason: policy.ReasonRule, Identity: identity.Identity{Token: "ExampleBot"},
+		d := policy.Decision{Reason: auditlog.ReasonRule, Identity: identity.Identity{Token: "ExampleBot"},
 			RobotsURL: "http://example.com/robots.txt", Access: access.Successful, Status: 200,
 			Verdict: rb.Test(tt.pattern, "ExampleBot")}
 		for range 2 {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -75,7 +76,7 @@ func (p *Proxy) refuseHeader(req *http.Request, st *state) *http.Response {
 		return nil
 	}
 	p.opts.Metrics.CountClientRefusal(CauseHeaderTooLarge)
-	d := st.decide(policy.Decision{Reason: policy.ReasonHeaderTooLarge,
+	d := st.decide(policy.Decision{Reason: auditlog.ReasonHeaderTooLarge,
 		Identity: p.policy().IdentityOf(policy.Request{UserAgent: req.Header.Get("User-Agent"), Pin: st.pin}),
 		Err: fmt.Errorf("the request line and headers are %d octets, over the limit of %d (client.max_header_bytes) and its %d octets of slack",
 			size, limit, headerSlack)})
@@ -183,13 +184,13 @@ func (t *tunnelConn) Read(b []byte) (int, error) {
 		case t.head > t.limit:
 			err = fmt.Errorf("%w: more than %d octets read for them, the cap for client.max_header_bytes %d",
 				errTunnelHeader, t.limit, t.p.opts.MaxHeaderBytes)
-			r = &Refusal{Reason: policy.ReasonHeaderTooLarge, Cause: CauseHeaderTooLarge, Err: err}
+			r = &Refusal{Reason: auditlog.ReasonHeaderTooLarge, Cause: CauseHeaderTooLarge, Err: err}
 			n, t.ended = 0, true
 		case err != nil && errors.Is(err, os.ErrDeadlineExceeded) && t.wait:
 			t.ended = true
 			t.p.opts.Metrics.CountClientRefusal(CauseIdleTimeout) // no request: no line, as outside
 		case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
-			r = &Refusal{Reason: policy.ReasonClientTimeout, Cause: CauseHeaderTimeout,
+			r = &Refusal{Reason: auditlog.ReasonClientTimeout, Cause: CauseHeaderTimeout,
 				Err: fmt.Errorf("no complete request line and headers within client.read_header_timeout inside an intercepted tunnel: %w", err)}
 			t.ended = true
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
@@ -85,8 +86,8 @@ func TestFetchHugeHeaderIsUnreachable(t *testing.T) {
 				t.Errorf("got rules %v, header of %d fields, body %v, status %d; want none", a.Robots != nil, len(a.Header), a.HasBody(), a.Status)
 			}
 			req := policy.Request{Scheme: "http", Host: o.Listener.Addr().String(), Path: "/anything", UserAgent: uaExampleBot}
-			if d := newPolicy(nil, nil).Decide(context.Background(), req); d.Allowed || d.Reason != policy.ReasonUnreachable {
-				t.Errorf("Decide(%+v): got Allowed %v Reason %q, want denied, %q", req, d.Allowed, d.Reason, policy.ReasonUnreachable)
+			if d := newPolicy(nil, nil).Decide(context.Background(), req); d.Allowed || d.Reason != auditlog.ReasonUnreachable {
+				t.Errorf("Decide(%+v): got Allowed %v Reason %q, want denied, %q", req, d.Allowed, d.Reason, auditlog.ReasonUnreachable)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
@@ -279,7 +280,7 @@ func namesRobotsTxt(path string, cands []string) bool {
 	if !strings.Contains(path, "robots.txt") && strings.IndexByte(path, '%') < 0 {
 		return false
 	}
-	return policy.DecideAccess(nil, path, cands).Reason == policy.ReasonImplicit
+	return policy.DecideAccess(nil, path, cands).Reason == auditlog.ReasonImplicit
 }
 
 // fetched records a crawler's request for /robots.txt: one answered

@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -274,7 +275,7 @@ func (c *checker) verdict(u string) verdict {
 	d := policy.DecideAccess(&c.access, path, cands)
 	var v verdict
 	switch {
-	case d.Reason == policy.ReasonImplicit:
+	case d.Reason == auditlog.ReasonImplicit:
 		v.up = c.robots.Usage(path, cands...)
 		v.up.Verdict = robots.Verdict{Allowed: true, Implicit: true}
 	case !d.Allowed:

@@ -7,8 +7,8 @@ import (
 )
 
 // Cause says why a request waited or was refused. The values are the audit
-// reasons of the refusals (policy.ReasonCrawlDelay, policy.ReasonBackoff,
-// policy.ReasonHostConcurrency).
+// reasons of the refusals (auditlog.ReasonCrawlDelay, auditlog.ReasonBackoff,
+// auditlog.ReasonHostConcurrency).
 type Cause string
 
 const (

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
@@ -49,13 +50,13 @@ type stepCase struct {
 }
 
 var stepCases = []stepCase{
-	{"usage preference", "/x", "TrainBot/1.0", usage.TrainAI, policy.ReasonUsage},
-	{"usage preference allows, license prohibits", "/open/x", "TrainBot/1.0", usage.TrainAI, policy.ReasonLicense},
-	{"robots.txt denies first", "/private/x", "TrainBot/1.0", usage.TrainAI, policy.ReasonRule},
-	{"license requires a token", "/paid/x", "SearchBot/1.0", usage.Search, policy.ReasonLicenseRequired},
-	{"license permits", "/x", "SearchBot/1.0", usage.Search, policy.ReasonNoMatch},
-	{"first request of a crawl delay", "/a", "SlowBot/1.0", "", policy.ReasonNoMatch},
-	{"too early for the crawl delay", "/b", "SlowBot/1.0", "", policy.ReasonCrawlDelay},
+	{"usage preference", "/x", "TrainBot/1.0", usage.TrainAI, auditlog.ReasonUsage},
+	{"usage preference allows, license prohibits", "/open/x", "TrainBot/1.0", usage.TrainAI, auditlog.ReasonLicense},
+	{"robots.txt denies first", "/private/x", "TrainBot/1.0", usage.TrainAI, auditlog.ReasonRule},
+	{"license requires a token", "/paid/x", "SearchBot/1.0", usage.Search, auditlog.ReasonLicenseRequired},
+	{"license permits", "/x", "SearchBot/1.0", usage.Search, auditlog.ReasonNoMatch},
+	{"first request of a crawl delay", "/a", "SlowBot/1.0", "", auditlog.ReasonNoMatch},
+	{"too early for the crawl delay", "/b", "SlowBot/1.0", "", auditlog.ReasonCrawlDelay},
 }
 
 // testDecisionSteps sends stepCases through the proxy (usage preferences,
@@ -135,7 +136,7 @@ func testDecisionSteps(t *testing.T) {
 		resp.Body.Close()
 		got := policy.Reason(resp.Header.Get(proxy.HeaderReason))
 		if got == "" {
-			got = policy.ReasonNoMatch // forwarded: its line says which (checked below)
+			got = auditlog.ReasonNoMatch // forwarded: its line says which (checked below)
 		}
 
 		var res check.Result
@@ -178,19 +179,19 @@ func testDecisionSteps(t *testing.T) {
 func checkReason(res check.Result, again bool) policy.Reason {
 	switch {
 	case !res.Allowed:
-		return policy.ReasonRule
+		return auditlog.ReasonRule
 	case res.Usage != nil && (res.Usage.ContentUsage == "n" || res.Usage.ContentSignal == "no"):
-		return policy.ReasonUsage
+		return auditlog.ReasonUsage
 	case res.License != nil && res.Usage != nil && (res.License.Decision == string(usage.LicenseProhibited) || res.License.Decision == string(usage.LicenseUnreadable)):
-		return policy.ReasonLicense
+		return auditlog.ReasonLicense
 	case res.License != nil && res.Usage != nil && res.License.Decision == string(usage.LicenseRequired):
-		return policy.ReasonLicenseRequired
+		return auditlog.ReasonLicenseRequired
 	case again && res.CrawlDelay != nil:
-		return policy.ReasonCrawlDelay
+		return auditlog.ReasonCrawlDelay
 	case res.Rule != nil:
-		return policy.ReasonRule
+		return auditlog.ReasonRule
 	}
-	return policy.ReasonNoMatch
+	return auditlog.ReasonNoMatch
 }
 
 // readReasons returns the reason of each line of the audit log at path.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
@@ -47,21 +48,21 @@ func TestOneDecisionTable(t *testing.T) {
 		ua     string
 		want   policy.Reason
 	}{
-		{"disallow rule", access.Successful, 200, false, "/action/x", exampleBot, policy.ReasonRule},
-		{"allow rule", access.Successful, 200, false, "/action/public", exampleBot, policy.ReasonRule},
-		{"no matching rule", access.Successful, 200, false, "/index.html", exampleBot, policy.ReasonNoMatch},
-		{"star fallback", access.Successful, 200, false, "/private/x", otherBot, policy.ReasonRule},
-		{"dot segments", access.Successful, 200, false, "/index.html/../action/x", exampleBot, policy.ReasonRule},
-		{"escaped dots", access.Successful, 200, false, "/%2e%2e/action/x", exampleBot, policy.ReasonRule},
-		{"escaped slash", access.Successful, 200, false, "/a/..%2Faction/x", exampleBot, policy.ReasonRule},
-		{"empty segment", access.Successful, 200, false, "//action/x", exampleBot, policy.ReasonRule},
-		{"parameters", access.Successful, 200, false, "/action;p/x", exampleBot, policy.ReasonRule},
-		{"query", access.Successful, 200, false, "/action/x?a=1", exampleBot, policy.ReasonRule},
-		{"robots.txt", access.Successful, 200, false, "/robots.txt", exampleBot, policy.ReasonImplicit},
-		{"robots.txt and beyond", access.Successful, 200, false, "/robots.txt/../action/x", exampleBot, policy.ReasonRule},
-		{"unavailable", access.Unavailable, 404, false, "/action/x", exampleBot, policy.ReasonUnavailable},
-		{"unreachable", access.Unreachable, 500, false, "/index.html", exampleBot, policy.ReasonUnreachable},
-		{"destination refused", access.Unreachable, 0, true, "/index.html", exampleBot, policy.ReasonDestination},
+		{"disallow rule", access.Successful, 200, false, "/action/x", exampleBot, auditlog.ReasonRule},
+		{"allow rule", access.Successful, 200, false, "/action/public", exampleBot, auditlog.ReasonRule},
+		{"no matching rule", access.Successful, 200, false, "/index.html", exampleBot, auditlog.ReasonNoMatch},
+		{"star fallback", access.Successful, 200, false, "/private/x", otherBot, auditlog.ReasonRule},
+		{"dot segments", access.Successful, 200, false, "/index.html/../action/x", exampleBot, auditlog.ReasonRule},
+		{"escaped dots", access.Successful, 200, false, "/%2e%2e/action/x", exampleBot, auditlog.ReasonRule},
+		{"escaped slash", access.Successful, 200, false, "/a/..%2Faction/x", exampleBot, auditlog.ReasonRule},
+		{"empty segment", access.Successful, 200, false, "//action/x", exampleBot, auditlog.ReasonRule},
+		{"parameters", access.Successful, 200, false, "/action;p/x", exampleBot, auditlog.ReasonRule},
+		{"query", access.Successful, 200, false, "/action/x?a=1", exampleBot, auditlog.ReasonRule},
+		{"robots.txt", access.Successful, 200, false, "/robots.txt", exampleBot, auditlog.ReasonImplicit},
+		{"robots.txt and beyond", access.Successful, 200, false, "/robots.txt/../action/x", exampleBot, auditlog.ReasonRule},
+		{"unavailable", access.Unavailable, 404, false, "/action/x", exampleBot, auditlog.ReasonUnavailable},
+		{"unreachable", access.Unreachable, 500, false, "/index.html", exampleBot, auditlog.ReasonUnreachable},
+		{"destination refused", access.Unreachable, 0, true, "/index.html", exampleBot, auditlog.ReasonDestination},
 	}
 	robotsFile := filepath.Join(t.TempDir(), "robots.txt")
 	if err := os.WriteFile(robotsFile, []byte(body), 0o600); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/audit/audittest"
@@ -67,9 +68,9 @@ func benchLog(b *testing.B, hosts, n int) (archive, log string, octets int64) {
 		}
 		d := policy.Decision{Identity: uas[i%3], RobotsURL: accesses[h].URL, Access: access.Successful, Status: 200, Cache: access.CacheHit}
 		d.Verdict, _ = policy.MatchPath(compiled[h], path, d.Identity.Candidates...)
-		d.Allowed, d.Reason = d.Verdict.Allowed, policy.ReasonRule
+		d.Allowed, d.Reason = d.Verdict.Allowed, auditlog.ReasonRule
 		if !d.Verdict.Matched() {
-			d.Reason = policy.ReasonNoMatch
+			d.Reason = auditlog.ReasonNoMatch
 		}
 		url := strings.TrimSuffix(accesses[h].URL, "/robots.txt") + path
 		if _, err := w.Write(auditLine(url, "Mozilla/5.0 (compatible; "+d.Identity.Token+"/2.1; +https://example.com/bot)", d, accesses[h])); err != nil {

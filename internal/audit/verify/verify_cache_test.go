@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -48,13 +49,13 @@ func accessOf(url, body string, at time.Time) access.Access {
 // fetched from robotsURL at at, as the proxy logs it.
 func bodyLine(robotsURL, body, path string, at time.Time) *auditLine {
 	v, _ := policy.MatchPath(robots.Parse([]byte(body)), path)
-	l := &auditLine{URL: strings.TrimSuffix(robotsURL, "/robots.txt") + path, Decision: "deny", Reason: string(policy.ReasonNoMatch), Group: v.Agent, StarFallback: v.Fallback,
+	l := &auditLine{URL: strings.TrimSuffix(robotsURL, "/robots.txt") + path, Decision: "deny", Reason: string(auditlog.ReasonNoMatch), Group: v.Agent, StarFallback: v.Fallback,
 		Access: string(access.Successful), RobotsURL: robotsURL, RobotsFetchedAt: at.Format(time.RFC3339Nano)}
 	if v.Allowed {
 		l.Decision = "allow"
 	}
 	if v.Matched() {
-		l.Reason, l.Rule, l.RuleLine = string(policy.ReasonRule), v.Rule.Text(), v.Rule.Line
+		l.Reason, l.Rule, l.RuleLine = string(auditlog.ReasonRule), v.Rule.Text(), v.Rule.Line
 	}
 	s := sha256.Sum256([]byte(body))
 	l.RobotsSHA256 = fmt.Sprintf("%x", s)

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
@@ -66,14 +67,14 @@ func newDecider(dir string, max cacheBounds) *decider {
 // error reading the archive.
 func (d *decider) check(l *auditLine) (Kind, string, error) {
 	switch policy.Reason(l.Reason) {
-	case policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency:
+	case auditlog.ReasonCrawlDelay, auditlog.ReasonBackoff, auditlog.ReasonHostConcurrency:
 		return d.checkPolite(l)
-	case policy.ReasonUsage:
+	case auditlog.ReasonUsage:
 		return d.checkUsage(l)
-	case policy.ReasonLicense, policy.ReasonLicenseRequired:
+	case auditlog.ReasonLicense, auditlog.ReasonLicenseRequired:
 		return d.checkLicense(l)
-	case policy.ReasonRule, policy.ReasonNoMatch, policy.ReasonUnavailable, policy.ReasonUnreachable,
-		policy.ReasonDestination, policy.ReasonImplicit, policy.ReasonOverride:
+	case auditlog.ReasonRule, auditlog.ReasonNoMatch, auditlog.ReasonUnavailable, auditlog.ReasonUnreachable,
+		auditlog.ReasonDestination, auditlog.ReasonImplicit, auditlog.ReasonOverride:
 	default:
 		return KindDecision, fmt.Sprintf("decision %s with reason %s, which never allows a request", l.Decision, l.Reason), nil
 	}
@@ -96,8 +97,8 @@ func (d *decider) checkPolite(l *auditLine) (Kind, string, error) {
 	switch policy.Reason(l.RobotsReason) {
 	case "":
 		return KindDecision, fmt.Sprintf("reason %s without robots_reason: the robots.txt decision behind it is not named", l.Reason), nil
-	case policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency, policy.ReasonUsage,
-		policy.ReasonLicense, policy.ReasonLicenseRequired:
+	case auditlog.ReasonCrawlDelay, auditlog.ReasonBackoff, auditlog.ReasonHostConcurrency, auditlog.ReasonUsage,
+		auditlog.ReasonLicense, auditlog.ReasonLicenseRequired:
 		return KindDecision, fmt.Sprintf("robots_reason %s is not a robots.txt decision", l.RobotsReason), nil
 	}
 	c := *l
@@ -169,13 +170,13 @@ func (d *decider) redecideBefore(l *auditLine, what string) (dec policy.Decision
 // prevents re-deciding; the error is an I/O error reading the archive.
 func (d *decider) redecide(l *auditLine, reason string) (dec policy.Decision, from string, k Kind, msg string, err error) {
 	switch policy.Reason(reason) {
-	case policy.ReasonImplicit:
+	case auditlog.ReasonImplicit:
 		// RFC 9309 2.2.2: no robots.txt is read for /robots.txt.
 		if l.URLTruncated {
 			return dec, "", KindUnverifiable, "url was cut short in the log (url_truncated)", nil
 		}
 		return policy.DecideAccess(nil, l.path(), l.Candidates), fmt.Sprintf("the path %q (implicitly allowed only when every reading of it names /robots.txt)", l.path()), "", "", nil
-	case policy.ReasonOverride:
+	case auditlog.ReasonOverride:
 		return d.override(l)
 	}
 	if k, msg := l.checkAccess(reason); k != "" {
@@ -222,7 +223,7 @@ func (d *decider) override(l *auditLine) (dec policy.Decision, from string, k Ki
 	if !exempt {
 		return dec, from, KindDecision, fmt.Sprintf("reason override, but %s is not in %s", host, from), nil
 	}
-	dec.Allowed, dec.Reason = true, policy.ReasonOverride
+	dec.Allowed, dec.Reason = true, auditlog.ReasonOverride
 	return dec, from, "", "", nil
 }
 

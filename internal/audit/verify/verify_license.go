@@ -3,6 +3,7 @@ package verify
 import (
 	"fmt"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/license"
@@ -14,8 +15,8 @@ import (
 // licenseReasons are the license decisions each license reason stands
 // for.
 var licenseReasons = map[policy.Reason][]usage.LicenseDecision{
-	policy.ReasonLicense:         {usage.LicenseProhibited, usage.LicenseUnreadable},
-	policy.ReasonLicenseRequired: {usage.LicenseRequired},
+	auditlog.ReasonLicense:         {usage.LicenseProhibited, usage.LicenseUnreadable},
+	auditlog.ReasonLicenseRequired: {usage.LicenseRequired},
 }
 
 // checkLicense checks a line with reason license or license-required:

@@ -69,12 +69,12 @@ type auditLine struct {
 // CONNECT (whose requests have lines of their own) allows otherwise.
 func (l *auditLine) isDecision() bool {
 	switch policy.Reason(l.Reason) {
-	case policy.ReasonRule, policy.ReasonNoMatch, policy.ReasonUnavailable, policy.ReasonUnreachable,
-		policy.ReasonDestination, policy.ReasonImplicit, policy.ReasonOverride,
-		policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency, policy.ReasonUsage,
-		policy.ReasonLicense, policy.ReasonLicenseRequired:
+	case auditlog.ReasonRule, auditlog.ReasonNoMatch, auditlog.ReasonUnavailable, auditlog.ReasonUnreachable,
+		auditlog.ReasonDestination, auditlog.ReasonImplicit, auditlog.ReasonOverride,
+		auditlog.ReasonCrawlDelay, auditlog.ReasonBackoff, auditlog.ReasonHostConcurrency, auditlog.ReasonUsage,
+		auditlog.ReasonLicense, auditlog.ReasonLicenseRequired:
 		return true
-	case policy.ReasonIntercept:
+	case auditlog.ReasonIntercept:
 		return false
 	}
 	return l.Decision == "allow"
@@ -137,12 +137,12 @@ func (l *auditLine) checkAccess(reason string) (Kind, string) {
 	switch access.AccessResult(l.Access) {
 	case access.Successful:
 		switch policy.Reason(reason) {
-		case "", policy.ReasonRule, policy.ReasonNoMatch:
+		case "", auditlog.ReasonRule, auditlog.ReasonNoMatch:
 			return "", ""
 		}
-		return KindDecision, fmt.Sprintf("reason %s does not follow from access_result %s (only %s or %s do)", reason, l.Access, policy.ReasonRule, policy.ReasonNoMatch)
+		return KindDecision, fmt.Sprintf("reason %s does not follow from access_result %s (only %s or %s do)", reason, l.Access, auditlog.ReasonRule, auditlog.ReasonNoMatch)
 	case access.Unavailable, access.Unreachable:
-		a := access.Access{Result: access.AccessResult(l.Access), Refused: reason == string(policy.ReasonDestination)}
+		a := access.Access{Result: access.AccessResult(l.Access), Refused: reason == string(auditlog.ReasonDestination)}
 		want = policy.DecideAccess(&a, l.path(), l.Candidates).Reason
 	default:
 		return KindDecision, fmt.Sprintf("reason %s needs an access_result, the line has %q", reason, l.Access)
