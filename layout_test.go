@@ -39,12 +39,12 @@ var layers = map[string]int{
 	"internal/egress/payments/paytest": 2, // a pay per crawl origin for tests
 	"internal/egress/signing":          1, // Web Bot Auth signatures, an egress step (imports egress)
 	"internal/access":                  1,
-	"internal/identity":                1,
+	"internal/identity":                4, // User-Agents and pins, in policy's terms (policy.Identity, policy.Pin)
 	"internal/usage":                   1,
 	"internal/fleet":                   2, // shares access results
 	"internal/license":                 2, // RSL licenses: fetched by access, decided for usage's purposes
 	"policy":                           3,
-	"internal/check":                   4,
+	"internal/check":                   5,
 	"internal/audit":                   2, // the runtime writer: file, chain, checkpoints, robots.txt archive
 	"internal/audit/verify":            4, // the offline verifier: re-decides lines through policy
 	"internal/audit/audittest":         2, // fixtures the archive's and the verifier's tests share

@@ -73,7 +73,7 @@ func TestAuthenticateThrottled(t *testing.T) {
 	if d.RetryAfter != 9500*time.Millisecond || d.RetryAfterSeconds() != 10 {
 		t.Errorf("got RetryAfter %v (%d s), want 9.5s (10 s)", d.RetryAfter, d.RetryAfterSeconds())
 	}
-	if d.Identity.User != "alice" || d.Identity.Token != "*" || !errors.Is(d.Err, identity.ErrProxyAuthThrottled) || strings.Contains(d.Err.Error(), "nope") {
+	if d.Identity.User != "alice" || d.Identity.Token != "*" || !errors.Is(d.Err, policy.ErrProxyAuthThrottled) || strings.Contains(d.Err.Error(), "nope") {
 		t.Errorf("got Identity %+v Err %v, want user alice, token *, an error wrapping ErrProxyAuthThrottled without the password", d.Identity, d.Err)
 	}
 	if len(f.Calls()) != 0 {

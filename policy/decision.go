@@ -5,7 +5,6 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
-	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -48,7 +47,7 @@ type Decision struct {
 	// robots_reason.
 	RobotsReason Reason
 	// Identity is who the crawler is.
-	Identity identity.Identity
+	Identity Identity
 	// Verdict is the matcher's answer; zero unless Access is Successful.
 	Verdict robots.Verdict
 	// RobotsURL is the robots.txt URL of the request's authority.

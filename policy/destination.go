@@ -12,7 +12,6 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
-	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
@@ -122,7 +121,7 @@ func (p *Policy) DecideConnect(ctx context.Context, r Request, intercept bool) D
 		d.Reason, d.Err = auditlog.ReasonHostDenied, fmt.Errorf("%s: %w", hostOf(authority), errHostDenied)
 	case intercept:
 		d.Allowed, d.Reason = true, auditlog.ReasonIntercept
-	case p.opts.RequireConnectIdentity && d.Identity.Source == identity.SourceDefault && !p.exempts.match(hostOf(authority)):
+	case p.opts.RequireConnectIdentity && d.Identity.Source == SourceDefault && !p.exempts.match(hostOf(authority)):
 		// An exempt host is not decided by robots.txt: who asks does not
 		// matter there.
 		d.Reason, d.Err = auditlog.ReasonUnidentifiedTunnel, errUnidentifiedTunnel
@@ -163,15 +162,18 @@ func ConnectAuthority(target string) (scheme, authority string, err error) {
 // "proxy-auth-failed", which the proxy answers with 407, or
 // "proxy-auth-throttled" with RetryAfter set, answered with 429. ctx bounds
 // the wait for a bcrypt slot.
-func (p *Policy) Authenticate(ctx context.Context, proxyAuthorization string, client netip.Addr) (identity.Pin, *Decision) {
+func (p *Policy) Authenticate(ctx context.Context, proxyAuthorization string, client netip.Addr) (Pin, *Decision) {
+	if p.opts.Pinner == nil {
+		return Pin{}, nil
+	}
 	pin, err := p.opts.Pinner.Pin(ctx, proxyAuthorization, client)
 	if err == nil {
 		return pin, nil
 	}
-	d := &Decision{Reason: auditlog.ReasonAuthFailed, Err: err, Identity: identity.Identity{Token: "*", Source: identity.SourceDefault, User: pin.User}}
-	var throttled *identity.ThrottledError
+	d := &Decision{Reason: auditlog.ReasonAuthFailed, Err: err, Identity: Identity{Token: "*", Source: SourceDefault, User: pin.User}}
+	var throttled *ThrottledError
 	switch {
-	case errors.Is(err, identity.ErrProxyAuthRequired):
+	case errors.Is(err, ErrProxyAuthRequired):
 		d.Reason = auditlog.ReasonAuthRequired
 	case errors.As(err, &throttled):
 		d.Reason, d.RetryAfter = auditlog.ReasonAuthThrottled, throttled.RetryAfter

@@ -73,7 +73,7 @@ func TestDecidePinned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pinOf := func(header, client string) identity.Pin {
+	pinOf := func(header, client string) policy.Pin {
 		var addr netip.Addr
 		if client != "" {
 			addr = netip.MustParseAddr(client)
@@ -90,7 +90,7 @@ func TestDecidePinned(t *testing.T) {
 
 	tests := []struct {
 		name string
-		pin  identity.Pin
+		pin  policy.Pin
 		ua   string
 		path string
 
@@ -98,31 +98,31 @@ func TestDecidePinned(t *testing.T) {
 		wantReason  policy.Reason
 		wantLine    int
 		wantToken   string
-		wantSource  identity.IdentitySource
+		wantSource  policy.IdentitySource
 		wantUser    string
 	}{
 		{name: "pinned token's own rule", pin: credPin, ua: "", path: "/pinned-only/x",
-			wantReason: auditlog.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantReason: auditlog.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "pinned token, UA names another crawler with a group", pin: credPin, ua: uaExampleBot, path: "/pinned-ok",
-			wantAllowed: true, wantReason: auditlog.ReasonNoMatch, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantAllowed: true, wantReason: auditlog.ReasonNoMatch, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "pinned token, UA's rule does not apply", pin: credPin, ua: uaExampleBot, path: "/private",
-			wantAllowed: true, wantReason: auditlog.ReasonNoMatch, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantAllowed: true, wantReason: auditlog.ReasonNoMatch, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "pinned token, UA of a crawler without that rule does not lift it", pin: credPin, ua: "ExampleBot/1.0", path: "/pinned-only",
-			wantReason: auditlog.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantReason: auditlog.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "pinned token, browser UA does not fall back to star", pin: credPin, ua: uaChromeWindows, path: "/public",
-			wantAllowed: true, wantReason: auditlog.ReasonNoMatch, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantAllowed: true, wantReason: auditlog.ReasonNoMatch, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "pin wins over an override", pin: credPin, ua: "Overridden/1", path: "/private",
-			wantAllowed: true, wantReason: auditlog.ReasonNoMatch, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantAllowed: true, wantReason: auditlog.ReasonNoMatch, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "range pin", pin: rangePin, ua: "PinnedBot/1.0", path: "/pinned-ok",
-			wantReason: auditlog.ReasonRule, wantLine: 6, wantToken: "ExampleBot", wantSource: identity.SourceClientRange},
+			wantReason: auditlog.ReasonRule, wantLine: 6, wantToken: "ExampleBot", wantSource: policy.SourceClientRange},
 		{name: "range pin, spoofed UA", pin: rangePin, ua: "PinnedBot/1.0", path: "/pinned-only",
-			wantAllowed: true, wantReason: auditlog.ReasonNoMatch, wantToken: "ExampleBot", wantSource: identity.SourceClientRange},
-		{name: "zero pin: the UA decides", pin: identity.Pin{}, ua: "PinnedBot/1.0", path: "/pinned-only",
-			wantReason: auditlog.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: identity.SourceUserAgent},
-		{name: "zero pin: an override decides", pin: identity.Pin{}, ua: "Overridden/1", path: "/private",
-			wantReason: auditlog.ReasonRule, wantLine: 5, wantToken: "ExampleBot", wantSource: identity.SourceOverride},
-		{name: "zero pin, no UA: star", pin: identity.Pin{}, ua: "", path: "/pinned-ok",
-			wantReason: auditlog.ReasonRule, wantLine: 9, wantToken: "*", wantSource: identity.SourceDefault},
+			wantAllowed: true, wantReason: auditlog.ReasonNoMatch, wantToken: "ExampleBot", wantSource: policy.SourceClientRange},
+		{name: "zero pin: the UA decides", pin: policy.Pin{}, ua: "PinnedBot/1.0", path: "/pinned-only",
+			wantReason: auditlog.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: policy.SourceUserAgent},
+		{name: "zero pin: an override decides", pin: policy.Pin{}, ua: "Overridden/1", path: "/private",
+			wantReason: auditlog.ReasonRule, wantLine: 5, wantToken: "ExampleBot", wantSource: policy.SourceOverride},
+		{name: "zero pin, no UA: star", pin: policy.Pin{}, ua: "", path: "/pinned-ok",
+			wantReason: auditlog.ReasonRule, wantLine: 9, wantToken: "*", wantSource: policy.SourceDefault},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -319,7 +319,7 @@ func TestDecideConnect(t *testing.T) {
 		o         policy.Options
 		host      string
 		ua        string // "" means uaExampleBot; noUA sends none
-		pin       identity.Pin
+		pin       policy.Pin
 		intercept bool
 
 		wantAllowed   bool
@@ -482,7 +482,7 @@ func TestDecideConnect(t *testing.T) {
 }
 
 // mustRangePin returns the pin of a client in a range pinned to token.
-func mustRangePin(t *testing.T, token string) identity.Pin {
+func mustRangePin(t *testing.T, token string) policy.Pin {
 	t.Helper()
 	p, err := identity.NewPinner(identity.PinOptions{Ranges: []identity.ClientRange{{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: token}}})
 	if err != nil {
@@ -554,8 +554,8 @@ func TestAuthenticate(t *testing.T) {
 				t.Errorf("Authenticate(%q, %v): got Allowed %v Reason %q NeedsAuth %v Err %v, want denied with %q, NeedsAuth and an error",
 					tt.header, tt.client, d.Allowed, d.Reason, d.NeedsAuth(), d.Err, tt.wantReason)
 			}
-			if d.Identity.Token != "*" || d.Identity.Source != identity.SourceDefault || d.Identity.User != tt.wantUser {
-				t.Errorf("Authenticate(%q, %v): got denial Identity %+v, want Token * Source %q User %q", tt.header, tt.client, d.Identity, identity.SourceDefault, tt.wantUser)
+			if d.Identity.Token != "*" || d.Identity.Source != policy.SourceDefault || d.Identity.User != tt.wantUser {
+				t.Errorf("Authenticate(%q, %v): got denial Identity %+v, want Token * Source %q User %q", tt.header, tt.client, d.Identity, policy.SourceDefault, tt.wantUser)
 			}
 			if d.Err != nil && strings.Contains(d.Err.Error(), "nope") {
 				t.Errorf("Authenticate(%q, %v): got Err %q, which holds the password tried", tt.header, tt.client, d.Err)

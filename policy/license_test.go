@@ -17,7 +17,7 @@ func TestDecideLicense(t *testing.T) {
 		allowed    bool
 		decision   usage.LicenseDecision
 		enforce    bool
-		mode       identity.Mode
+		mode       policy.Mode
 		wantAllow  bool
 		wantReason policy.Reason
 		wantReport bool
@@ -25,7 +25,7 @@ func TestDecideLicense(t *testing.T) {
 		{"prohibited, enforced", true, usage.LicenseProhibited, true, "", false, auditlog.ReasonLicense, false},
 		{"unreadable fails closed", true, usage.LicenseUnreadable, true, "", false, auditlog.ReasonLicense, false},
 		{"token required", true, usage.LicenseRequired, true, "", false, auditlog.ReasonLicenseRequired, false},
-		{"token required, report mode", true, usage.LicenseRequired, true, identity.ModeReport, false, auditlog.ReasonLicenseRequired, true},
+		{"token required, report mode", true, usage.LicenseRequired, true, policy.ModeReport, false, auditlog.ReasonLicenseRequired, true},
 		{"prohibited, not enforced", true, usage.LicenseProhibited, false, "", true, auditlog.ReasonRule, false},
 		{"permitted", true, usage.LicensePermitted, true, "", true, auditlog.ReasonRule, false},
 		{"no match", true, usage.LicenseNoMatch, true, "", true, auditlog.ReasonRule, false},
@@ -38,7 +38,7 @@ func TestDecideLicense(t *testing.T) {
 			d := policy.Decision{Allowed: tt.allowed, Reason: auditlog.ReasonRule}
 			l := &usage.License{URL: "https://example.com/license.xml", Decision: tt.decision}
 			policy.DecideLicense(&d, l, tt.enforce)
-			p.MarkReportOnly(&d, identity.Pin{Mode: tt.mode})
+			p.MarkReportOnly(&d, policy.Pin{Mode: tt.mode})
 			if d.Allowed != tt.wantAllow || d.Reason != tt.wantReason || d.ReportOnly != tt.wantReport {
 				t.Errorf("got allowed %v reason %s report-only %v, want %v %s %v", d.Allowed, d.Reason, d.ReportOnly, tt.wantAllow, tt.wantReason, tt.wantReport)
 			}

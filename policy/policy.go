@@ -21,20 +21,21 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
-	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
 // Options configure a Policy.
 type Options struct {
-	// Identifier finds product tokens. Required.
-	Identifier *identity.Identifier
+	// Identifier finds product tokens in User-Agent header values; nil
+	// finds none, so that every request that is not pinned is decided
+	// under the "*" group (RFC 9309 2.2.1).
+	Identifier Identifier
 	// Cache holds robots.txt access results. Required.
 	Cache *access.Cache
 	// Pinner pins identities by proxy credentials and client address; nil
 	// pins nothing.
-	Pinner *identity.Pinner
+	Pinner Pinner
 	// ExemptHosts are hosts whose requests are allowed without consulting
 	// robots.txt (reason "override"). "example.com" matches that host only;
 	// ".example.com" matches every subdomain of it too.
@@ -96,7 +97,7 @@ type Request struct {
 	UserAgent string
 	// Pin is the request's pinned identity (see Authenticate); when its
 	// Token is set it overrides the User-Agent.
-	Pin identity.Pin
+	Pin Pin
 	// Tunnel is the canonical authority of the intercepted CONNECT tunnel
 	// the request came in, "" outside one: a request naming another
 	// authority is refused (reason bad-request), since the tunnel's checks
@@ -104,8 +105,12 @@ type Request struct {
 	Tunnel string
 }
 
-// Identify returns the crawler identity for a User-Agent header value.
-func (p *Policy) Identify(userAgent string) identity.Identity {
+// Identify returns the crawler identity for a User-Agent header value
+// (Options.Identifier).
+func (p *Policy) Identify(userAgent string) Identity {
+	if p.opts.Identifier == nil {
+		return Identity{Token: "*", Source: SourceDefault}
+	}
 	return p.opts.Identifier.Identify(userAgent)
 }
 
@@ -113,7 +118,7 @@ func (p *Policy) Identify(userAgent string) identity.Identity {
 // documented order: a pinned identity (credentials, then client range),
 // then User-Agent overrides, then the User-Agent's own product tokens,
 // then "*".
-func (p *Policy) IdentityOf(r Request) identity.Identity {
+func (p *Policy) IdentityOf(r Request) Identity {
 	if r.Pin.Token != "" {
 		return r.Pin.Identity()
 	}
@@ -143,7 +148,7 @@ func (p *Policy) Decide(ctx context.Context, r Request) Decision {
 
 // markReportOnly sets d.ReportOnly: true only for a robots.txt denial of
 // a request whose mode is report.
-func (p *Policy) markReportOnly(d *Decision, pin identity.Pin) {
+func (p *Policy) markReportOnly(d *Decision, pin Pin) {
 	mode := pin.Mode
 	if mode == "" {
 		mode = p.opts.Mode
@@ -229,5 +234,8 @@ func Authority(scheme, hostport string) (string, string, error) {
 // ClientRange returns the client range (identity.client_ranges) that pins
 // client's requests, and false when none does.
 func (p *Policy) ClientRange(client netip.Addr) (netip.Prefix, bool) {
+	if p.opts.Pinner == nil {
+		return netip.Prefix{}, false
+	}
 	return p.opts.Pinner.RangeOf(client)
 }

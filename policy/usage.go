@@ -21,7 +21,7 @@ type UsageOptions struct {
 	Enforce bool
 	// Declarations are the purposes declared per product token; nil
 	// declares none. Those of users and client ranges come with their pin
-	// (identity.Pin.Purposes).
+	// (Pin.Purposes).
 	Declarations *usage.Declarations
 	// Licenses fetch and cache the RSL licenses robots.txt files name
 	// (License lines) and those responses name in Link header fields,

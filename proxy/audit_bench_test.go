@@ -25,7 +25,7 @@ func BenchmarkAuditLine(b *testing.B) {
 	rb := robots.Parse([]byte("User-agent: ExampleBot\nDisallow: /nope/\n"))
 	st := &state{start: time.Now(), target: "http://example.com/size/100", decided: true}
 	st.decision = policy.Decision{Allowed: true, Reason: auditlog.ReasonNoMatch,
-		Identity: identity.Identity{Token: "ExampleBot", Source: identity.SourceUserAgent, Candidates: []string{"ExampleBot"}},
+		Identity: identity.Identity{Token: "ExampleBot", Source: policy.SourceUserAgent, Candidates: []string{"ExampleBot"}},
 		Verdict:  rb.Test("/size/100", "ExampleBot"), RobotsURL: "http://example.com/robots.txt",
 		Access: access.Successful, Status: http.StatusOK, Cache: access.CacheHit,
 		RobotsSHA256: sha256.Sum256([]byte("x")), RobotsFetchedAt: time.Now()}

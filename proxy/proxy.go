@@ -16,7 +16,6 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/egress"
-	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -197,7 +196,7 @@ type state struct {
 	decision policy.Decision
 	// pin is the pinned identity of the client, shared by every request
 	// inside an intercepted tunnel.
-	pin identity.Pin
+	pin policy.Pin
 	// parent is the CONNECT's state for a request inside an intercepted
 	// tunnel, nil otherwise.
 	parent *state

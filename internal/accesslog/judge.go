@@ -171,7 +171,7 @@ func (a *Auditor) judge(ctx context.Context, file string, line int64, e *Entry) 
 		a.last = e.Time
 	}
 	id := a.ident.Identify(string(e.UserAgent))
-	if id.Source == identity.SourceDefault {
+	if id.Source == policy.SourceDefault {
 		sum.Browsers++ // no crawler named: never a violation
 		return nil
 	}

@@ -6,20 +6,8 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/internal/rules"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
-)
-
-// IdentitySource says how a crawler's product token was found.
-type IdentitySource string
-
-const (
-	// SourceOverride: an operator's User-Agent override matched.
-	SourceOverride IdentitySource = "override"
-	// SourceUserAgent: the tokens were read from the User-Agent header.
-	SourceUserAgent IdentitySource = "user-agent"
-	// SourceDefault: no User-Agent header, or no crawler token in it; the
-	// crawler obeys the "*" group (RFC 9309 2.2.1).
-	SourceDefault IdentitySource = "default"
 )
 
 // DefaultBrowserTokens returns the product names that browsers and HTTP
@@ -29,23 +17,9 @@ const (
 // robots.txt groups.
 func DefaultBrowserTokens() []string { return rules.DefaultBrowserTokens() }
 
-// Identity is who a request's crawler is, in RFC 9309 terms.
-type Identity struct {
-	// Token is the crawler's primary product token (the first candidate),
-	// or "*" when it has none.
-	Token string
-	// Candidates are the crawler's product tokens in the order found, each
-	// a name that can match a group (robots.IsAgentName: an RFC 9309
-	// product token, or a whole name such as "MJ12bot" that a user-agent
-	// line may name); the groups of every one of them apply, merged.
-	// Empty means "*".
-	Candidates []string
-	// Source says how the tokens were found.
-	Source IdentitySource
-	// User is the authenticated proxy user when Source is
-	// SourceCredentials, else "".
-	User string
-}
+// Identity is who a request's crawler is: policy.Identity, the one
+// definition, which Identify returns.
+type Identity = policy.Identity
 
 // Override maps User-Agent headers that match Pattern to a fixed product
 // token, taking precedence over the header's own tokens.
@@ -107,7 +81,7 @@ func (id *Identifier) Identify(userAgent string) Identity {
 func (id *Identifier) identify(userAgent string) Identity {
 	for _, o := range id.overrides {
 		if o.Pattern.MatchString(userAgent) {
-			return Identity{Token: o.Token, Candidates: []string{o.Token}, Source: SourceOverride}
+			return Identity{Token: o.Token, Candidates: []string{o.Token}, Source: policy.SourceOverride}
 		}
 	}
 	var cands []string
@@ -117,9 +91,9 @@ func (id *Identifier) identify(userAgent string) Identity {
 		}
 	}
 	if len(cands) == 0 {
-		return Identity{Token: "*", Source: SourceDefault}
+		return Identity{Token: "*", Source: policy.SourceDefault}
 	}
-	return Identity{Token: cands[0], Candidates: cands, Source: SourceUserAgent}
+	return Identity{Token: cands[0], Candidates: cands, Source: policy.SourceUserAgent}
 }
 
 func containsFold(list []string, s string) bool {

@@ -37,11 +37,11 @@ func PinOptions(c config.Config) identity.PinOptions {
 		FailuresPerMinute: t.FailuresPerMinute, Burst: t.Burst, MaxConcurrentChecks: t.MaxConcurrentChecks}}
 	for _, u := range c.Identity.Users {
 		o.Users = append(o.Users, identity.User{Name: u.Name, PasswordHash: []byte(u.PasswordBcrypt), Token: u.Token,
-			Mode: identity.Mode(u.Mode), Purposes: u.Purposes})
+			Mode: policy.Mode(u.Mode), Purposes: u.Purposes})
 	}
 	for _, r := range c.Identity.ClientRanges {
 		if p, err := netip.ParsePrefix(r.CIDR); err == nil {
-			o.Ranges = append(o.Ranges, identity.ClientRange{Prefix: p, Token: r.Token, Mode: identity.Mode(r.Mode), Purposes: r.Purposes})
+			o.Ranges = append(o.Ranges, identity.ClientRange{Prefix: p, Token: r.Token, Mode: policy.Mode(r.Mode), Purposes: r.Purposes})
 		}
 	}
 	return o

@@ -56,9 +56,9 @@ func benchLog(b *testing.B, hosts, n int) (archive, log string, octets int64) {
 	}
 	w := audit.NewWriter(f, audit.Options{Chain: true})
 	uas := []identity.Identity{
-		{Token: "ExampleBot", Candidates: []string{"ExampleBot"}, Source: identity.SourceUserAgent},
-		{Token: "OtherBot", Candidates: []string{"OtherBot", "Helper"}, Source: identity.SourceUserAgent},
-		{Token: "*", Source: identity.SourceDefault},
+		{Token: "ExampleBot", Candidates: []string{"ExampleBot"}, Source: policy.SourceUserAgent},
+		{Token: "OtherBot", Candidates: []string{"OtherBot", "Helper"}, Source: policy.SourceUserAgent},
+		{Token: "*", Source: policy.SourceDefault},
 	}
 	for i := range n {
 		h := i % hosts
