@@ -14,8 +14,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // verifyFixture writes an archive with one robots.txt and a chained log of
@@ -33,7 +33,7 @@ func verifyFixture(t *testing.T) (archive, log, sha string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ar.Record(access.Access{Result: access.Successful, URL: "http://a.example/robots.txt", Status: 200,
+	if err := ar.Record(policy.Access{Result: policy.Successful, URL: "http://a.example/robots.txt", Status: 200,
 		FetchedAt: at, SHA256: sum, Raw: []byte(body)}); err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ var layers = map[string]int{
 	"internal/mitm":                    1, // caches certificates in internal/memo
 	"internal/politeness":              0,
 	"auditlog":                         0,
-	"internal/audit/report":            5, // reads lines through auditlog, checks the chain with audit/verify, keys sites as policy does
+	"internal/audit/report":            6, // reads lines through auditlog, checks the chain with audit/verify, keys sites as policy does
 	"internal/redistest":               0,
 	"internal/keyfile":                 0,
 	"internal/dnstest":                 0, // a local DNS server for tests
@@ -38,16 +38,16 @@ var layers = map[string]int{
 	"internal/egress/payments":         1, // pay per crawl: the paying egress step and its ledger
 	"internal/egress/payments/paytest": 2, // a pay per crawl origin for tests
 	"internal/egress/signing":          1, // Web Bot Auth signatures, an egress step (imports egress)
-	"internal/access":                  1,
-	"internal/identity":                4, // User-Agents and pins, in policy's terms (policy.Identity, policy.Pin)
+	"internal/access":                  3, // fetches and caches robots.txt: policy.Access, for policy.Cache
+	"internal/identity":                3, // User-Agents and pins, in policy's terms (policy.Identity, policy.Pin)
 	"internal/usage":                   1,
-	"internal/fleet":                   2, // shares access results
-	"internal/license":                 2, // RSL licenses: fetched by access, decided for usage's purposes
-	"policy":                           3,
+	"internal/fleet":                   4, // shares access results
+	"internal/license":                 4, // RSL licenses: fetched by access, decided for usage's purposes
+	"policy":                           2, // the decision and its terms: identities, access results, usage; takes its sources as interfaces
 	"internal/check":                   5,
-	"internal/audit":                   2, // the runtime writer: file, chain, checkpoints, robots.txt archive
-	"internal/audit/verify":            4, // the offline verifier: re-decides lines through policy
-	"internal/audit/audittest":         2, // fixtures the archive's and the verifier's tests share
+	"internal/audit":                   4, // the runtime writer: file, chain, checkpoints, robots.txt archive
+	"internal/audit/verify":            5, // the offline verifier: re-decides lines through policy
+	"internal/audit/audittest":         3, // fixtures the archive's and the verifier's tests share
 	"internal/accesslog":               5, // judges web server access logs through policy; reads the audit archive
 	"internal/config":                  4, // the schema: defaults and validation only (TestConfigIsSchema)
 	"internal/audit/report/loggen":     5,

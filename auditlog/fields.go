@@ -117,7 +117,7 @@ const (
 	FieldRobotsReason = "robots_reason"
 	// FieldUnreachableCause is why the robots.txt in force was
 	// unreachable ("dns", "connect", "tls", "timeout", "status 500",
-	// "too-large", ...; see access.Cause), on lines whose access_result is
+	// "too-large", ...; see policy.Cause), on lines whose access_result is
 	// "unreachable" and whose cause is known.
 	FieldUnreachableCause = "unreachable_cause"
 

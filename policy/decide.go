@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/access"
 
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -30,14 +29,14 @@ import (
 // The decision carries the access result's evidence (Access, Status, Err,
 // RobotsSHA256, RobotsFetchedAt, Robots) and the path reading that decided
 // (ResolvedPath). Identity, RobotsURL and Cache are left for the caller.
-func DecideAccess(a *access.Access, path string, tokens []string) Decision {
+func DecideAccess(a *Access, path string, tokens []string) Decision {
 	rs := readPath(path)
 	return decideAccess(a, &rs, tokens)
 }
 
 // decideAccess is DecideAccess on a path already read: Policy.decide reads
 // the path once, to see whether robots.txt must be fetched at all.
-func decideAccess(a *access.Access, rs *readings, tokens []string) Decision {
+func decideAccess(a *Access, rs *readings, tokens []string) Decision {
 	d := Decision{ResolvedPath: rs.resolved}
 	if rs.robotsTxt() {
 		// RFC 9309 2.2.2: the /robots.txt URI is implicitly allowed, when
@@ -52,7 +51,7 @@ func decideAccess(a *access.Access, rs *readings, tokens []string) Decision {
 	d.Access, d.Status, d.Err, d.Cause = a.Result, a.Status, a.Err, a.Cause
 	d.RobotsSHA256, d.RobotsFetchedAt = a.SHA256, a.FetchedAt // the evidence
 	switch a.Result {
-	case access.Successful:
+	case Successful:
 		if a.Robots == nil {
 			d.Reason = auditlog.ReasonUnreachable // no rules to read: fail closed
 			break
@@ -64,7 +63,7 @@ func decideAccess(a *access.Access, rs *readings, tokens []string) Decision {
 		if !d.Verdict.Matched() {
 			d.Reason = auditlog.ReasonNoMatch
 		}
-	case access.Unavailable:
+	case Unavailable:
 		d.Allowed, d.Reason = true, auditlog.ReasonUnavailable // RFC 9309 2.3.1.3
 	default:
 		d.Reason = auditlog.ReasonUnreachable // RFC 9309 2.3.1.4: complete disallow

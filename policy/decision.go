@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -38,7 +37,7 @@ type Decision struct {
 	// Cause is why the robots.txt in force was unreachable, CauseNone
 	// unless Access is Unreachable (see UnreachableCause). Next to the
 	// flags: the request's state keeps its size class.
-	Cause access.Cause
+	Cause Cause
 	// Reason says why.
 	Reason Reason
 	// RobotsReason is robots.txt's reason when the politeness step
@@ -53,11 +52,11 @@ type Decision struct {
 	// RobotsURL is the robots.txt URL of the request's authority.
 	RobotsURL string
 	// Access is the access result in force, "" when none was needed.
-	Access access.AccessResult
+	Access AccessResult
 	// Status is the HTTP status of that robots.txt fetch, 0 when none.
 	Status int
 	// Cache says where the access result came from.
-	Cache access.CacheState
+	Cache CacheState
 	// Err is the fetch or request error behind the decision, if any.
 	Err error
 	// RobotsSHA256 is the SHA-256 of the robots.txt body in force (see
@@ -122,10 +121,10 @@ func (d *Decision) RetryAfterSeconds() int64 {
 
 // UnreachableCause returns why the robots.txt in force was unreachable,
 // as the 403 and the audit line show it ("dns", "tls", "status 500", ...;
-// see access.Cause.Text), or "" when it was not unreachable or its cause
+// see Cause.Text), or "" when it was not unreachable or its cause
 // is not known (a result shared by a replica that did not record it).
 func (d *Decision) UnreachableCause() string {
-	if d.Access != access.Unreachable {
+	if d.Access != Unreachable {
 		return ""
 	}
 	return d.Cause.Text(d.Status)

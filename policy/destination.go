@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
@@ -111,7 +110,7 @@ func (p *Policy) DecideConnect(ctx context.Context, r Request, intercept bool) D
 		d.Reason, d.Err = auditlog.ReasonBadRequest, err
 		return d
 	}
-	d.RobotsURL = access.RobotsURL(scheme, authority)
+	d.RobotsURL = RobotsURL(scheme, authority)
 	_, portStr, _ := net.SplitHostPort(authority)
 	port, _ := strconv.Atoi(portStr)
 	switch {

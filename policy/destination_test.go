@@ -28,14 +28,14 @@ type countingFetch struct {
 	calls []string
 }
 
-func (f *countingFetch) Fetch(_ context.Context, scheme, authority string) access.Access {
+func (f *countingFetch) Fetch(_ context.Context, scheme, authority string) policy.Access {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, scheme+"://"+authority)
 	if f.body == "" {
 		return unavailableAccess("n", -1)
 	}
-	return access.Access{Result: access.Successful, Status: 200, MaxAge: -1, Robots: robots.Parse([]byte(f.body))}
+	return policy.Access{Result: policy.Successful, Status: 200, MaxAge: -1, Robots: robots.Parse([]byte(f.body))}
 }
 
 func (f *countingFetch) Calls() []string {

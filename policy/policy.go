@@ -20,7 +20,6 @@ import (
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
@@ -31,8 +30,12 @@ type Options struct {
 	// finds none, so that every request that is not pinned is decided
 	// under the "*" group (RFC 9309 2.2.1).
 	Identifier Identifier
-	// Cache holds robots.txt access results. Required.
-	Cache *access.Cache
+	// Cache gives the robots.txt access results that decide requests
+	// (robotsproxy's own is internal/access's Cache, which fetches and
+	// caches them). Nil has none: every request that needs robots.txt is
+	// decided as if it were unreachable, a complete disallow (RFC 9309
+	// 2.3.1.4).
+	Cache Cache
 	// Pinner pins identities by proxy credentials and client address; nil
 	// pins nothing.
 	Pinner Pinner
@@ -181,11 +184,13 @@ func (p *Policy) decide(ctx context.Context, r Request) Decision {
 		d.Allowed, d.Reason, d.ResolvedPath = true, auditlog.ReasonOverride, rs.resolved
 		return d
 	}
-	var a *access.Access
+	var a *Access
 	if !rs.robotsTxt() { // the implicitly allowed /robots.txt needs no fetch
-		var got access.Access
-		got, d.Cache = p.opts.Cache.GetKeyed(ctx, t.key, t.scheme, t.authority)
-		a = &got
+		if p.opts.Cache != nil {
+			var got Access
+			got, d.Cache = p.opts.Cache.GetKeyed(ctx, t.key, t.scheme, t.authority)
+			a = &got
+		}
 	}
 	out := decideAccess(a, &rs, d.Identity.Candidates)
 	out.Identity, out.RobotsURL, out.Cache = d.Identity, d.RobotsURL, d.Cache

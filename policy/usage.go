@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/license"
 	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -26,7 +25,27 @@ type UsageOptions struct {
 	// Licenses fetch and cache the RSL licenses robots.txt files name
 	// (License lines) and those responses name in Link header fields,
 	// read for requests with declared purposes. Nil reads none.
-	Licenses *license.Source
+	Licenses Licenses
+}
+
+// Licenses read the RSL licenses that robots.txt files name (License
+// lines) and those responses name in Link header fields (robotsproxy's
+// own is internal/license's Source, which fetches, caches and archives
+// them). Implementations are safe for concurrent use.
+type Licenses interface {
+	// Check returns what the license robots.txt r names says about a
+	// request for path at host by a crawler declared for purposes,
+	// fetching it when needed; nil when r names none or no purpose is
+	// declared. A license that cannot be read is returned with
+	// LicenseUnreadable (fail closed).
+	Check(ctx context.Context, r *robots.Robots, host, path string, purposes []string) *usage.License
+	// CheckLink is Check for the license an earlier response for
+	// resource (the canonical authority and the path as decided) named
+	// in a Link header field (RememberLink); nil when none is remembered.
+	CheckLink(ctx context.Context, resource, host, path string, purposes []string) *usage.License
+	// RememberLink remembers url, the license a response for resource
+	// named in a Link header field, for CheckLink; url "" forgets it.
+	RememberLink(resource, url string)
 }
 
 // decideUsage is Decide's usage step, run on every decision Decide makes:

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -27,7 +26,7 @@ func BenchmarkAuditLine(b *testing.B) {
 	st.decision = policy.Decision{Allowed: true, Reason: auditlog.ReasonNoMatch,
 		Identity: identity.Identity{Token: "ExampleBot", Source: policy.SourceUserAgent, Candidates: []string{"ExampleBot"}},
 		Verdict:  rb.Test("/size/100", "ExampleBot"), RobotsURL: "http://example.com/robots.txt",
-		Access: access.Successful, Status: http.StatusOK, Cache: access.CacheHit,
+		Access: policy.Successful, Status: http.StatusOK, Cache: policy.CacheHit,
 		RobotsSHA256: sha256.Sum256([]byte("x")), RobotsFetchedAt: time.Now()}
 	b.ReportAllocs()
 	for b.Loop() {

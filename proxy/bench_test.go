@@ -134,7 +134,7 @@ func newBenchRobotsproxy(b *testing.B, kind string, bp *benchProxy, tr *http.Tra
 	intercept func(string, *goproxy.ProxyCtx) (*tls.Config, error)) http.Handler {
 	fetcher := access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}, TLS: tr.TLSClientConfig})
 	var metrics *proxy.Metrics
-	cache := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
+	cache := access.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
 		a := fetcher.Fetch(ctx, scheme, authority)
 		metrics.ObserveFetch(a)
 		return a

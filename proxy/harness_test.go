@@ -62,7 +62,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		TooManyRequestsUnreachable: true, TLS: o.tls,
 	})
 	var metrics *proxy.Metrics
-	cache := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
+	cache := access.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
 		h.fetches.Add(1)
 		a := fetcher.Fetch(ctx, scheme, authority)
 		metrics.ObserveFetch(a)

@@ -8,8 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/mitm"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // Metrics are robotsproxy's Prometheus metrics. A nil *Metrics is valid and
@@ -101,7 +101,7 @@ func NewMetrics(reg prometheus.Registerer, cachedAuthorities func() int) *Metric
 }
 
 // ObserveFetch records one robots.txt fetch.
-func (m *Metrics) ObserveFetch(a access.Access) {
+func (m *Metrics) ObserveFetch(a policy.Access) {
 	if m == nil {
 		return
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/internal/usage"
@@ -27,7 +26,7 @@ const (
 	HeaderAccess    = "X-Robotsproxy-Access-Result"
 	// HeaderUnreachable is why robots.txt was unreachable: "dns",
 	// "connect", "tls", "timeout", "status N", "too-large", "redirects",
-	// "destination-refused" or "other" (see access.Cause).
+	// "destination-refused" or "other" (see policy.Cause).
 	HeaderUnreachable = "X-Robotsproxy-Unreachable"
 )
 
@@ -159,23 +158,23 @@ func unreachableText(d *policy.Decision) string {
 }
 
 // causeHint says what an unreachable cause means.
-func causeHint(c access.Cause) string {
+func causeHint(c policy.Cause) string {
 	switch c {
-	case access.CauseDNS:
+	case policy.CauseDNS:
 		return "the host name does not resolve"
-	case access.CauseConnect:
+	case policy.CauseConnect:
 		return "the connection to the origin failed"
-	case access.CauseTLS:
+	case policy.CauseTLS:
 		return "the TLS handshake with the origin failed: its certificate is not trusted or does not match the name, or it speaks no TLS the proxy accepts"
-	case access.CauseTimeout:
+	case policy.CauseTimeout:
 		return "the origin did not answer in time"
-	case access.CauseStatus:
+	case policy.CauseStatus:
 		return "the origin answered with a status that makes robots.txt unreachable"
-	case access.CauseTooLarge:
+	case policy.CauseTooLarge:
 		return "the origin's response header is too large"
-	case access.CauseRedirects:
+	case policy.CauseRedirects:
 		return "a redirect could not be followed"
-	case access.CauseDestination:
+	case policy.CauseDestination:
 		return "the destination resolves to a refused (non-public) address"
 	}
 	return "the origin's answer could not be read"
@@ -276,9 +275,9 @@ type denialKey struct {
 	reason    policy.Reason
 	token     string
 	robotsURL string
-	access    access.AccessResult
+	access    policy.AccessResult
 	status    int
-	cause     access.Cause
+	cause     policy.Cause
 	rule      robots.Rule
 	fetchedAt int64 // unreachable: the fetch's time, in Unix nanoseconds
 }

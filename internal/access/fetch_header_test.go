@@ -42,7 +42,7 @@ func TestFetchKeepsBoundedHeader(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := newOrigin(t, repeatedHeader(tt.n, tt.size, tt.contentType))
 			a := newFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
-			if a.Result != access.Successful {
+			if a.Result != policy.Successful {
 				t.Fatalf("got %s (%v), want successful", a.Result, a.Err)
 			}
 			for k, v := range a.Header {
@@ -79,7 +79,7 @@ func TestFetchHugeHeaderIsUnreachable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := newOrigin(t, repeatedHeader(tt.n, tt.size, "text/plain"))
 			a := newFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
-			if a.Result != access.Unreachable || a.Err == nil || a.Refused {
+			if a.Result != policy.Unreachable || a.Err == nil || a.Refused {
 				t.Fatalf("got %s, error %v, refused %v; want unreachable with an error, not refused", a.Result, a.Err, a.Refused)
 			}
 			if a.Robots != nil || a.Header != nil || a.HasBody() || a.Status != 0 {

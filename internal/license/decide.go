@@ -3,8 +3,8 @@ package license
 import (
 	"fmt"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -37,7 +37,7 @@ func (l *License) Decide(host, path string, purposes []string) (d usage.LicenseD
 // terms; anything else, a nil a included, is LicenseUnreadable, which
 // fails closed when enforced. The result carries the evidence: URL, line,
 // SHA-256 and fetch time.
-func Decide(a *access.Access, ref robots.License, host, path string, purposes []string) *usage.License {
+func Decide(a *policy.Access, ref robots.License, host, path string, purposes []string) *usage.License {
 	out := &usage.License{URL: ref.URL, Line: ref.Line, Decision: usage.LicenseUnreadable}
 	if a == nil {
 		out.Err = fmt.Errorf("license %s was not fetched", ref.URL)
@@ -45,7 +45,7 @@ func Decide(a *access.Access, ref robots.License, host, path string, purposes []
 	}
 	out.SHA256, out.FetchedAt = a.SHA256, a.FetchedAt
 	switch a.Result {
-	case access.Successful:
+	case policy.Successful:
 		l, ok := a.Doc.(*License)
 		if !ok {
 			out.Err = fmt.Errorf("license %s: no RSL document", ref.URL)
@@ -56,7 +56,7 @@ func Decide(a *access.Access, ref robots.License, host, path string, purposes []
 		if c != nil {
 			out.Element, out.Server = c.Element(), c.Server
 		}
-	case access.Unavailable:
+	case policy.Unavailable:
 		out.Decision, out.Err = usage.LicenseUnavailable, a.Err
 	default:
 		out.Err = a.Err

@@ -13,6 +13,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/license"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -112,7 +113,7 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func newSource(max int, record func(access.Access) access.Access) *license.Source {
+func newSource(max int, record func(policy.Access) policy.Access) *license.Source {
 	f := access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})
 	return license.NewSource(license.SourceOptions{Fetcher: f, MaxBytes: max, Record: record})
 }
@@ -127,8 +128,8 @@ func TestCheckSkips(t *testing.T) {
 		w.Write([]byte(siteLicense))
 	}))
 	defer origin.Close()
-	var recorded []access.Access
-	src := newSource(0, func(a access.Access) access.Access {
+	var recorded []policy.Access
+	src := newSource(0, func(a policy.Access) policy.Access {
 		recorded = append(recorded, a)
 		a.Raw = nil
 		return a

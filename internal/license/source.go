@@ -6,6 +6,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -25,7 +26,7 @@ func FetchOptions(maxBytes int) access.DocumentOptions {
 }
 
 // parseDocument is Parse as an access.DocumentOptions.Parse.
-func parseDocument(body []byte, _ http.Header) (access.Document, error) {
+func parseDocument(body []byte, _ http.Header) (policy.Document, error) {
 	l, err := Parse(body)
 	if err != nil {
 		return nil, err
@@ -46,7 +47,7 @@ type SourceOptions struct {
 	// Record is called with each fetch before it is cached (the audit
 	// archive keeps the document by its SHA-256) and returns it without
 	// its Raw body; nil keeps nothing.
-	Record func(access.Access) access.Access
+	Record func(policy.Access) policy.Access
 }
 
 // Source fetches and caches licenses by URL, with the rules of
@@ -60,7 +61,7 @@ type Source struct {
 // NewSource returns a Source.
 func NewSource(o SourceOptions) *Source {
 	fo := FetchOptions(o.MaxBytes)
-	fetch := func(ctx context.Context, url string) access.Access {
+	fetch := func(ctx context.Context, url string) policy.Access {
 		a := o.Fetcher.FetchDocument(ctx, url, fo)
 		if o.Record != nil {
 			a = o.Record(a)
@@ -72,7 +73,7 @@ func NewSource(o SourceOptions) *Source {
 }
 
 // Get returns the license fetch in force for url (see access.Cache.GetURL).
-func (s *Source) Get(ctx context.Context, url string) (access.Access, access.CacheState) {
+func (s *Source) Get(ctx context.Context, url string) (policy.Access, policy.CacheState) {
 	return s.cache.GetURL(ctx, url)
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/fleet"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/license"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
@@ -98,12 +99,12 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 	if err != nil {
 		return nil, err
 	}
-	fromOrigin := func(ctx context.Context, scheme, authority string) access.Access {
+	fromOrigin := func(ctx context.Context, scheme, authority string) policy.Access {
 		a := fetcher.Fetch(ctx, scheme, authority)
 		metrics.ObserveFetch(a)
 		return a
 	}
-	cache := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
+	cache := access.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
 		return archiveFetch(archive, shared.Fetch(ctx, scheme, authority, fromOrigin), logger)
 	}, CacheOptions(cfg))
 	metrics = proxy.NewMetrics(reg, cache.Len)

@@ -15,13 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // Fetched returns the Access of a successful fetch (status 200, 3 ms) of
 // url at t with body.
-func Fetched(url, body string, t time.Time) access.Access {
-	return access.Access{Result: access.Successful, URL: url, FinalURL: url, Status: 200, FetchedAt: t,
+func Fetched(url, body string, t time.Time) policy.Access {
+	return policy.Access{Result: policy.Successful, URL: url, FinalURL: url, Status: 200, FetchedAt: t,
 		Duration: 3 * time.Millisecond, SHA256: sha256.Sum256([]byte(body)), Raw: []byte(body),
 		Header: http.Header{"Content-Type": {"text/plain"}, "Etag": {`"v1"`}}}
 }

@@ -6,7 +6,6 @@ import (
 	"net"
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -87,7 +86,7 @@ func siteOf(raw string) site {
 	}
 	st := site{origin: strings.ToLower(raw)}
 	if err == nil {
-		st = site{origin: access.Origin(scheme, auth), authority: auth}
+		st = site{origin: policy.Origin(scheme, auth), authority: auth}
 	}
 	st.host = string(hostOf(nil, []byte(st.origin)))
 	return st
@@ -111,7 +110,7 @@ func parseHostFilter(v string) (hostFilter, error) {
 		if err != nil {
 			return hostFilter{}, fmt.Errorf("host %q: %w", v, err)
 		}
-		return hostFilter{origin: access.Origin(s, auth)}, nil
+		return hostFilter{origin: policy.Origin(s, auth)}, nil
 	}
 	if _, _, err := net.SplitHostPort(v); err == nil {
 		_, auth, err := policy.Authority("https", v)

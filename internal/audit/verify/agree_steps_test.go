@@ -83,7 +83,7 @@ func testDecisionSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	archived := func(a access.Access) access.Access {
+	archived := func(a policy.Access) policy.Access {
 		if err := ar.Record(a); err != nil {
 			t.Error(err)
 		}
@@ -92,7 +92,7 @@ func testDecisionSteps(t *testing.T) {
 	}
 	guard := &netguard.Guard{AllowPrivate: true}
 	fetcher := access.NewFetcher(access.FetcherOptions{Guard: guard, UserAgent: "robotsproxy-test"})
-	cache := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
+	cache := access.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
 		return archived(fetcher.Fetch(ctx, scheme, authority))
 	}, access.CacheOptions{})
 	decl := map[string][]string{}

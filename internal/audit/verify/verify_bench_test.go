@@ -11,7 +11,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/audit/audittest"
 	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
@@ -32,7 +31,7 @@ func benchLog(b *testing.B, hosts, n int) (archive, log string, octets int64) {
 		b.Fatal(err)
 	}
 	compiled := make([]*robots.Robots, hosts)
-	accesses := make([]access.Access, hosts)
+	accesses := make([]policy.Access, hosts)
 	for h := range hosts {
 		var body strings.Builder
 		for _, agent := range []string{"examplebot", "otherbot", "*"} {
@@ -66,7 +65,7 @@ func benchLog(b *testing.B, hosts, n int) (archive, log string, octets int64) {
 		if i%5 == 0 {
 			path = fmt.Sprintf("/dir%d/index.php", i%37)
 		}
-		d := policy.Decision{Identity: uas[i%3], RobotsURL: accesses[h].URL, Access: access.Successful, Status: 200, Cache: access.CacheHit}
+		d := policy.Decision{Identity: uas[i%3], RobotsURL: accesses[h].URL, Access: policy.Successful, Status: 200, Cache: policy.CacheHit}
 		d.Verdict, _ = policy.MatchPath(compiled[h], path, d.Identity.Candidates...)
 		d.Allowed, d.Reason = d.Verdict.Allowed, auditlog.ReasonRule
 		if !d.Verdict.Matched() {

@@ -15,7 +15,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -40,8 +39,8 @@ func archiveOf(t testing.TB, bodies map[string]string, at map[string]time.Time) 
 	return dir, a
 }
 
-func accessOf(url, body string, at time.Time) access.Access {
-	return access.Access{Result: access.Successful, URL: url, FinalURL: url, Status: 200, FetchedAt: at,
+func accessOf(url, body string, at time.Time) policy.Access {
+	return policy.Access{Result: policy.Successful, URL: url, FinalURL: url, Status: 200, FetchedAt: at,
 		SHA256: sha256.Sum256([]byte(body)), Raw: []byte(body), Header: http.Header{"Content-Type": {"text/plain"}}}
 }
 
@@ -50,7 +49,7 @@ func accessOf(url, body string, at time.Time) access.Access {
 func bodyLine(robotsURL, body, path string, at time.Time) *auditLine {
 	v, _ := policy.MatchPath(robots.Parse([]byte(body)), path)
 	l := &auditLine{URL: strings.TrimSuffix(robotsURL, "/robots.txt") + path, Decision: "deny", Reason: string(auditlog.ReasonNoMatch), Group: v.Agent, StarFallback: v.Fallback,
-		Access: string(access.Successful), RobotsURL: robotsURL, RobotsFetchedAt: at.Format(time.RFC3339Nano)}
+		Access: string(policy.Successful), RobotsURL: robotsURL, RobotsFetchedAt: at.Format(time.RFC3339Nano)}
 	if v.Allowed {
 		l.Decision = "allow"
 	}

@@ -129,7 +129,7 @@ func (d *decider) checkPolite(l *auditLine) (Kind, string, error) {
 // it states refuse the line's usage_refused, the first refused of the
 // purposes it declares.
 func (d *decider) checkUsage(l *auditLine) (Kind, string, error) {
-	if l.Decision != "deny" || l.Access != string(access.Successful) || l.UsageRefused == "" {
+	if l.Decision != "deny" || l.Access != string(policy.Successful) || l.UsageRefused == "" {
 		return KindDecision, fmt.Sprintf("reason %s needs decision deny, access_result successful and usage_refused; the line has %s, %q, %q",
 			l.Reason, l.Decision, l.Access, l.UsageRefused), nil
 	}
@@ -192,14 +192,14 @@ func (d *decider) redecide(l *auditLine, reason string) (dec policy.Decision, fr
 		return dec, "", k, msg, nil
 	}
 	switch {
-	case l.RobotsFetchedAt == "" && l.Access != string(access.Successful):
+	case l.RobotsFetchedAt == "" && l.Access != string(policy.Successful):
 		return dec, "", KindUnverifiable, "no robots_fetched_at: the fetch cannot be found in the archive", nil
 	}
 	recs, msg, err := d.records(l)
 	if err != nil || msg != "" {
 		return dec, "", KindUnverifiable, msg, err
 	}
-	if l.Access != string(access.Successful) {
+	if l.Access != string(policy.Successful) {
 		return d.redecideNoBody(l, recs)
 	}
 	return d.redecideBody(l, recs)
@@ -278,7 +278,7 @@ func (d *decider) redecideNoBody(l *auditLine, recs []audit.FetchRecord) (dec po
 	if k, msg := l.against(rec); k != "" {
 		return dec, "", k, msg, nil
 	}
-	dec = policy.DecideAccess(&access.Access{Result: access.AccessResult(rec.Result), Status: rec.Status, Refused: rec.Refused}, l.path(), l.Candidates)
+	dec = policy.DecideAccess(&policy.Access{Result: policy.AccessResult(rec.Result), Status: rec.Status, Refused: rec.Refused}, l.path(), l.Candidates)
 	return dec, fmt.Sprintf("the archived fetch (%s, status %d)", rec.Result, rec.Status), "", "", nil
 }
 
@@ -324,7 +324,7 @@ func (d *decider) redecideBody(l *auditLine, recs []audit.FetchRecord) (dec poli
 	if r == nil {
 		return dec, "", k, msg, err
 	}
-	dec = policy.DecideAccess(&access.Access{Result: access.Successful, Robots: r}, l.path(), l.Candidates)
+	dec = policy.DecideAccess(&policy.Access{Result: policy.Successful, Robots: r}, l.path(), l.Candidates)
 	return dec, fmt.Sprintf("robots.txt %.16s…", sha), "", "", nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/license"
 	"github.com/robotsproxy/robotsproxy/internal/usage"
@@ -60,11 +59,11 @@ func (d *decider) checkLicense(l *auditLine) (Kind, string, error) {
 		return k, msg, err
 	}
 	// The archived document, decided as the proxy decides a fetched one.
-	doc := access.Access{Result: access.Successful}
+	doc := policy.Access{Result: policy.Successful}
 	if lic, perr := license.Parse(body); perr == nil {
 		doc.Doc = lic
 	} else {
-		doc.Result, doc.Err = access.Unreachable, perr
+		doc.Result, doc.Err = policy.Unreachable, perr
 	}
 	_, host, _ := l.target()
 	policy.DecideLicense(&dec, license.Decide(&doc, robots.License{URL: l.LicenseURL}, host, dec.DecidedPath(l.path()), l.Purposes), true)
@@ -80,7 +79,7 @@ func (d *decider) checkLicense(l *auditLine) (Kind, string, error) {
 // access_result successful (robots.txt named the license), license_url,
 // and a license_decision its reason stands for.
 func (l *auditLine) licenseForm() (Kind, string) {
-	ok := l.Decision == "deny" && l.Access == string(access.Successful) && l.LicenseURL != ""
+	ok := l.Decision == "deny" && l.Access == string(policy.Successful) && l.LicenseURL != ""
 	found := false
 	for _, v := range licenseReasons[policy.Reason(l.Reason)] {
 		found = found || string(v) == l.LicenseDecision
