@@ -40,7 +40,6 @@ var layers = map[string]int{
 	"internal/egress/signing":          1, // Web Bot Auth signatures, an egress step (imports egress)
 	"internal/access":                  3, // fetches and caches robots.txt: policy.Access, for policy.Cache
 	"internal/identity":                3, // User-Agents and pins, in policy's terms (policy.Identity, policy.Pin)
-	"internal/usage":                   1,
 	"internal/fleet":                   4, // shares access results
 	"internal/license":                 4, // RSL licenses: fetched by access, decided for usage's purposes
 	"policy":                           2, // the decision and its terms: identities, access results, usage; takes its sources as interfaces

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -83,12 +82,12 @@ type Decision struct {
 	// for the crawler's product tokens, read for the path reading that
 	// decided (ResolvedPath), else for the path as sent. Nil when no
 	// robots.txt was read or it states none. Shared: do not modify it.
-	UsagePrefs usage.Preferences
+	UsagePrefs Preferences
 	// Usage is the purposes declared for the crawler and the usage
 	// preferences that applied to the request (see package usage), nil
 	// when none was declared and none stated; for auditlog.ReasonUsage,
 	// Usage.Refused and Usage.Deciding say why.
-	Usage *usage.Evaluation
+	Usage *Usage
 	// ResolvedPath is the request path as an origin may resolve it (dot
 	// segments, empty segments, escaped dots and slashes; see MatchPath),
 	// percent-normalised as rules are matched (RFC 9309 2.2.2): the reading

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -51,7 +50,7 @@ func TestDecisionCarriesExtras(t *testing.T) {
 }
 
 // prefLines joins the lines of p with "|".
-func prefLines(p usage.Preferences) string {
+func prefLines(p policy.Preferences) string {
 	var lines []string
 	for _, s := range p {
 		lines = append(lines, s.String())

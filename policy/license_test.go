@@ -5,7 +5,6 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -15,28 +14,28 @@ func TestDecideLicense(t *testing.T) {
 	tests := []struct {
 		name       string
 		allowed    bool
-		decision   usage.LicenseDecision
+		decision   policy.LicenseDecision
 		enforce    bool
 		mode       policy.Mode
 		wantAllow  bool
 		wantReason policy.Reason
 		wantReport bool
 	}{
-		{"prohibited, enforced", true, usage.LicenseProhibited, true, "", false, auditlog.ReasonLicense, false},
-		{"unreadable fails closed", true, usage.LicenseUnreadable, true, "", false, auditlog.ReasonLicense, false},
-		{"token required", true, usage.LicenseRequired, true, "", false, auditlog.ReasonLicenseRequired, false},
-		{"token required, report mode", true, usage.LicenseRequired, true, policy.ModeReport, false, auditlog.ReasonLicenseRequired, true},
-		{"prohibited, not enforced", true, usage.LicenseProhibited, false, "", true, auditlog.ReasonRule, false},
-		{"permitted", true, usage.LicensePermitted, true, "", true, auditlog.ReasonRule, false},
-		{"no match", true, usage.LicenseNoMatch, true, "", true, auditlog.ReasonRule, false},
-		{"unavailable", true, usage.LicenseUnavailable, true, "", true, auditlog.ReasonRule, false},
-		{"robots.txt denied first", false, usage.LicenseProhibited, true, "", false, auditlog.ReasonRule, false},
+		{"prohibited, enforced", true, policy.LicenseProhibited, true, "", false, auditlog.ReasonLicense, false},
+		{"unreadable fails closed", true, policy.LicenseUnreadable, true, "", false, auditlog.ReasonLicense, false},
+		{"token required", true, policy.LicenseRequired, true, "", false, auditlog.ReasonLicenseRequired, false},
+		{"token required, report mode", true, policy.LicenseRequired, true, policy.ModeReport, false, auditlog.ReasonLicenseRequired, true},
+		{"prohibited, not enforced", true, policy.LicenseProhibited, false, "", true, auditlog.ReasonRule, false},
+		{"permitted", true, policy.LicensePermitted, true, "", true, auditlog.ReasonRule, false},
+		{"no match", true, policy.LicenseNoMatch, true, "", true, auditlog.ReasonRule, false},
+		{"unavailable", true, policy.LicenseUnavailable, true, "", true, auditlog.ReasonRule, false},
+		{"robots.txt denied first", false, policy.LicenseProhibited, true, "", false, auditlog.ReasonRule, false},
 	}
 	p := policy.New(policy.Options{Identifier: identity.NewIdentifier(nil, nil)})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := policy.Decision{Allowed: tt.allowed, Reason: auditlog.ReasonRule}
-			l := &usage.License{URL: "https://example.com/license.xml", Decision: tt.decision}
+			l := &policy.License{URL: "https://example.com/license.xml", Decision: tt.decision}
 			policy.DecideLicense(&d, l, tt.enforce)
 			p.MarkReportOnly(&d, policy.Pin{Mode: tt.mode})
 			if d.Allowed != tt.wantAllow || d.Reason != tt.wantReason || d.ReportOnly != tt.wantReport {

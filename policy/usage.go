@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -21,7 +20,7 @@ type UsageOptions struct {
 	// Declarations are the purposes declared per product token; nil
 	// declares none. Those of users and client ranges come with their pin
 	// (Pin.Purposes).
-	Declarations *usage.Declarations
+	Declarations *Declarations
 	// Licenses fetch and cache the RSL licenses robots.txt files name
 	// (License lines) and those responses name in Link header fields,
 	// read for requests with declared purposes. Nil reads none.
@@ -38,11 +37,11 @@ type Licenses interface {
 	// fetching it when needed; nil when r names none or no purpose is
 	// declared. A license that cannot be read is returned with
 	// LicenseUnreadable (fail closed).
-	Check(ctx context.Context, r *robots.Robots, host, path string, purposes []string) *usage.License
+	Check(ctx context.Context, r *robots.Robots, host, path string, purposes []string) *License
 	// CheckLink is Check for the license an earlier response for
 	// resource (the canonical authority and the path as decided) named
 	// in a Link header field (RememberLink); nil when none is remembered.
-	CheckLink(ctx context.Context, resource, host, path string, purposes []string) *usage.License
+	CheckLink(ctx context.Context, resource, host, path string, purposes []string) *License
 	// RememberLink remembers url, the license a response for resource
 	// named in a Link header field, for CheckLink; url "" forgets it.
 	RememberLink(resource, url string)
@@ -69,14 +68,14 @@ func (p *Policy) decideUsage(ctx context.Context, d *Decision, r Request) {
 
 // DecideUsage records in d how the purposes declared for the crawler
 // compare with the usage preferences robots.txt states for the request
-// (d.UsagePrefs; see usage.Evaluate), and, with enforce, turns d into a
+// (d.UsagePrefs; see EvaluateUsage), and, with enforce, turns d into a
 // denial, reason usage-preference, when a declared purpose is refused and
 // d would forward the request: a usage preference denies only what
 // robots.txt allows. Decide applies the request's mode after it (report
 // mode forwards the denial). The proxy (through Decide) and audit verify
 // decide usage preferences through it.
 func DecideUsage(d *Decision, purposes []string, enforce bool) {
-	e := usage.Evaluate(purposes, d.UsagePrefs)
+	e := EvaluateUsage(purposes, d.UsagePrefs)
 	d.Usage = &e
 	if !enforce || e.Refused == "" || !d.Allowed {
 		return
@@ -90,10 +89,10 @@ func DecideUsage(d *Decision, purposes []string, enforce bool) {
 // purpose either refuses is refused: the robots.txt license is read
 // first, and the Link one decides only when robots.txt's does not refuse
 // the request. nil when neither applies.
-func (p *Policy) readLicense(ctx context.Context, d *Decision, r Request, purposes []string) *usage.License {
+func (p *Policy) readLicense(ctx context.Context, d *Decision, r Request, purposes []string) *License {
 	src := p.opts.Usage.Licenses
 	path := d.DecidedPath(r.Path)
-	var l *usage.License
+	var l *License
 	if d.Robots.HasLicense() {
 		l = src.Check(ctx, d.Robots, r.Host, path, purposes)
 	}
@@ -107,24 +106,24 @@ func (p *Policy) readLicense(ctx context.Context, d *Decision, r Request, purpos
 
 // DecideLicense records in d what an RSL license says about the request
 // (l; nil records nothing), and, with enforce, turns d into a denial when
-// l refuses it (usage.License.Refuses) and d would forward the request:
+// l refuses it (License.Refuses) and d would forward the request:
 // reason license-required when a License Server token is required,
 // license for a prohibited purpose or a license that could not be read
 // (fail closed). Decide applies the request's mode after it. The proxy
 // (through Decide) and audit verify decide licenses through it.
-func DecideLicense(d *Decision, l *usage.License, enforce bool) {
+func DecideLicense(d *Decision, l *License, enforce bool) {
 	if l == nil {
 		return
 	}
 	if d.Usage == nil {
-		d.Usage = &usage.Evaluation{}
+		d.Usage = &Usage{}
 	}
 	d.Usage.License = l
 	if !enforce || !l.Refuses() || !d.Allowed {
 		return
 	}
 	d.Allowed, d.Reason = false, auditlog.ReasonLicense
-	if l.Decision == usage.LicenseRequired {
+	if l.Decision == LicenseRequired {
 		d.Reason = auditlog.ReasonLicenseRequired
 	}
 }
@@ -182,5 +181,5 @@ func readExtras(d *Decision, r *robots.Robots, rs *readings, tokens []string) {
 	if r.HasContentUsage() {
 		u = r.Usage(path, tokens...)
 	}
-	d.UsagePrefs = usage.FromRobots(u, e)
+	d.UsagePrefs = RobotsPreferences(u, e)
 }

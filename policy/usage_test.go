@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -16,7 +15,7 @@ import (
 // is refused before robots.txt is fetched.
 func TestDecideUsageStep(t *testing.T) {
 	const body = "User-agent: *\nAllow: /\nContent-Usage: train-ai=n\n"
-	decl := usage.NewDeclarations(map[string][]string{"TrainBot": {usage.TrainAI}})
+	decl := policy.NewDeclarations(map[string][]string{"TrainBot": {policy.PurposeTrainAI}})
 	tests := []struct {
 		name        string
 		enforce     bool
@@ -27,9 +26,9 @@ func TestDecideUsageStep(t *testing.T) {
 		wantReason  policy.Reason
 		wantRefused string
 	}{
-		{"refused, enforced", true, "", "TrainBot/1.0", false, false, auditlog.ReasonUsage, usage.TrainAI},
-		{"refused, report mode", true, policy.ModeReport, "TrainBot/1.0", false, true, auditlog.ReasonUsage, usage.TrainAI},
-		{"refused, recorded only", false, "", "TrainBot/1.0", true, false, auditlog.ReasonRule, usage.TrainAI},
+		{"refused, enforced", true, "", "TrainBot/1.0", false, false, auditlog.ReasonUsage, policy.PurposeTrainAI},
+		{"refused, report mode", true, policy.ModeReport, "TrainBot/1.0", false, true, auditlog.ReasonUsage, policy.PurposeTrainAI},
+		{"refused, recorded only", false, "", "TrainBot/1.0", true, false, auditlog.ReasonRule, policy.PurposeTrainAI},
 		{"nothing declared", true, "", "OtherBot/1.0", true, false, auditlog.ReasonRule, ""},
 	}
 	ctx := context.Background()

@@ -7,7 +7,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsproxy/robotsproxy/internal/license"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // observeOrigin reports the origin's answer to a forwarded request to
@@ -34,13 +34,13 @@ func (p *Proxy) observeOrigin(resp *http.Response, ctx *goproxy.ProxyCtx) {
 // req is the client's request.
 func (p *Proxy) observeUsage(req *http.Request, st *state, resp *http.Response) {
 	p.observeLicenseLink(req, st, resp)
-	h := usage.FromHeader(resp.Header.Values("Content-Usage"))
+	h := policy.HeaderPreferences(resp.Header.Values("Content-Usage"))
 	if len(h) == 0 {
 		return
 	}
 	d := &st.decision
 	if d.Usage == nil {
-		d.Usage = &usage.Evaluation{}
+		d.Usage = &policy.Usage{}
 	}
 	d.Usage.Prefs = append(d.Usage.Prefs, h...)
 }

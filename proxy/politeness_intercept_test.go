@@ -6,7 +6,6 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/mitm"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
@@ -30,7 +29,7 @@ func TestPolitenessInsideInterceptedTunnels(t *testing.T) {
 		clientTLS: &tls.Config{RootCAs: ca.CertPool()},
 		policy: func(po *policy.Options) {
 			connectPorts(o)(po)
-			po.Usage = policy.UsageOptions{Enforce: true, Declarations: usage.NewDeclarations(
+			po.Usage = policy.UsageOptions{Enforce: true, Declarations: policy.NewDeclarations(
 				map[string][]string{"SlowBot": {"train-ai"}, "FastBot": {"train-ai"}})}
 		},
 		proxy: func(po *proxy.Options) {

@@ -11,7 +11,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -359,10 +358,10 @@ func licenseDenialText(d *policy.Decision) string {
 	}
 	l := d.Usage.License
 	switch l.Decision {
-	case usage.LicenseProhibited:
+	case policy.LicenseProhibited:
 		return fmt.Sprintf("robotsproxy: the license %s prohibits the purpose %q declared for product token %q (%s)\n",
 			l.URL, l.Refused, d.Identity.Token, l.Element)
-	case usage.LicenseRequired:
+	case policy.LicenseRequired:
 		return fmt.Sprintf("robotsproxy: the license %s requires a license token from its License Server %s for this URL (%s); robotsproxy does not obtain one\n",
 			l.URL, l.Server, l.Element)
 	}
@@ -380,7 +379,7 @@ func isLicense(d *policy.Decision) bool {
 // licenseRule is the X-Robotsproxy-Rule of a license denial: the license
 // URL and the element that decided, "LICENSE-URL <content url=...>", or
 // the URL and the decision when no element applied.
-func licenseRule(l *usage.License) string {
+func licenseRule(l *policy.License) string {
 	if l.Element == "" {
 		return l.URL + " " + string(l.Decision)
 	}

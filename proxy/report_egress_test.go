@@ -20,7 +20,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/license"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
@@ -68,7 +67,7 @@ func TestReportOnlyNeitherSignedNorPaid(t *testing.T) {
 	trainer := func(licenses bool) func(*policy.Options) {
 		return func(o *policy.Options) {
 			report(o)
-			o.Usage = policy.UsageOptions{Enforce: true, Declarations: usage.NewDeclarations(map[string][]string{"ExampleBot": {"train-ai"}})}
+			o.Usage = policy.UsageOptions{Enforce: true, Declarations: policy.NewDeclarations(map[string][]string{"ExampleBot": {"train-ai"}})}
 			if licenses {
 				o.Usage.Licenses = license.NewSource(license.SourceOptions{
 					Fetcher: access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})})

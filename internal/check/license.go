@@ -9,7 +9,6 @@ import (
 	"os"
 
 	"github.com/robotsproxy/robotsproxy/internal/license"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -28,7 +27,7 @@ type LicenseResult struct {
 	Element string `json:"element,omitempty"`
 	// Server is that element's License Server.
 	Server string `json:"server,omitempty"`
-	// Decision is what the license says (usage.LicenseDecision): omitted
+	// Decision is what the license says (policy.LicenseDecision): omitted
 	// when no license document was given.
 	Decision string `json:"decision,omitempty"`
 	// Refused is the first purpose it prohibits.
@@ -90,8 +89,8 @@ func (in *licenseInput) result(u, p, purpose string) *LicenseResult {
 	if in.doc == nil {
 		return res
 	}
-	purposes := usage.Purposes()
-	if usage.IsPurpose(purpose) {
+	purposes := policy.Purposes()
+	if policy.IsPurpose(purpose) {
 		purposes = []string{purpose}
 	}
 	host := ""

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -82,7 +81,7 @@ func (s *Source) Get(ctx context.Context, url string) (policy.Access, policy.Cac
 // license when the cache holds no fresh copy: nil when s is nil, r is nil
 // or names no license, or no purpose is declared. Of several License
 // lines, the first whose value is an absolute URL applies.
-func (s *Source) Check(ctx context.Context, r *robots.Robots, host, path string, purposes []string) *usage.License {
+func (s *Source) Check(ctx context.Context, r *robots.Robots, host, path string, purposes []string) *policy.License {
 	if s == nil || r == nil || !r.HasLicense() || len(purposes) == 0 {
 		return nil
 	}
@@ -92,7 +91,7 @@ func (s *Source) Check(ctx context.Context, r *robots.Robots, host, path string,
 	}
 	a, _ := s.Get(ctx, refs[0].URL)
 	l := Decide(&a, refs[0], host, path, purposes)
-	l.Source = usage.LicenseFromRobots
+	l.Source = policy.LicenseFromRobots
 	return l
 }
 
@@ -118,7 +117,7 @@ func (s *Source) RememberLink(resource, url string) {
 // line's license (the same cache, limits and decisions, an unreadable
 // license included): nil when s is nil, no purpose is declared, or no
 // license is remembered for resource.
-func (s *Source) CheckLink(ctx context.Context, resource, host, path string, purposes []string) *usage.License {
+func (s *Source) CheckLink(ctx context.Context, resource, host, path string, purposes []string) *policy.License {
 	if s == nil || len(purposes) == 0 {
 		return nil
 	}
@@ -128,6 +127,6 @@ func (s *Source) CheckLink(ctx context.Context, resource, host, path string, pur
 	}
 	a, _ := s.Get(ctx, url)
 	l := Decide(&a, robots.License{URL: url}, host, path, purposes)
-	l.Source = usage.LicenseFromLink
+	l.Source = policy.LicenseFromLink
 	return l
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/money"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -77,11 +76,11 @@ func PolitenessOptions(c config.Config) politeness.Options {
 // UsageDeclarations returns the purposes declared per product token
 // (usage.purposes; call after Validate), nil when none is. Those of users
 // and client ranges go with their pins (PinOptions).
-func UsageDeclarations(c config.Config) *usage.Declarations {
+func UsageDeclarations(c config.Config) *policy.Declarations {
 	if len(c.Usage.Purposes) == 0 {
 		return nil
 	}
-	return usage.NewDeclarations(c.Usage.Purposes)
+	return policy.NewDeclarations(c.Usage.Purposes)
 }
 
 // CacheOptions returns the robots.txt cache's options (cache.*). A zero

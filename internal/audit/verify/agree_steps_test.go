@@ -24,7 +24,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
 	"github.com/robotsproxy/robotsproxy/internal/testkit"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
@@ -50,11 +49,11 @@ type stepCase struct {
 }
 
 var stepCases = []stepCase{
-	{"usage preference", "/x", "TrainBot/1.0", usage.TrainAI, auditlog.ReasonUsage},
-	{"usage preference allows, license prohibits", "/open/x", "TrainBot/1.0", usage.TrainAI, auditlog.ReasonLicense},
-	{"robots.txt denies first", "/private/x", "TrainBot/1.0", usage.TrainAI, auditlog.ReasonRule},
-	{"license requires a token", "/paid/x", "SearchBot/1.0", usage.Search, auditlog.ReasonLicenseRequired},
-	{"license permits", "/x", "SearchBot/1.0", usage.Search, auditlog.ReasonNoMatch},
+	{"usage preference", "/x", "TrainBot/1.0", policy.PurposeTrainAI, auditlog.ReasonUsage},
+	{"usage preference allows, license prohibits", "/open/x", "TrainBot/1.0", policy.PurposeTrainAI, auditlog.ReasonLicense},
+	{"robots.txt denies first", "/private/x", "TrainBot/1.0", policy.PurposeTrainAI, auditlog.ReasonRule},
+	{"license requires a token", "/paid/x", "SearchBot/1.0", policy.PurposeSearch, auditlog.ReasonLicenseRequired},
+	{"license permits", "/x", "SearchBot/1.0", policy.PurposeSearch, auditlog.ReasonNoMatch},
 	{"first request of a crawl delay", "/a", "SlowBot/1.0", "", auditlog.ReasonNoMatch},
 	{"too early for the crawl delay", "/b", "SlowBot/1.0", "", auditlog.ReasonCrawlDelay},
 }
@@ -102,7 +101,7 @@ func testDecisionSteps(t *testing.T) {
 		}
 	}
 	pol := policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: cache,
-		Usage: policy.UsageOptions{Enforce: true, Declarations: usage.NewDeclarations(decl),
+		Usage: policy.UsageOptions{Enforce: true, Declarations: policy.NewDeclarations(decl),
 			Licenses: license.NewSource(license.SourceOptions{Fetcher: fetcher, Record: archived})}})
 	logPath := filepath.Join(dir, "audit.log")
 	out, prev, err := audit.OpenFile(audit.FileOptions{Path: logPath})
@@ -182,9 +181,9 @@ func checkReason(res check.Result, again bool) policy.Reason {
 		return auditlog.ReasonRule
 	case res.Usage != nil && (res.Usage.ContentUsage == "n" || res.Usage.ContentSignal == "no"):
 		return auditlog.ReasonUsage
-	case res.License != nil && res.Usage != nil && (res.License.Decision == string(usage.LicenseProhibited) || res.License.Decision == string(usage.LicenseUnreadable)):
+	case res.License != nil && res.Usage != nil && (res.License.Decision == string(policy.LicenseProhibited) || res.License.Decision == string(policy.LicenseUnreadable)):
 		return auditlog.ReasonLicense
-	case res.License != nil && res.Usage != nil && res.License.Decision == string(usage.LicenseRequired):
+	case res.License != nil && res.Usage != nil && res.License.Decision == string(policy.LicenseRequired):
 		return auditlog.ReasonLicenseRequired
 	case again && res.CrawlDelay != nil:
 		return auditlog.ReasonCrawlDelay

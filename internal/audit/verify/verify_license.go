@@ -6,16 +6,15 @@ import (
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/license"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // licenseReasons are the license decisions each license reason stands
 // for.
-var licenseReasons = map[policy.Reason][]usage.LicenseDecision{
-	auditlog.ReasonLicense:         {usage.LicenseProhibited, usage.LicenseUnreadable},
-	auditlog.ReasonLicenseRequired: {usage.LicenseRequired},
+var licenseReasons = map[policy.Reason][]policy.LicenseDecision{
+	auditlog.ReasonLicense:         {policy.LicenseProhibited, policy.LicenseUnreadable},
+	auditlog.ReasonLicenseRequired: {policy.LicenseRequired},
 }
 
 // checkLicense checks a line with reason license or license-required:
@@ -39,16 +38,16 @@ func (d *decider) checkLicense(l *auditLine) (Kind, string, error) {
 	if k != "" || err != nil {
 		return k, msg, err
 	}
-	switch usage.LicenseSource(l.LicenseSource) {
-	case "", usage.LicenseFromRobots:
+	switch policy.LicenseSource(l.LicenseSource) {
+	case "", policy.LicenseFromRobots:
 		refs := dec.Robots.Licenses()
 		if len(refs) == 0 || refs[0].URL != l.LicenseURL {
 			return KindDecision, fmt.Sprintf("license_url %q, but %s names no such License line first", l.LicenseURL, from), nil
 		}
-	case usage.LicenseFromLink:
+	case policy.LicenseFromLink:
 		// Named by an earlier response's Link header field: not archived.
 	default:
-		return KindDecision, fmt.Sprintf("license_source %q is neither %s nor %s", l.LicenseSource, usage.LicenseFromRobots, usage.LicenseFromLink), nil
+		return KindDecision, fmt.Sprintf("license_source %q is neither %s nor %s", l.LicenseSource, policy.LicenseFromRobots, policy.LicenseFromLink), nil
 	}
 	if l.LicenseSHA256 == "" {
 		return KindUnverifiable, "license_decision unreadable without license_sha256: the license was not read (unreachable, or larger than the limit)", nil
