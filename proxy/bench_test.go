@@ -85,7 +85,7 @@ type benchProxy struct {
 // intercept CONNECT tunnels with a fresh CA.
 func newBenchProxy(b *testing.B, kind string, origin *httptest.Server, intercept bool) *benchProxy {
 	guard := &netguard.Guard{AllowPrivate: true}
-	tr := proxy.NewTransport(guard, proxy.TransportOptions{})
+	tr := proxy.NewTransport(proxy.TransportOptions{AllowPrivate: guard.AllowPrivate, AllowPrivateRanges: guard.Allow})
 	if origin.TLS != nil {
 		tr.TLSClientConfig = origin.Client().Transport.(*http.Transport).TLSClientConfig
 	}

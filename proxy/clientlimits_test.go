@@ -44,7 +44,7 @@ func newTestProxy(t *testing.T, fetchTimeout time.Duration, opts func(*proxy.Opt
 	cache := access.NewCache(fetcher.Fetch, access.CacheOptions{})
 	o := proxy.Options{
 		Policy:    policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: cache}),
-		Transport: proxy.NewTransport(guard, proxy.TransportOptions{}),
+		Transport: proxy.NewTransport(proxy.TransportOptions{AllowPrivate: guard.AllowPrivate, AllowPrivateRanges: guard.Allow}),
 		Audit:     tp.audit,
 		Metrics:   proxy.NewMetrics(tp.reg, cache.Len),
 	}

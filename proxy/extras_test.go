@@ -37,7 +37,7 @@ func requestAllocs(t *testing.T, body string, polite bool) float64 {
 		_, _ = io.WriteString(w, body)
 	}))
 	defer o.Close()
-	tr := proxy.NewTransport(&netguard.Guard{AllowPrivate: true}, proxy.TransportOptions{})
+	tr := proxy.NewTransport(proxy.TransportOptions{AllowPrivate: true})
 	tr.RegisterProtocol("http", memRT{body: bytes.Repeat([]byte("x"), 100)})
 	fetcher := access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})
 	cache := access.NewCache(fetcher.Fetch, access.CacheOptions{})

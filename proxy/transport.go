@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"net/http"
+	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
@@ -24,6 +26,16 @@ type TransportOptions struct {
 	MaxIdleConnsPerHost int
 	// IdleTimeout closes idle connections; default 90s.
 	IdleTimeout time.Duration
+	// AllowPrivate lets the transport dial every address. By default it
+	// refuses loopback, private, link-local and other non-public
+	// addresses (allow_private), checked on the resolved address at dial
+	// time so that a DNS answer cannot route around it; a refused dial
+	// makes the proxy answer 403, reason destination-refused.
+	AllowPrivate bool
+	// AllowPrivateRanges are non-public ranges it may dial all the same
+	// (allow_private_ranges; 10.1.0.0/16 for an internal crawl target,
+	// say).
+	AllowPrivateRanges []netip.Prefix
 }
 
 // Upstream pool defaults. The sizing rule: MaxIdleConnsPerHost at least the
@@ -43,12 +55,13 @@ const (
 )
 
 // NewTransport returns the transport that carries allowed requests to
-// origins. It never uses a proxy from the environment, dials through the
-// guard (checked on the resolved address), verifies TLS against the system
-// roots, and neither adds Accept-Encoding nor decompresses, so requests and
+// origins. It never uses a proxy from the environment, refuses non-public
+// destinations (see AllowPrivate), verifies TLS against the system roots,
+// and neither adds Accept-Encoding nor decompresses, so requests and
 // responses pass unchanged. Its connections report when a request is sent
 // (see traceSend).
-func NewTransport(g *netguard.Guard, o TransportOptions) *http.Transport {
+func NewTransport(o TransportOptions) *http.Transport {
+	g := &netguard.Guard{AllowPrivate: o.AllowPrivate, Allow: slices.Clone(o.AllowPrivateRanges)}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v

@@ -285,7 +285,8 @@ func parseOptions(c config.Config) robots.Options {
 	return robots.Options{MaxBytes: c.Robots.MaxBytes}
 }
 
-// TransportOptions returns the outbound transport's options (upstream.*).
+// TransportOptions returns the outbound transport's options (upstream.*,
+// and allow_private and allow_private_ranges, which Guard applies too).
 func TransportOptions(c config.Config) proxy.TransportOptions {
 	return proxy.TransportOptions{
 		ConnectTimeout:        c.Upstream.ConnectTimeout,
@@ -293,6 +294,8 @@ func TransportOptions(c config.Config) proxy.TransportOptions {
 		MaxIdleConns:          c.Upstream.MaxIdleConns,
 		MaxIdleConnsPerHost:   c.Upstream.MaxIdleConnsPerHost,
 		IdleTimeout:           c.Upstream.IdleTimeout,
+		AllowPrivate:          c.AllowPrivate,
+		AllowPrivateRanges:    c.PrivateRanges(),
 	}
 }
 

@@ -128,8 +128,8 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 		return nil, err
 	}
 	registerAuditMetrics(reg, auditW)
-	transport := proxy.NewTransport(guard, TransportOptions(cfg))
-	keysRead := time.Now() // before egressChain reads the keys: the archive's seen_at
+	transport := proxy.NewTransport(TransportOptions(cfg)) // dials through Guard(cfg)'s rules
+	keysRead := time.Now()                                 // before egressChain reads the keys: the archive's seen_at
 	var outbound http.RoundTripper = transport
 	if base != nil {
 		outbound = base

@@ -109,7 +109,7 @@ func testDecisionSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := audit.NewWriter(out, audit.Options{Chain: true, Prev: prev})
-	p := proxy.New(proxy.Options{Policy: pol, Transport: proxy.NewTransport(guard, proxy.TransportOptions{}), Audit: w,
+	p := proxy.New(proxy.Options{Policy: pol, Transport: proxy.NewTransport(proxy.TransportOptions{AllowPrivate: guard.AllowPrivate, AllowPrivateRanges: guard.Allow}), Audit: w,
 		Politeness: politeness.New(politeness.Options{CrawlDelay: true, Reject: true})})
 	srv := testkit.NewOrigin(t, p)
 	proxyURL, _ := url.Parse(srv.URL)
