@@ -195,13 +195,3 @@ func Exemptions(hosts []string) func(scheme, hostport string) (bool, error) {
 		return l.match(hostOf(authority)), nil
 	}
 }
-
-// DecideDialRefused turns d, the decision of a request that was being
-// forwarded, into a denial with reason destination-refused: the
-// destination guard refused the address dialled (err; a DNS answer that
-// changed after the robots.txt fetch). It is enforced whatever the mode:
-// the destination policy is the operator's, never robots.txt's.
-func DecideDialRefused(d *Decision, err error) {
-	d.Allowed, d.Reason, d.Err = false, auditlog.ReasonDestination, err
-	d.ReportOnly = false
-}

@@ -6,7 +6,6 @@ package proxy
 
 import (
 	"crypto/tls"
-	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
@@ -260,6 +259,13 @@ func (st *state) clientAddr(req *http.Request) netip.Addr {
 	return st.client
 }
 
+// identityRequest is what the policy reads of req to identify its crawler
+// (its User-Agent and the pinned identity), for a decision made before
+// the request is read further.
+func (st *state) identityRequest(req *http.Request) policy.Request {
+	return policy.Request{UserAgent: req.Header.Get("User-Agent"), Pin: st.pin}
+}
+
 // decide records d as the request's decision and returns it.
 func (st *state) decide(d policy.Decision) *policy.Decision {
 	st.decision, st.decided = d, true
@@ -337,10 +343,7 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 		// limit (refuseTarget) never saw this one. 414, before any work on
 		// the target.
 		p.opts.Metrics.CountClientRefusal(CauseURITooLong)
-		d := st.decide(policy.Decision{Reason: auditlog.ReasonURITooLong,
-			Identity: p.policy().IdentityOf(policy.Request{UserAgent: req.Header.Get("User-Agent"), Pin: st.pin}),
-			Err: fmt.Errorf("the request target is %d octets, longer than the limit of %d (client.max_request_target_bytes)",
-				len(req.RequestURI), p.opts.MaxRequestTargetBytes)})
+		d := st.decide(p.policy().DecideTargetTooLong(st.identityRequest(req), len(req.RequestURI), p.opts.MaxRequestTargetBytes))
 		return req, p.reject(req, st, d)
 	}
 	host := req.URL.Host
@@ -413,7 +416,7 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 	// explicit port (goproxy would add ":80" to a target without one).
 	_, authority, err := policy.ConnectAuthority(host)
 	if err != nil { // DecideConnect allowed it, so this cannot happen; fail closed
-		d = st.decide(policy.Decision{Identity: d.Identity, Reason: auditlog.ReasonBadRequest, Err: err})
+		policy.DecideBadTarget(d, err)
 		return p.rejectConnect(ctx, st, d), host
 	}
 	if !intercept {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // Inside an intercepted tunnel goproxy reads each request itself (its own
@@ -76,10 +75,7 @@ func (p *Proxy) refuseHeader(req *http.Request, st *state) *http.Response {
 		return nil
 	}
 	p.opts.Metrics.CountClientRefusal(CauseHeaderTooLarge)
-	d := st.decide(policy.Decision{Reason: auditlog.ReasonHeaderTooLarge,
-		Identity: p.policy().IdentityOf(policy.Request{UserAgent: req.Header.Get("User-Agent"), Pin: st.pin}),
-		Err: fmt.Errorf("the request line and headers are %d octets, over the limit of %d (client.max_header_bytes) and its %d octets of slack",
-			size, limit, headerSlack)})
+	d := st.decide(p.policy().DecideHeaderTooLarge(st.identityRequest(req), size, limit, headerSlack))
 	st.parent.conn.end()
 	resp := p.reject(req, st, d)
 	resp.Close = true
