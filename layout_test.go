@@ -27,7 +27,7 @@ var layers = map[string]int{
 	"robots":                           0,
 	"internal/netguard":                0,
 	"internal/mitm":                    1, // caches certificates in internal/memo
-	"internal/politeness":              0,
+	"internal/politeness":              3, // spaces and pauses requests: policy.Politeness, policy.Ticket
 	"auditlog":                         0,
 	"internal/audit/report":            6, // reads lines through auditlog, checks the chain with audit/verify, keys sites as policy does
 	"internal/redistest":               0,

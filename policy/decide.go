@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"net/http"
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
@@ -96,4 +97,20 @@ func RequestPath(target string) string {
 		return t
 	}
 	return robots.PathOf(t)
+}
+
+// HTTPRequestPath returns the path and query req is decided on: its
+// request target exactly as the client sent it (RequestPath of
+// req.RequestURI), or, for a request that has none (one made in process,
+// or whose target a proxy has cleared before sending it on), its URL's
+// path and query as parsed.
+func HTTPRequestPath(req *http.Request) string {
+	if req.RequestURI != "" {
+		return RequestPath(req.RequestURI)
+	}
+	p := req.URL.EscapedPath()
+	if req.URL.RawQuery != "" || req.URL.ForceQuery {
+		p += "?" + req.URL.RawQuery
+	}
+	return p
 }

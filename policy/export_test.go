@@ -25,3 +25,6 @@ func (p *Policy) Remembers(scheme, hostport string) bool {
 	_, ok := p.targets.Get(targetKey{scheme, hostport})
 	return ok
 }
+
+// LicenseLink is the license a response's Link fields name (see Observe).
+var LicenseLink = licenseLink

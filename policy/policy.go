@@ -66,6 +66,9 @@ type Options struct {
 	// preferences and licenses robots.txt states (see DecideUsage,
 	// DecideLicense); the zero value declares none and reads no license.
 	Usage UsageOptions
+	// Politeness spaces and pauses the requests to be forwarded (see
+	// Admit); nil admits every request at once.
+	Politeness Politeness
 }
 
 // Policy decides requests. It is safe for concurrent use.

@@ -85,7 +85,7 @@ func DecideUsage(d *Decision, purposes []string, enforce bool) {
 
 // readLicense reads the RSL licenses that apply to the request: the one
 // robots.txt names (a License line) and the one an earlier response for
-// the same resource named in a Link header field (ObserveLicenseLink). A
+// the same resource named in a Link header field (Observe). A
 // purpose either refuses is refused: the robots.txt license is read
 // first, and the Link one decides only when robots.txt's does not refuse
 // the request. nil when neither applies.
@@ -126,21 +126,6 @@ func DecideLicense(d *Decision, l *License, enforce bool) {
 	if l.Decision == LicenseRequired {
 		d.Reason = auditlog.ReasonLicenseRequired
 	}
-}
-
-// ObserveLicenseLink remembers the license a response to the request
-// decided as d named in a Link header field (url; "" when it named none),
-// so that later requests for the same resource read it (see Decide). It
-// does so when purposes were declared for the request, robots.txt was
-// read and UsageOptions.Licenses is set; a successful response (2xx,
-// success) naming none forgets what was remembered. path is the request's
-// path as sent (Request.Path).
-func (p *Policy) ObserveLicenseLink(d *Decision, path, url string, success bool) {
-	src := p.opts.Usage.Licenses
-	if src == nil || d.Usage == nil || len(d.Usage.Purposes) == 0 || d.Robots == nil || url == "" && !success {
-		return
-	}
-	src.RememberLink(d.licenseResource(d.DecidedPath(path)), url)
 }
 
 // DecidedPath returns the path the request was decided on: the reading

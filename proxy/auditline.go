@@ -288,10 +288,10 @@ func licenseFields(f fieldWriter, e *zerolog.Event, ev *policy.Usage) *zerolog.E
 
 // politeFields adds the politeness fields of a request to its audit line.
 func politeFields(e *zerolog.Event, st *state) *zerolog.Event {
-	t := st.ticket
-	if t == nil {
+	if st.ticket == nil {
 		return e
 	}
+	t := st.ticket.Answer()
 	if t.Waited > 0 || t.Refused != "" {
 		e = e.Float64(auditlog.FieldWaitedMS, ms(t.Waited))
 	}

@@ -104,7 +104,7 @@ func (p *Proxy) auditUnavailable(req *http.Request, st *state) *http.Response {
 // handler gets its slot back when the handler returns: see end).
 func (p *Proxy) finishInner(r *http.Request, st *state, status int, bytes int64) {
 	_ = p.auditOnce(r, st, status, bytes) // a lost line: onResponse answers 503 (refuse)
-	st.ticket.Release()                   // outside the line's lock: a shared gate's release is a Redis call
+	st.release()                          // outside the line's lock: a shared gate's release is a Redis call
 }
 
 // auditBody wraps a response body from inside an intercepted tunnel: it

@@ -51,7 +51,7 @@ func (p *Proxy) begin(w http.ResponseWriter, r *http.Request, start time.Time) *
 // released outside the flight's lock, not with the line: a shared gate's
 // release is a Redis call.
 func (p *Proxy) end(r *http.Request, x *exchange) {
-	x.st.ticket.Release()
+	x.st.release()
 	p.flights.mu.Lock()
 	delete(p.flights.set, x.req)
 	p.flights.mu.Unlock()

@@ -29,13 +29,11 @@ func TestPolitenessInsideInterceptedTunnels(t *testing.T) {
 		clientTLS: &tls.Config{RootCAs: ca.CertPool()},
 		policy: func(po *policy.Options) {
 			connectPorts(o)(po)
+			po.Politeness = politeness.New(politeness.Options{CrawlDelay: true, Reject: true, MaxConcurrentPerHost: 1}).Politeness()
 			po.Usage = policy.UsageOptions{Enforce: true, Declarations: policy.NewDeclarations(
 				map[string][]string{"SlowBot": {"train-ai"}, "FastBot": {"train-ai"}})}
 		},
-		proxy: func(po *proxy.Options) {
-			po.Intercept = certs.TLSConfig
-			po.Politeness = politeness.New(politeness.Options{CrawlDelay: true, Reject: true, MaxConcurrentPerHost: 1})
-		},
+		proxy: func(po *proxy.Options) { po.Intercept = certs.TLSConfig },
 	})
 	steps := []struct {
 		path, ua, reason string

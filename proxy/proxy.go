@@ -16,7 +16,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/egress"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
-	"github.com/robotsproxy/robotsproxy/internal/politeness"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -98,10 +97,6 @@ type Options struct {
 	// per second, counted after the first BodyIdleTimeout; a slower body
 	// is cut off (408, cut_off "body-slow"). 0 means no minimum.
 	BodyMinRate int
-	// Politeness spaces and pauses forwarded requests (crawl delay,
-	// back-off, in-flight cap; see package politeness); nil admits every
-	// request at once.
-	Politeness *politeness.Limiter
 	// UnreachableRetry is how long an unreachable robots.txt result is
 	// kept before the next fetch (cache.unreachable_retry): a 403 for
 	// reason unreachable says when robots.txt is tried again. Zero says
@@ -214,15 +209,16 @@ type state struct {
 	// reject), nil inside an intercepted tunnel.
 	w *countingWriter
 	// ticket is politeness's answer for a request to be forwarded
-	// (released with the audit line), nil when none was asked.
-	ticket *politeness.Ticket
+	// (policy.Policy.Admit; released with the audit line), nil when none
+	// was asked.
+	ticket policy.Ticket
+	// egress is what the egress steps did to a forwarded request, nil
+	// when there are none (Options.Egress) or it was not forwarded.
+	egress *egress.Exchange
 	// client is the client's address once clientParsed (see clientAddr).
 	client       netip.Addr
 	clientParsed bool
 	decided      bool // next to clientParsed: the exchange stays in its size class
-	// egress is what the egress steps did to a forwarded request, nil
-	// when there are none (Options.Egress) or it was not forwarded.
-	egress *egress.Exchange
 	// cutOff is the audit line's cut_off field (a byte next to the
 	// flags, not a string: the exchange keeps its size class).
 	cutOff cutOffCode
@@ -230,9 +226,10 @@ type state struct {
 	// it is intercepted: the line's tunnel field (see tunnelMode).
 	tunnel, intercepted bool
 	// status is set when the response bypasses the ResponseWriter
-	// (CONNECT replies written on the hijacked connection). An int32 next
-	// to the flags: the exchange keeps its size class.
-	status int32
+	// (CONNECT replies written on the hijacked connection). An int16 next
+	// to the flags (a status has three digits): the exchange keeps its
+	// size class.
+	status int16
 }
 
 // tunnelMode is the CONNECT line's tunnel field: auditlog.TunnelHostLevel
@@ -353,7 +350,7 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	r := policy.Request{
 		Scheme:    req.URL.Scheme,
 		Host:      host,
-		Path:      requestPath(req),
+		Path:      policy.HTTPRequestPath(req),
 		UserAgent: req.Header.Get("User-Agent"),
 		Pin:       st.pin,
 	}
@@ -436,11 +433,11 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 // first: no client sees an answer whose line is not yet written.
 func (p *Proxy) rejectConnect(ctx *goproxy.ProxyCtx, st *state, d *policy.Decision) *goproxy.ConnectAction {
 	ctx.Resp = rejectWith(ctx.Req, d, p.opts.AuthRealm, p.opts.UnreachableRetry)
-	st.status = int32(ctx.Resp.StatusCode)
+	st.status = int16(ctx.Resp.StatusCode)
 	// Abandon may be writing this request's line.
 	if p.auditOnce(ctx.Req, st, int(st.status), ctx.Resp.ContentLength) != nil && !p.opts.AuditContinue {
 		ctx.Resp = p.auditUnavailable(ctx.Req, st) // no refusal without its line either
-		st.status = int32(ctx.Resp.StatusCode)
+		st.status = int16(ctx.Resp.StatusCode)
 	}
 	return &goproxy.ConnectAction{Action: goproxy.ConnectReject}
 }
@@ -526,20 +523,6 @@ func (p *Proxy) roundTripInner(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 		resp.Body = &auditBody{ReadCloser: resp.Body, length: resp.ContentLength, p: p, req: req, st: st}
 	}
 	return resp, nil
-}
-
-// requestPath returns the path and query the request is decided on: its
-// request target as sent (policy.RequestPath), or, for a request that has
-// none, its URL's path and query as parsed.
-func requestPath(req *http.Request) string {
-	if req.RequestURI != "" {
-		return policy.RequestPath(req.RequestURI)
-	}
-	p := req.URL.EscapedPath()
-	if req.URL.RawQuery != "" || req.URL.ForceQuery {
-		p += "?" + req.URL.RawQuery
-	}
-	return p
 }
 
 // nonProxy answers requests that are not proxy requests.

@@ -8,7 +8,7 @@ import (
 	"net/http/httptrace"
 	"sync/atomic"
 
-	"github.com/robotsproxy/robotsproxy/internal/politeness"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // A crawl-delay turn is counted from the moment the request is sent
@@ -26,7 +26,7 @@ import (
 // request armed on it when that request's first octets are written.
 type sendConn struct {
 	net.Conn
-	armed atomic.Pointer[politeness.Ticket]
+	armed atomic.Pointer[policy.Ticket]
 }
 
 // Write implements net.Conn. A write the ticket refuses (its turn ended
@@ -36,10 +36,11 @@ func (c *sendConn) Write(b []byte) (int, error) {
 	if c.armed.Load() == nil {
 		return c.Conn.Write(b)
 	}
-	t := c.armed.Swap(nil)
-	if t == nil {
+	tp := c.armed.Swap(nil)
+	if tp == nil {
 		return c.Conn.Write(b)
 	}
+	t := *tp
 	if err := t.Sending(); err != nil {
 		return 0, fmt.Errorf("send to the origin: %w", err)
 	}
@@ -69,8 +70,8 @@ func sendDialer(dial func(ctx context.Context, network, addr string) (net.Conn, 
 // with room to spare. The first response octet also ends the turn of a
 // sendConn's request whose writer has not yet reported it: the request
 // was written by then.
-func traceSend(req *http.Request, t *politeness.Ticket) *http.Request {
-	if !t.Paced() {
+func traceSend(req *http.Request, t policy.Ticket) *http.Request {
+	if t == nil || !t.Paced() {
 		return req
 	}
 	trace := &httptrace.ClientTrace{
@@ -80,7 +81,7 @@ func traceSend(req *http.Request, t *politeness.Ticket) *http.Request {
 				c = u.NetConn()
 			}
 			if sc, ok := c.(*sendConn); ok {
-				sc.armed.Store(t)
+				sc.armed.Store(&t)
 				return
 			}
 			if t.SendingUnreported() != nil {

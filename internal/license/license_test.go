@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -81,7 +80,7 @@ func TestDecide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", license.MediaType)
+				w.Header().Set("Content-Type", policy.LicenseMediaType)
 				w.WriteHeader(tt.status)
 				w.Write([]byte(tt.body))
 			}))
@@ -168,30 +167,6 @@ func TestPurposes(t *testing.T) {
 	for v, want := range tests {
 		if got := license.Purposes(v); !reflect.DeepEqual(got, want) {
 			t.Errorf("Purposes(%q) = %q, want %q", v, got, want)
-		}
-	}
-}
-
-func TestLinkURL(t *testing.T) {
-	base, _ := url.Parse("https://example.com/a/page")
-	tests := []struct {
-		name   string
-		values []string
-		want   string
-	}{
-		{"absolute", []string{`<https://example.com/license.xml>; rel="license"; type="application/rsl+xml"`}, "https://example.com/license.xml"},
-		{"relative, among others", []string{`</style.css>; rel=stylesheet, </l.xml>; type="application/RSL+xml"; rel="nofollow license"`}, "https://example.com/l.xml"},
-		{"second field", []string{`</a>; rel=next`, `<https://x.example/l.xml>;rel=license;type=application/rsl+xml`}, "https://x.example/l.xml"},
-		{"wrong type", []string{`</l.html>; rel="license"; type="text/html"`}, ""},
-		{"no rel", []string{`</l.xml>; type="application/rsl+xml"`}, ""},
-		{"comma in quoted title", []string{`</l.xml>; title="a, b"; rel=license; type="application/rsl+xml"`}, "https://example.com/l.xml"},
-		{"other scheme", []string{`<ftp://x/l.xml>; rel=license; type="application/rsl+xml"`}, ""},
-		{"malformed", []string{`l.xml; rel=license`}, ""},
-		{"none", nil, ""},
-	}
-	for _, tt := range tests {
-		if got := license.LinkURL(tt.values, base); got != tt.want {
-			t.Errorf("%s: LinkURL = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

@@ -9,10 +9,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
-// MediaType is the RSL media type, sent in Accept and named by a Link
-// header field's type (see LinkURL).
-const MediaType = "application/rsl+xml"
-
 // FetchOptions returns the options FetchDocument reads a license with:
 // at most maxBytes octets (DefaultMaxBytes when 0 or less), parsed by
 // Parse.
@@ -20,7 +16,7 @@ func FetchOptions(maxBytes int) access.DocumentOptions {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	return access.DocumentOptions{What: "license", Accept: MediaType + ", application/xml;q=0.9, */*;q=0.1",
+	return access.DocumentOptions{What: "license", Accept: policy.LicenseMediaType + ", application/xml;q=0.9, */*;q=0.1",
 		MaxBytes: maxBytes, Parse: parseDocument}
 }
 
@@ -96,7 +92,7 @@ func (s *Source) Check(ctx context.Context, r *robots.Robots, host, path string,
 }
 
 // RememberLink remembers url, the license a response for resource named
-// in a Link header field (see LinkURL), so that CheckLink reads it for
+// in a Link header field (see policy.Policy.Observe), so that CheckLink reads it for
 // later requests for resource; url "" forgets what was remembered (the
 // resource names no license any more). resource is the exact resource:
 // the canonical authority and the path (with query) as decided. An entry

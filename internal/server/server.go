@@ -41,17 +41,20 @@ type Server struct {
 	// licenses are the RSL licenses read, kept across reloads; nil when
 	// none is read.
 	licenses *license.Source
-	pinner   *identity.Pinner   // kept across reloads that leave the pins alone
-	shared   *fleet.Store       // the fleet's shared store, nil when off; kept across reloads
-	signer   *signing.Transport // the signing egress step, nil when signing is off; its keys swap on reload
-	ops      *opsMetrics
-	https    intercepted // how HTTPS is enforced, for the startup line
-	ready    *readiness
-	run      RunOptions
-	admin    http.Handler
-	audit    io.Writer
-	closeFn  func() error
-	log      zerolog.Logger
+	// politeness is the politeness step (politeness.*, restart-only),
+	// kept across reloads; nil when every politeness feature is off.
+	politeness policy.Politeness
+	pinner     *identity.Pinner   // kept across reloads that leave the pins alone
+	shared     *fleet.Store       // the fleet's shared store, nil when off; kept across reloads
+	signer     *signing.Transport // the signing egress step, nil when signing is off; its keys swap on reload
+	ops        *opsMetrics
+	https      intercepted // how HTTPS is enforced, for the startup line
+	ready      *readiness
+	run        RunOptions
+	admin      http.Handler
+	audit      io.Writer
+	closeFn    func() error
+	log        zerolog.Logger
 	// archive is the robots.txt and key archive, nil when off.
 	archive *audit.Archive
 	// keys is the key directory (Web Bot Auth), nil when none is
@@ -114,7 +117,8 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 		return nil, fmt.Errorf("identity: %w", err)
 	}
 	licenses := licenseSource(cfg, fetcher, archive, logger)
-	pol, err := buildPolicy(cfg, cache, pinner, licenses)
+	polite := politenessLimiter(cfg, reg, shared).Politeness()
+	pol, err := buildPolicy(cfg, cache, pinner, licenses, polite)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +152,6 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 	po.Intercept, po.OnUntrusted = https.config, untrustedLog(logger, https)
 	po.Policy, po.Transport, po.Egress, po.Audit, po.Metrics = pol, transport, egressSteps, auditW, metrics
 	po.Outbound = base // nil but in process
-	po.Politeness = politenessLimiter(cfg, reg, shared)
 	p := proxy.New(po)
 	ready := &readiness{}
 	ready.addCheck("audit", auditReady(auditW))
@@ -156,7 +159,7 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 		ready.addCheck("shared", shared.Ready)
 		closeFn = closeBoth(closeFn, shared.Close)
 	}
-	return &Server{cfg: cfg, proxy: p, metrics: metrics, cache: cache, licenses: licenses, pinner: pinner, shared: shared, signer: signer,
+	return &Server{cfg: cfg, proxy: p, metrics: metrics, cache: cache, licenses: licenses, politeness: polite, pinner: pinner, shared: shared, signer: signer,
 		https: https, ops: newOpsMetrics(reg, cfg, time.Now()), ready: ready, admin: adminHandler(reg, ready),
 		audit: auditW, closeFn: closeFn, log: logger,
 		archive: archive, keys: newKeyDirectory(published, archive, "start", keysRead, logger)}, nil

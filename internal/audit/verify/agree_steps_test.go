@@ -102,15 +102,15 @@ func testDecisionSteps(t *testing.T) {
 	}
 	pol := policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: cache,
 		Usage: policy.UsageOptions{Enforce: true, Declarations: policy.NewDeclarations(decl),
-			Licenses: license.NewSource(license.SourceOptions{Fetcher: fetcher, Record: archived})}})
+			Licenses: license.NewSource(license.SourceOptions{Fetcher: fetcher, Record: archived})},
+		Politeness: politeness.New(politeness.Options{CrawlDelay: true, Reject: true}).Politeness()})
 	logPath := filepath.Join(dir, "audit.log")
 	out, prev, err := audit.OpenFile(audit.FileOptions{Path: logPath})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := audit.NewWriter(out, audit.Options{Chain: true, Prev: prev})
-	p := proxy.New(proxy.Options{Policy: pol, Transport: proxy.NewTransport(proxy.TransportOptions{AllowPrivate: guard.AllowPrivate, AllowPrivateRanges: guard.Allow}), Audit: w,
-		Politeness: politeness.New(politeness.Options{CrawlDelay: true, Reject: true})})
+	p := proxy.New(proxy.Options{Policy: pol, Transport: proxy.NewTransport(proxy.TransportOptions{AllowPrivate: guard.AllowPrivate, AllowPrivateRanges: guard.Allow}), Audit: w})
 	srv := testkit.NewOrigin(t, p)
 	proxyURL, _ := url.Parse(srv.URL)
 	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}}

@@ -11,7 +11,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
-	"github.com/robotsproxy/robotsproxy/internal/politeness"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -110,11 +109,11 @@ func (d *decider) checkPolite(l *auditLine) (Kind, string, error) {
 	// Politeness's answer as the line reports it, decided as the proxy
 	// decides it: a request robots.txt allows is denied only by a
 	// refusal; any other was held for its turn.
-	t := &politeness.Ticket{Waited: 1, WaitCause: politeness.Cause(l.Reason)}
+	a := &policy.Admission{Waited: 1, WaitCause: policy.Reason(l.Reason)}
 	if l.Decision == "deny" && dec.Allowed {
-		t = &politeness.Ticket{Refused: politeness.Cause(l.Reason)}
+		a = &policy.Admission{Refused: policy.Reason(l.Reason)}
 	}
-	policy.DecideAdmission(&dec, t)
+	policy.DecideAdmission(&dec, a)
 	want := outcomeOf(dec)
 	want.reason = string(dec.RobotsReason) // compared with c, under robots_reason
 	if !c.same(want) {
