@@ -283,7 +283,7 @@ const (
 	FieldLicenseFetchedAt = "license_fetched_at"
 	// FieldLicenseDecision is what the license says for the request: one
 	// of permitted, prohibited, license-required, no-match, unavailable,
-	// unreadable (usage.LicenseDecision).
+	// unreadable (policy.LicenseDecision).
 	FieldLicenseDecision = "license_decision"
 	// FieldLicenseElement is the content element that applied, as
 	// <content url="..." server="...">.
@@ -301,6 +301,6 @@ const (
 	FieldLicenseLink = "license_link"
 	// FieldLicenseSource is where the license of FieldLicenseURL was
 	// named: "robots.txt" (a License line) or "link" (a Link header field
-	// of an earlier response for the same resource; usage.LicenseSource).
+	// of an earlier response for the same resource; policy.LicenseSource).
 	FieldLicenseSource = "license_source"
 )

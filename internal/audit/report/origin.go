@@ -13,7 +13,7 @@ import (
 // key robots.txt applies to, RFC 9309 2.3) as the proxy keys it.
 type site struct {
 	// origin is "scheme://authority" without the scheme's default port
-	// (access.Origin), or the url's authority as written, lower-cased,
+	// (policy.Origin), or the url's authority as written, lower-cased,
 	// when it does not read as an http or https authority.
 	origin string
 	// authority is policy.Authority's host:port (default port filled

@@ -106,7 +106,7 @@ func (l *auditLine) path() string {
 }
 
 // checkRobotsURL checks that robots_url is the robots.txt URL of the
-// line's url (policy.Authority, access.RobotsURL): a line cannot borrow
+// line's url (policy.Authority, policy.RobotsURL): a line cannot borrow
 // another authority's robots.txt. A url cut short is not checked.
 func (l *auditLine) checkRobotsURL() (Kind, string) {
 	if l.URLTruncated {
