@@ -106,9 +106,9 @@ const (
 
 // Cache gives the robots.txt access result in force for an authority,
 // fetching and caching it when it holds none that is fresh (RFC 9309
-// 2.3.1, 2.4). robotsproxy's own is package internal/access's, which
-// coalesces fetches and bounds its memory. Implementations are safe for
-// concurrent use.
+// 2.3.1, 2.4). The robotsproxy server plugs in its own, which coalesces
+// fetches and bounds its memory; a program may answer from files, or from
+// its own fetcher. Implementations are safe for concurrent use.
 type Cache interface {
 	// GetKeyed returns the access result in force for scheme://authority
 	// (canonical: see Authority) and where it came from. key is

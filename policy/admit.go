@@ -9,9 +9,8 @@ import (
 // Politeness spaces and pauses the requests a policy lets through: the
 // Crawl-delay a robots.txt group asks for, the back-off an origin asks
 // for with 429 or 503 and Retry-After, and a cap on the requests in
-// flight per authority (robotsproxy's own is internal/politeness's
-// Limiter, configured by politeness.*). Implementations are safe for
-// concurrent use.
+// flight per authority (the robotsproxy server's is configured by
+// politeness.*). Implementations are safe for concurrent use.
 type Politeness interface {
 	// Admit holds the request until it may start, or refuses it, and
 	// returns its Ticket; never nil.

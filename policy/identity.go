@@ -50,9 +50,9 @@ const (
 
 // Identifier finds a crawler's identity in its User-Agent header value
 // (the product tokens of RFC 9309 2.2.1, after the operator's overrides).
-// robotsproxy's own (package internal/identity) reads them by the RFC 9110
-// User-Agent grammar, leaving out browser tokens. Implementations are safe
-// for concurrent use.
+// The robotsproxy server's reads them by the RFC 9110 User-Agent grammar,
+// leaving out browser tokens. Implementations are safe for concurrent
+// use.
 type Identifier interface {
 	// Identify returns the identity of the crawler whose User-Agent
 	// header value is userAgent ("" when absent): Source SourceDefault
@@ -94,9 +94,8 @@ func (p Pin) Identity() Identity {
 }
 
 // Pinner resolves pinned identities from proxy credentials and client
-// addresses (robotsproxy's own is package internal/identity's, from
-// identity.users and identity.client_ranges). Implementations are safe
-// for concurrent use.
+// addresses (the robotsproxy server's are identity.users and
+// identity.client_ranges). Implementations are safe for concurrent use.
 type Pinner interface {
 	// Pin resolves the pinned identity of a request from its
 	// Proxy-Authorization header value ("" when absent) and the client's

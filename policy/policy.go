@@ -30,11 +30,9 @@ type Options struct {
 	// finds none, so that every request that is not pinned is decided
 	// under the "*" group (RFC 9309 2.2.1).
 	Identifier Identifier
-	// Cache gives the robots.txt access results that decide requests
-	// (robotsproxy's own is internal/access's Cache, which fetches and
-	// caches them). Nil has none: every request that needs robots.txt is
-	// decided as if it were unreachable, a complete disallow (RFC 9309
-	// 2.3.1.4).
+	// Cache gives the robots.txt access results that decide requests.
+	// Nil has none: every request that needs robots.txt is decided as if
+	// it were unreachable, a complete disallow (RFC 9309 2.3.1.4).
 	Cache Cache
 	// Pinner pins identities by proxy credentials and client address; nil
 	// pins nothing.

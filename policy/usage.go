@@ -28,9 +28,9 @@ type UsageOptions struct {
 }
 
 // Licenses read the RSL licenses that robots.txt files name (License
-// lines) and those responses name in Link header fields (robotsproxy's
-// own is internal/license's Source, which fetches, caches and archives
-// them). Implementations are safe for concurrent use.
+// lines) and those responses name in Link header fields (the robotsproxy
+// server's fetch, cache and archive them). Implementations are safe for
+// concurrent use.
 type Licenses interface {
 	// Check returns what the license robots.txt r names says about a
 	// request for path at host by a crawler declared for purposes,

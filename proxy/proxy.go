@@ -103,17 +103,19 @@ type Options struct {
 	// nothing of it.
 	UnreachableRetry time.Duration
 	// Egress, when set, carries every forwarded request (plain, and
-	// inside intercepted tunnels) in place of Transport: the steps of
-	// package egress (signing, paying) around Transport. Each such request
-	// carries an egress.Exchange in its context, whose Record the audit
-	// line reports. Nil forwards through Transport alone.
+	// inside intercepted tunnels) in place of Transport: the robotsproxy
+	// server's egress steps (signing, paying) around Transport. Each such
+	// request carries in its context the identity it is sent for and a
+	// record of what the steps did, which the audit line reports; a
+	// request without it is not sent. Nil forwards through Transport
+	// alone.
 	Egress http.RoundTripper
 	// Outbound, when set, carries forwarded requests in place of
 	// Transport when there are no egress steps (Egress nil), as Transport
-	// would: no egress.Exchange, nothing added to the audit line. It is
-	// for a caller that serves requests in process with its own transport
-	// (package enforce, through server.NewInProcess); CONNECT tunnels
-	// still dial through Transport. Nil forwards through Transport.
+	// would: nothing added to the audit line. It is for a caller that
+	// serves requests in process with its own transport (package
+	// enforce); CONNECT tunnels still dial through Transport. Nil
+	// forwards through Transport.
 	Outbound http.RoundTripper
 }
 
