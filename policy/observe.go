@@ -32,11 +32,12 @@ const LicenseMediaType = "application/rsl+xml"
 //     (draft-ietf-aipref-attach-05 section 2) are added to d.Usage.Prefs,
 //     for the audit line.
 //
-// ctx bounds the politeness state's update: pass one the client's leaving
-// does not cancel.
+// ctx carries the request's values to the politeness state's update, which
+// its cancellation does not cut short.
 func (p *Policy) Observe(ctx context.Context, d *Decision, t Ticket, req *http.Request, resp *http.Response) {
-	if t != nil && p.opts.Politeness != nil {
-		_ = p.opts.Politeness.Observe(ctx, t, resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("Date")) // a local limiter does not fail
+	if t != nil && p.opts.Politeness != nil { // not cut short by the client's leaving: the origin did answer
+		_ = p.opts.Politeness.Observe(context.WithoutCancel(ctx), t, resp.StatusCode,
+			resp.Header.Get("Retry-After"), resp.Header.Get("Date")) // a local limiter does not fail
 	}
 	p.observeLicenseLink(d, req, resp)
 	h := HeaderPreferences(resp.Header.Values("Content-Usage"))

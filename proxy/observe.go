@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/elazarl/goproxy"
@@ -16,5 +15,5 @@ func (p *Proxy) observeOrigin(resp *http.Response, ctx *goproxy.ProxyCtx) {
 	if st == nil || resp == nil || ctx.Error != nil || !forwarded(st) {
 		return
 	}
-	p.policy().Observe(context.WithoutCancel(ctx.Req.Context()), &st.decision, st.ticket, ctx.Req, resp)
+	p.policy().Observe(ctx.Req.Context(), &st.decision, st.ticket, ctx.Req, resp)
 }

@@ -370,7 +370,7 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	// of robotsproxy, so a watched crawler cannot tell.
 	prepareOutbound(req) // RFC 9110 7.6.1: hop-by-hop fields stay here
 	req = p.toEgress(req, ctx, st)
-	req = traceSend(req, st.ticket) // a crawl-delay turn counts from the send
+	req = traceSend(req, &st.ticket) // a crawl-delay turn counts from the send
 	if st.parent != nil && st.parent.conn != nil && hasBody(req) {
 		// The body limits, on the client's connection under the TLS layer
 		// (there is no ResponseController inside a tunnel).

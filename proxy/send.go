@@ -59,8 +59,10 @@ func sendDialer(dial func(ctx context.Context, network, addr string) (net.Conn, 
 	}
 }
 
-// traceSend returns req with a trace that arms t on the connection the
-// transport gives the request; req unchanged when t is not Paced.
+// traceSend returns req with a trace that arms *t, the request's ticket,
+// on the connection the transport gives the request; req unchanged when
+// the ticket is not Paced. t points into the request's state, so that
+// arming a connection copies nothing.
 //
 // A connection that is no sendConn (a transport not made by NewTransport)
 // cannot report its write: the request asks the ticket when it has the
@@ -70,8 +72,9 @@ func sendDialer(dial func(ctx context.Context, network, addr string) (net.Conn, 
 // with room to spare. The first response octet also ends the turn of a
 // sendConn's request whose writer has not yet reported it: the request
 // was written by then.
-func traceSend(req *http.Request, t policy.Ticket) *http.Request {
-	if t == nil || !t.Paced() {
+func traceSend(req *http.Request, t *policy.Ticket) *http.Request {
+	tk := *t
+	if tk == nil || !tk.Paced() {
 		return req
 	}
 	trace := &httptrace.ClientTrace{
@@ -81,14 +84,14 @@ func traceSend(req *http.Request, t policy.Ticket) *http.Request {
 				c = u.NetConn()
 			}
 			if sc, ok := c.(*sendConn); ok {
-				sc.armed.Store(&t)
+				sc.armed.Store(t)
 				return
 			}
-			if t.SendingUnreported() != nil {
+			if tk.SendingUnreported() != nil {
 				_ = info.Conn.Close()
 			}
 		},
-		GotFirstResponseByte: t.Wrote,
+		GotFirstResponseByte: tk.Wrote,
 	}
 	return req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
 }

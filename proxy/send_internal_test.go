@@ -79,7 +79,8 @@ func TestTraceSendOnOtherConnections(t *testing.T) {
 	tk := l.Admit(context.Background(), politeness.Request{Key: key, Delay: time.Minute, HasDelay: true})
 	req, _ := http.NewRequest(http.MethodGet, origin.URL, nil)
 	client := &http.Client{Transport: &http.Transport{}}
-	resp, err := client.Do(traceSend(req, tk))
+	var pt policy.Ticket = tk
+	resp, err := client.Do(traceSend(req, &pt))
 	if err != nil {
 		t.Fatal(err)
 	}
