@@ -4,9 +4,20 @@
 // (section 2.3.1), and how long results are cached (section 2.4). The
 // steps after robots.txt are decided here too: the usage preferences and
 // RSL licenses that apply to the purposes declared for the crawler
-// (DecideUsage, DecideLicense) and politeness admission
-// (DecideAdmission). The proxy acts on the Decision; check and audit
-// verify decide through the same functions.
+// (DecideUsage, DecideLicense), politeness admission (Admit,
+// DecideAdmission), what an origin's answer says (Observe), and the
+// refusals a proxy makes on its own (DecideTargetTooLong,
+// DecideAuditUnavailable, DecideShutdown, ...). A Decision is finished
+// where it is made and carries its own words (Text, Deciding): the proxy
+// renders it, and check and audit verify decide through the same
+// functions.
+//
+// A Policy reads the world through the interfaces of its Options: an
+// Identifier names the crawler, a Cache gives robots.txt access results,
+// a Pinner pins identities to credentials and client ranges, Licenses
+// read RSL licenses and Politeness spaces requests. The robotsproxy
+// server plugs in its own; a program may plug in others, and every type
+// they speak is this package's.
 package policy
 
 import (

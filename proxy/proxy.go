@@ -1,7 +1,10 @@
 // Package proxy is robotsproxy's HTTP(S) forward proxy: goproxy wiring that
 // asks the policy about every request, refuses disallowed ones with 403
 // before anything reaches the origin, forwards allowed ones unchanged, and
-// writes one audit line per request.
+// writes one audit line per request. It decides nothing itself: every
+// step, its own refusals included, is a policy.Decision made by package
+// policy, which the proxy renders (the status, the X-Robotsproxy-* fields,
+// the text, the audit line) and acts on.
 package proxy
 
 import (
