@@ -19,6 +19,8 @@ var (
 	errConnectRefused = errors.New("CONNECT is refused by configuration")
 	errConnectPort    = errors.New("CONNECT port is not allowed")
 	errConnectNoPort  = errors.New("want host:port with an explicit port (RFC 9110 9.3.6)")
+	// errConnectInTunnel: a CONNECT read inside an intercepted tunnel.
+	errConnectInTunnel = errors.New("CONNECT inside an intercepted tunnel: send the requests themselves")
 	// errUnidentifiedTunnel is the error of reason "unidentified-tunnel".
 	errUnidentifiedTunnel = errors.New("CONNECT names no product token and the client is not pinned; connect.require_identity refuses a host-level tunnel under \"*\"")
 )
@@ -89,8 +91,10 @@ func (p *Policy) destinationAllowed(host string) bool {
 	return len(p.allow) == 0 || p.allow.match(host)
 }
 
-// DecideConnect decides a CONNECT request for r.Host (host:port). Refusal
-// by configuration, a port outside the allowed CONNECT ports and the host
+// DecideConnect decides a CONNECT request for r.Host (host:port). One read
+// inside an intercepted tunnel (r.Tunnel set) is refused (reason
+// bad-request): a tunnel is not opened inside another. Refusal by
+// configuration, a port outside the allowed CONNECT ports and the host
 // lists come first. Then, when intercept is true, the tunnel is allowed
 // (reason "intercept") and every request inside it is decided on its own
 // with Decide. Otherwise the decision is host-level: with
@@ -101,6 +105,10 @@ func (p *Policy) destinationAllowed(host string) bool {
 // http for port 80 and https for any other port.
 func (p *Policy) DecideConnect(ctx context.Context, r Request, intercept bool) Decision {
 	d := Decision{Identity: p.IdentityOf(r)}
+	if r.Tunnel != "" { // a tunnel is not opened inside another
+		d.Reason, d.Err = auditlog.ReasonBadRequest, errConnectInTunnel
+		return d
+	}
 	if p.opts.RefuseConnect {
 		d.Reason, d.Err = auditlog.ReasonConnectRefused, errConnectRefused
 		return d

@@ -116,7 +116,8 @@ type Request struct {
 	// Tunnel is the canonical authority of the intercepted CONNECT tunnel
 	// the request came in, "" outside one: a request naming another
 	// authority is refused (reason bad-request), since the tunnel's checks
-	// (port, host lists) were made for its own authority only.
+	// (port, host lists) were made for its own authority only, and so is
+	// a CONNECT (DecideConnect).
 	Tunnel string
 }
 

@@ -77,8 +77,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		o.policy(&popts)
 	}
 	h.popts = popts
-	tr := proxy.NewTransport(proxy.TransportOptions{AllowPrivate: o.guard.AllowPrivate, AllowPrivateRanges: o.guard.Allow})
-	tr.TLSClientConfig = o.tls
+	tr := proxy.NewTransport(proxy.TransportOptions{AllowPrivate: o.guard.AllowPrivate, AllowPrivateRanges: o.guard.Allow, TLS: o.tls})
 	opts := proxy.Options{Policy: policy.New(popts), Transport: tr, Audit: h.audit, Metrics: metrics}
 	if o.proxy != nil {
 		o.proxy(&opts)

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"crypto/tls"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -36,6 +37,13 @@ type TransportOptions struct {
 	// (allow_private_ranges; 10.1.0.0/16 for an internal crawl target,
 	// say).
 	AllowPrivateRanges []netip.Prefix
+	// TLS is the TLS configuration towards origins (its RootCAs, when
+	// set, are the roots origins are verified against); nil: the system
+	// roots. The transport uses a clone: Go's transport adds "h2" and
+	// "http/1.1" to the NextProtos of its own on first use, which would
+	// race with every other user of a shared one (the robots.txt
+	// fetcher's).
+	TLS *tls.Config
 }
 
 // Upstream pool defaults. The sizing rule: MaxIdleConnsPerHost at least the
@@ -56,10 +64,12 @@ const (
 
 // NewTransport returns the transport that carries allowed requests to
 // origins. It never uses a proxy from the environment, refuses non-public
-// destinations (see AllowPrivate), verifies TLS against the system roots,
-// and neither adds Accept-Encoding nor decompresses, so requests and
-// responses pass unchanged. Its connections report when a request is sent
-// (see traceSend).
+// destinations (see AllowPrivate), verifies TLS against the system roots
+// (or TLS's), and neither adds Accept-Encoding nor decompresses, so
+// requests and responses pass unchanged. It speaks HTTP/2 to an HTTPS
+// origin that offers h2 by ALPN (RFC 9113 3.2), many requests on one
+// connection, and HTTP/1.1 otherwise; both dial through the guard. Its
+// connections report when a request is sent (see traceSend).
 func NewTransport(o TransportOptions) *http.Transport {
 	g := &netguard.Guard{AllowPrivate: o.AllowPrivate, Allow: slices.Clone(o.AllowPrivateRanges)}
 	def := func(d *time.Duration, v time.Duration) {
@@ -86,5 +96,7 @@ func NewTransport(o TransportOptions) *http.Transport {
 		ResponseHeaderTimeout: o.ResponseHeaderTimeout,
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
+		ForceAttemptHTTP2:     true, // with our DialContext, HTTP/2 is otherwise off
+		TLSClientConfig:       o.TLS.Clone(),
 	}
 }
