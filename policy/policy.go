@@ -56,8 +56,8 @@ type Options struct {
 	// DenyHosts are hosts they may never go to (reason "host-denied"). Same
 	// forms as ExemptHosts; the deny list wins.
 	AllowHosts, DenyHosts []string
-	// ConnectPorts are the ports CONNECT may reach; empty means
-	// rules.DefaultConnectPorts (443).
+	// ConnectPorts are the ports CONNECT may reach; empty means 443 only
+	// (connect.ports' default).
 	ConnectPorts []int
 	// RefuseConnect refuses every CONNECT (reason "connect-refused").
 	RefuseConnect bool

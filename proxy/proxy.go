@@ -31,14 +31,14 @@ type Options struct {
 	// DialContext also dials CONNECT tunnels. Required.
 	Transport *http.Transport
 	// Audit receives one JSON line per request, one Write per line. A
-	// Write that returns an error means the line is not in the log (see
-	// audit.Writer): the request is then refused or cut off, unless
-	// AuditContinue. When Audit has a Failing() bool method (audit.Writer
-	// does) that reports true, new requests are answered 503 with reason
+	// Write that returns an error means the line is not in the log: the
+	// request is then refused or cut off, unless AuditContinue. When Audit
+	// has a Failing() bool method (the server's audit writer does) that
+	// reports true, new requests are answered 503 with reason
 	// audit-unavailable and not forwarded, unless AuditContinue; when it
-	// also has a Recover() error method (audit.Writer does), a new request
-	// first calls it, and is served as usual when it returns nil (the log
-	// takes writes again: the request's own line is written as any other).
+	// also has a Recover() error method, a new request first calls it, and
+	// is served as usual when it returns nil (the log takes writes again:
+	// the request's own line is written as any other).
 	Audit io.Writer
 	// AuditContinue answers requests as decided when their audit line
 	// cannot be written (audit.on_write_error: continue); the writer
