@@ -19,9 +19,9 @@ func TestProject(t *testing.T) {
 	}{
 		{"robots_reason is robots.txt's", `{"reason":"backoff","robots_reason":"rule"}`, all, nil,
 			func(l *Line) bool {
-				return Reason(l.RobotsTxtReason()) == ReasonRule && Reason(l.Reason) == ReasonBackoff
+				return string(l.RobotsTxtReason()) == ReasonRule && string(l.Reason) == ReasonBackoff
 			}},
-		{"else reason", `{"reason":"rule"}`, all, nil, func(l *Line) bool { return Reason(l.RobotsTxtReason()) == ReasonRule }},
+		{"else reason", `{"reason":"rule"}`, all, nil, func(l *Line) bool { return string(l.RobotsTxtReason()) == ReasonRule }},
 		{"enforced when absent", `{}`, all, nil, func(l *Line) bool { return l.Enforced && !l.HasTime && !l.HasDecision }},
 		{"enforced when null", `{"enforced":null}`, all, nil, func(l *Line) bool { return l.Enforced }},
 		{"not enforced", `{"enforced":false}`, all, nil, func(l *Line) bool { return !l.Enforced }},

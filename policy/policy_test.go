@@ -227,7 +227,7 @@ func TestDecideExemptHosts(t *testing.T) {
 			exempt := slices.Clone(tt.exempt)
 			p := policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: c, ExemptHosts: exempt})
 			d := p.Decide(context.Background(), policy.Request{Scheme: "http", Host: tt.host, Path: "/x"})
-			want := auditlog.ReasonUnavailable
+			want := policy.Reason(auditlog.ReasonUnavailable)
 			if tt.wantExempt {
 				want = auditlog.ReasonOverride
 			}

@@ -54,7 +54,7 @@ func lineEnd(sink *lineSink, e *zerolog.Event, status int, bytes int64, start, n
 // (-1 when unknown). It returns the line's write error. Callers go
 // through auditOnce.
 func (p *Proxy) audit(sink *lineSink, r *http.Request, st *state, status int, bytes int64) error {
-	decision, reason, enforced := auditlog.DecisionNone, string(auditlog.ReasonNotProxied), true
+	decision, reason, enforced := auditlog.DecisionNone, auditlog.ReasonNotProxied, true
 	if st.decided {
 		d := &st.decision
 		decision, reason, enforced = auditlog.DecisionDeny, string(d.Reason), !d.ReportOnly

@@ -194,7 +194,7 @@ func (c *clientConn) serverRefusal(b []byte) *proxy.Refusal {
 		status, _ = strconv.Atoi(string(rest[:3]))
 		text = string(bytes.TrimSpace(rest[3:]))
 	}
-	reason, cause, err := auditlog.ReasonMalformed, proxy.CauseMalformed, fmt.Errorf("refused by the HTTP server: %s", text)
+	reason, cause, err := policy.Reason(auditlog.ReasonMalformed), proxy.CauseMalformed, fmt.Errorf("refused by the HTTP server: %s", text)
 	switch {
 	case c.timedOut: // the server parsed what arrived before the timeout
 		reason, cause, err = auditlog.ReasonClientTimeout, proxy.CauseHeaderTimeout, errHeaderTimeout

@@ -91,9 +91,9 @@ func classify(r *record) class {
 		return classNotDecided
 	case !r.Enforced:
 		return classWouldDeny
-	case string(r.RobotsTxtReason()) == string(auditlog.ReasonRule):
+	case string(r.RobotsTxtReason()) == auditlog.ReasonRule:
 		return classDeniedRule
-	case string(r.RobotsTxtReason()) == string(auditlog.ReasonUnreachable):
+	case string(r.RobotsTxtReason()) == auditlog.ReasonUnreachable:
 		return classDeniedUnreachable
 	}
 	return classOtherRefusal

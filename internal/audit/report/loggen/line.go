@@ -41,7 +41,7 @@ func (g *gen) next() []byte {
 		return g.finish(b, ts, h, "")
 	}
 	decision, reason, rule, access, status := g.decide(ts, h, path, connect)
-	enforced := !(decision == auditlog.DecisionDeny && cr.reportOnly && reason != string(auditlog.ReasonHostDenied))
+	enforced := !(decision == auditlog.DecisionDeny && cr.reportOnly && reason != auditlog.ReasonHostDenied)
 	if decision == auditlog.DecisionDeny && enforced {
 		status = 403
 	}
@@ -90,9 +90,9 @@ func (g *gen) decide(ts int64, h int, path string, connect bool) (decision, reas
 	}
 	switch {
 	case g.rng.IntN(200) == 0:
-		return auditlog.DecisionDeny, string(auditlog.ReasonHostDenied), -1, "", 403
+		return auditlog.DecisionDeny, auditlog.ReasonHostDenied, -1, "", 403
 	case connect:
-		return auditlog.DecisionAllow, string(auditlog.ReasonIntercept), -1, "", 200
+		return auditlog.DecisionAllow, auditlog.ReasonIntercept, -1, "", 200
 	case ts < g.down[h]:
 		return auditlog.DecisionDeny, auditlog.AccessUnreachable, -1, auditlog.AccessUnreachable, 200
 	case h%30 == 7:
@@ -101,12 +101,12 @@ func (g *gen) decide(ts int64, h int, path string, connect bool) (decision, reas
 	for i, r := range rules {
 		if p := strings.TrimPrefix(strings.TrimPrefix(r.text, "Allow: "), "Disallow: "); strings.HasPrefix(path, p) && p != "/" {
 			if r.allow {
-				return auditlog.DecisionAllow, string(auditlog.ReasonRule), i, auditlog.AccessSuccessful, 200
+				return auditlog.DecisionAllow, auditlog.ReasonRule, i, auditlog.AccessSuccessful, 200
 			}
-			return auditlog.DecisionDeny, string(auditlog.ReasonRule), i, auditlog.AccessSuccessful, 200
+			return auditlog.DecisionDeny, auditlog.ReasonRule, i, auditlog.AccessSuccessful, 200
 		}
 	}
-	return auditlog.DecisionAllow, string(auditlog.ReasonNoMatch), -1, auditlog.AccessSuccessful, 200
+	return auditlog.DecisionAllow, auditlog.ReasonNoMatch, -1, auditlog.AccessSuccessful, 200
 }
 
 // finish adds enforced (when not empty) and the robots.txt version, closes
