@@ -35,6 +35,12 @@ const (
 	SourceOverride IdentitySource = "override"
 	// SourceUserAgent: the tokens were read from the User-Agent header.
 	SourceUserAgent IdentitySource = "user-agent"
+	// SourceCatalogue: the token is the name the crawler catalogue gives
+	// the crawler it recognised in the User-Agent header, a name the
+	// header's products alone did not give first: "Slurp" for
+	// "Mozilla/5.0 (compatible; Yahoo! Slurp; ...)", "ips-agent" rather
+	// than "Fedora".
+	SourceCatalogue IdentitySource = "catalogue"
 	// SourceDefault: no User-Agent header, or no crawler token in it; the
 	// crawler obeys the "*" group (RFC 9309 2.2.1).
 	SourceDefault IdentitySource = "default"
