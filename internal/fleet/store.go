@@ -147,6 +147,7 @@ func New(o Options) (*Store, error) {
 	}
 	s.h = &health{log: o.Log, now: o.Now, m: s.m, target: redisurl.Redact(o.URL), timeout: o.Timeout,
 		ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }, up: true, since: o.Now()}
+	s.h.upNow.Store(true)
 	s.m.up.Set(1)
 	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
 	defer cancel()
