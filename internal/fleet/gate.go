@@ -68,7 +68,7 @@ func (g *Gate) Acquire(ctx context.Context, authority string, wait bool) (func()
 			return g.fallback.Acquire(ctx, authority, wait)
 		}
 		if got, _ := v.(int64); got == 1 {
-			return g.hold(key, id), nil
+			return g.hold(key, id, ""), nil
 		}
 		if !wait {
 			return nil, politeness.ErrBusy
@@ -80,14 +80,16 @@ func (g *Gate) Acquire(ctx context.Context, authority string, wait bool) (func()
 }
 
 // hold renews the lease until the returned release is called, which
-// removes it with the next batch sent off the requests' path (see later).
-func (g *Gate) hold(key, id string) func() {
+// removes it with the next batch sent off the requests' path (see later),
+// in one script with the other writes of pace, the politeness key of the
+// request that holds it ("" for none).
+func (g *Gate) hold(key, id, pace string) func() {
 	g.s.leases.add(key, id)
 	var released atomic.Bool
 	return func() {
 		if released.CompareAndSwap(false, true) {
 			g.s.leases.remove(key, id)
-			g.s.later.send(laterOp{key: key, lease: id}) // off the response's path
+			g.s.later.send(laterOp{gate: key, lease: id, pace: pace}) // off the response's path
 		}
 	}
 }
