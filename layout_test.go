@@ -18,6 +18,7 @@ import (
 // policy -> (access, identity) -> robots. A new package must be placed
 // here.
 var layers = map[string]int{
+	"internal/build":                   -1, // the version, the commit and the Go version of the running binary
 	"internal/csvcell":                 -1, // the CSV outputs' one cell rule (spreadsheet formulas)
 	"internal/heapsize":                -1, // the allocator's sizes, for robots' and the caches' accounting
 	"internal/rules":                   -1, // rules the configuration and the runtime both apply: modes, purposes, host entries, defaults
@@ -27,9 +28,11 @@ var layers = map[string]int{
 	"robots":                           0,
 	"internal/netguard":                0,
 	"internal/mitm":                    1, // caches certificates in internal/memo
-	"internal/politeness":              0,
+	"internal/politeness":              3, // spaces and pauses requests: policy.Politeness, policy.Ticket
 	"auditlog":                         0,
-	"internal/audit/report":            5, // reads lines through auditlog, checks the chain with audit/verify, keys sites as policy does
+	"internal/audit/report":            6, // reads lines through auditlog, checks the chain with audit/verify, keys sites as policy does
+	"internal/audit/site":              4, // where a line's request went, and the site a user types, as policy keys it
+	"internal/live":                    5, // the live view: the ring the audit writer fills, its stream and page; watch's client
 	"internal/redistest":               0,
 	"internal/keyfile":                 0,
 	"internal/dnstest":                 0, // a local DNS server for tests
@@ -38,25 +41,34 @@ var layers = map[string]int{
 	"internal/egress/payments":         1, // pay per crawl: the paying egress step and its ledger
 	"internal/egress/payments/paytest": 2, // a pay per crawl origin for tests
 	"internal/egress/signing":          1, // Web Bot Auth signatures, an egress step (imports egress)
-	"internal/access":                  1,
-	"internal/identity":                1,
-	"internal/usage":                   1,
-	"internal/fleet":                   2, // shares access results
-	"internal/license":                 2, // RSL licenses: fetched by access, decided for usage's purposes
-	"policy":                           3,
-	"internal/check":                   4,
-	"internal/audit":                   2, // the runtime writer: file, chain, checkpoints, robots.txt archive
-	"internal/audit/verify":            4, // the offline verifier: re-decides lines through policy
-	"internal/audit/audittest":         2, // fixtures the archive's and the verifier's tests share
+	"internal/access":                  3, // fetches and caches robots.txt: policy.Access, for policy.Cache
+	"internal/identity/catalogue":      1, // the crawler catalogue: built from upstream lists, embedded, matched (reads robots' name rule)
+	"internal/identity/catalogue/gen":  2, // the command that rebuilds the catalogue (go generate)
+	"internal/identity":                3, // User-Agents and pins, in policy's terms (policy.Identity, policy.Pin)
+	"internal/fleet":                   4, // shares access results
+	"internal/license":                 4, // RSL licenses: fetched by access, decided for usage's purposes
+	"policy":                           2, // the decision and its terms: identities, access results, usage; takes its sources as interfaces
+	"internal/check":                   5,
+	"internal/audit":                   4, // the runtime writer: file, chain, checkpoints, robots.txt archive
+	"internal/audit/verify":            5, // the offline verifier: re-decides lines through policy
+	"internal/audit/audittest":         5, // fixtures the archive's, the verifier's and the audit commands' tests share
 	"internal/accesslog":               5, // judges web server access logs through policy; reads the audit archive
 	"internal/config":                  4, // the schema: defaults and validation only (TestConfigIsSchema)
 	"internal/audit/report/loggen":     5,
 	"proxy":                            5,
 	"internal/cpubench":                6,
 	"internal/server":                  6,
-	".":                                7, // main
+	"internal/cli/command":             7, // the commands, one a file, and what they share: the flag rule, exit codes, output
+	"internal/cli":                     8, // the dispatcher: runs the command named, help, exit codes, signals
+	".":                                9, // main: hands the command line to internal/cli
 	"e2e":                              7,
 	"enforce":                          7, // the proxy's request path in a Go crawler's process (assembled by server)
+}
+
+// importedOnlyBy names the one package that may import a package: the
+// CLI's dispatcher is main's alone, so that no command calls back into it.
+var importedOnlyBy = map[string]string{
+	"internal/cli": ".",
 }
 
 const module = "github.com/robotsproxy/robotsproxy"
@@ -149,6 +161,9 @@ func TestImportsRunOneWay(t *testing.T) {
 			}
 			if r, ok := layers[dep]; !ok || r >= rank {
 				t.Errorf("%s: package %q (layer %d) imports %q (layer %d, known %v): imports must run one way", path, pkg, rank, dep, r, ok)
+			}
+			if only, ok := importedOnlyBy[dep]; ok && only != pkg {
+				t.Errorf("%s: package %q imports %q, which only %q may import", path, pkg, dep, only)
 			}
 		}
 		return nil

@@ -70,6 +70,10 @@ const (
 	// FieldIntercepted is true on a request read inside an intercepted
 	// tunnel.
 	FieldIntercepted = "intercepted"
+	// FieldProtocol is the HTTP version the client sent the request in:
+	// one of the Protocol values (absent when the request was not read
+	// far enough to tell).
+	FieldProtocol = "protocol"
 	// FieldUser is the proxy user the request authenticated as.
 	FieldUser = "user"
 	// FieldError is what went wrong, if known.
@@ -117,7 +121,7 @@ const (
 	FieldRobotsReason = "robots_reason"
 	// FieldUnreachableCause is why the robots.txt in force was
 	// unreachable ("dns", "connect", "tls", "timeout", "status 500",
-	// "too-large", ...; see access.Cause), on lines whose access_result is
+	// "too-large", ...; see policy.Cause), on lines whose access_result is
 	// "unreachable" and whose cause is known.
 	FieldUnreachableCause = "unreachable_cause"
 
@@ -256,6 +260,14 @@ const (
 	AccessUnreachable = "unreachable"
 )
 
+// Values of FieldProtocol. HTTP/2 is spoken only inside intercepted
+// tunnels (ALPN h2); the proxy's listener speaks HTTP/1.
+const (
+	ProtocolHTTP10 = "HTTP/1.0"
+	ProtocolHTTP11 = "HTTP/1.1"
+	ProtocolHTTP2  = "HTTP/2"
+)
+
 // Values of FieldTunnel: how a CONNECT tunnel was served.
 const (
 	// TunnelHostLevel: the tunnel was decided for the host as a whole
@@ -283,7 +295,7 @@ const (
 	FieldLicenseFetchedAt = "license_fetched_at"
 	// FieldLicenseDecision is what the license says for the request: one
 	// of permitted, prohibited, license-required, no-match, unavailable,
-	// unreadable (usage.LicenseDecision).
+	// unreadable (policy.LicenseDecision).
 	FieldLicenseDecision = "license_decision"
 	// FieldLicenseElement is the content element that applied, as
 	// <content url="..." server="...">.
@@ -301,6 +313,6 @@ const (
 	FieldLicenseLink = "license_link"
 	// FieldLicenseSource is where the license of FieldLicenseURL was
 	// named: "robots.txt" (a License line) or "link" (a Link header field
-	// of an earlier response for the same resource; usage.LicenseSource).
+	// of an earlier response for the same resource; policy.LicenseSource).
 	FieldLicenseSource = "license_source"
 )

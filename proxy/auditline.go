@@ -10,7 +10,6 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/egress"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -116,6 +115,9 @@ func (p *Proxy) audit(sink *lineSink, r *http.Request, st *state, status int, by
 	if st.parent != nil {
 		e = e.Bool(auditlog.FieldIntercepted, true)
 	}
+	if proto := protocol(r); proto != "" {
+		e = e.Str(auditlog.FieldProtocol, proto)
+	}
 	if st.cutOff != cutOffNone {
 		e = e.Str(auditlog.FieldCutOff, st.cutOff.String())
 	}
@@ -142,6 +144,20 @@ func requestURL(r *http.Request, intercepted bool) string {
 		return r.RequestURI // the target exactly as sent
 	}
 	return r.URL.String()
+}
+
+// protocol is the audit line's protocol field of r: the HTTP version it
+// was read in, one of auditlog's Protocol values, "" for any other.
+func protocol(r *http.Request) string {
+	switch {
+	case r.ProtoMajor == 2:
+		return auditlog.ProtocolHTTP2
+	case r.ProtoMajor == 1 && r.ProtoMinor == 1:
+		return auditlog.ProtocolHTTP11
+	case r.ProtoMajor == 1 && r.ProtoMinor == 0:
+		return auditlog.ProtocolHTTP10
+	}
+	return ""
 }
 
 // fieldWriter adds bounded string fields to an audit event.
@@ -225,7 +241,7 @@ func cutEncoded(s string, max int) (string, bool) {
 const maxUsageRuleBytes = 2 * auditlog.MaxListEntryBytes
 
 // usageFields adds the usage fields of the decision to an audit line.
-func usageFields(f fieldWriter, e *zerolog.Event, ev *usage.Evaluation) *zerolog.Event {
+func usageFields(f fieldWriter, e *zerolog.Event, ev *policy.Usage) *zerolog.Event {
 	if ev == nil {
 		return e
 	}
@@ -234,7 +250,7 @@ func usageFields(f fieldWriter, e *zerolog.Event, ev *usage.Evaluation) *zerolog
 	}
 	if values := ev.Prefs.Values(); len(values) > 0 {
 		dict := zerolog.Dict()
-		for _, purpose := range usage.Purposes() {
+		for _, purpose := range policy.Purposes() {
 			if v, ok := values[purpose]; ok {
 				dict = dict.Str(purpose, string(v))
 			}
@@ -256,7 +272,7 @@ func usageFields(f fieldWriter, e *zerolog.Event, ev *usage.Evaluation) *zerolog
 }
 
 // licenseFields adds the license fields of the decision to an audit line.
-func licenseFields(f fieldWriter, e *zerolog.Event, ev *usage.Evaluation) *zerolog.Event {
+func licenseFields(f fieldWriter, e *zerolog.Event, ev *policy.Usage) *zerolog.Event {
 	if ev.LicenseLink != "" {
 		e = f.str(e, auditlog.FieldLicenseLink, ev.LicenseLink)
 	}
@@ -289,10 +305,10 @@ func licenseFields(f fieldWriter, e *zerolog.Event, ev *usage.Evaluation) *zerol
 
 // politeFields adds the politeness fields of a request to its audit line.
 func politeFields(e *zerolog.Event, st *state) *zerolog.Event {
-	t := st.ticket
-	if t == nil {
+	if st.ticket == nil {
 		return e
 	}
+	t := st.ticket.Answer()
 	if t.Waited > 0 || t.Refused != "" {
 		e = e.Float64(auditlog.FieldWaitedMS, ms(t.Waited))
 	}
@@ -371,6 +387,11 @@ type Refusal struct {
 	Cause RefusalCause
 	// CutOff is the cut_off field, "" for none.
 	CutOff string
+	// Protocol is the protocol field (auditlog's Protocol values), "" when
+	// not known.
+	Protocol string
+	// Intercepted: the request was read inside an intercepted tunnel.
+	Intercepted bool
 	// Start is when the request's first octet arrived; zero means now.
 	Start time.Time
 	// Err is what went wrong, if known.
@@ -397,6 +418,12 @@ func (p *Proxy) AuditRefusal(r Refusal) error {
 	e := p.lineHead(sink, f, r.Client, r.Method, r.Target, r.TargetCut, r.UserAgent, auditlog.DecisionDeny, string(r.Reason))
 	if r.CutOff != "" {
 		e = e.Str(auditlog.FieldCutOff, r.CutOff)
+	}
+	if r.Intercepted {
+		e = e.Bool(auditlog.FieldIntercepted, true)
+	}
+	if r.Protocol != "" {
+		e = e.Str(auditlog.FieldProtocol, r.Protocol)
 	}
 	if r.Err != nil {
 		e = f.str(e, auditlog.FieldError, r.Err.Error())

@@ -9,8 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/rules"
-	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // RefusalCause labels robotsproxy_client_refusals_total: why a client
@@ -38,11 +38,16 @@ const (
 	// CauseMalformed: the HTTP server could not parse the request (HTTP
 	// 400, 417, 501, 505).
 	CauseMalformed RefusalCause = "malformed"
+	// CauseH2Resets: an HTTP/2 connection inside an intercepted tunnel
+	// reset streams faster than h2_max_resets_per_second, or queued more
+	// than four times h2_max_concurrent_streams of them: it was closed
+	// (GOAWAY ENHANCE_YOUR_CALM; no audit line: no request was answered).
+	CauseH2Resets RefusalCause = "h2_resets"
 )
 
 // refusalCauses are pre-set to 0 so that every cause is exported.
 var refusalCauses = []RefusalCause{CauseMaxConnections, CauseHeaderTimeout, CauseBodyIdle,
-	CauseIdleTimeout, CauseHeaderTooLarge, CauseURITooLong, CauseMalformed}
+	CauseIdleTimeout, CauseHeaderTooLarge, CauseURITooLong, CauseMalformed, CauseH2Resets}
 
 // Client limit defaults, used when the Options field is 0 (the defaults
 // of client.max_request_target_bytes and client.body_idle_timeout).
@@ -62,14 +67,15 @@ func (p *Proxy) refuseTarget(w http.ResponseWriter, r *http.Request, x *exchange
 	body := fmt.Sprintf("robotsproxy: the request target is %d octets, longer than the limit of %d (client.max_request_target_bytes)\n",
 		len(r.RequestURI), limit)
 	h := w.Header()
-	setDenyFields(h, policy.ReasonURITooLong)
+	setDenyFields(h, auditlog.ReasonURITooLong)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusRequestURITooLong)
 	n, _ := io.WriteString(w, body)
 	_ = x.st.line.write(func(*lineSink) error { // answered already: the writer counts a lost line
-		return p.AuditRefusal(Refusal{Client: r.RemoteAddr, Method: r.Method, Target: r.RequestURI,
+		return p.AuditRefusal(Refusal{Client: r.RemoteAddr, Method: r.Method, Target: x.flight.url,
 			UserAgent: r.Header.Get("User-Agent"), Status: http.StatusRequestURITooLong, Bytes: int64(n),
-			Reason: policy.ReasonURITooLong, Cause: CauseURITooLong, Start: x.flight.start})
+			Reason: auditlog.ReasonURITooLong, Cause: CauseURITooLong, Start: x.flight.start,
+			Protocol: protocol(r), Intercepted: x.st.parent != nil})
 	})
 	return true
 }

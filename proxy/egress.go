@@ -8,7 +8,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/egress"
 	"github.com/robotsproxy/robotsproxy/internal/egress/payments"
-	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // outbound is what carries a forwarded request to its origin: the egress
@@ -26,20 +26,19 @@ func (p *Proxy) outbound() http.RoundTripper {
 
 // toEgress hands a request about to be forwarded to the egress steps, when
 // there are any (else to Options.Outbound, when set): it returns req with an egress.Exchange for the decided
-// identity in its context (kept in st for the audit line), and routes a
-// plain request through Options.Egress (one inside an intercepted tunnel
-// goes through roundTripInner, which uses it too). Without egress steps it
-// returns req unchanged.
+// identity in its context (kept in st for the audit line), and routes
+// the request through Options.Egress. Without egress steps it returns req
+// unchanged.
 func (p *Proxy) toEgress(req *http.Request, ctx *goproxy.ProxyCtx, st *state) *http.Request {
 	if p.opts.Egress == nil {
-		if p.opts.Outbound != nil && st.parent == nil {
+		if p.opts.Outbound != nil {
 			ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTripOutbound)
 		}
 		return req
 	}
 	d := &st.decision
 	id := egress.Identity{Token: d.Identity.Token, User: d.Identity.User, Client: st.clientAddr(req)}
-	if st.pin.Source == identity.SourceClientRange {
+	if st.pin.Source == policy.SourceClientRange {
 		id.Range, _ = p.policy().ClientRange(id.Client)
 	}
 	// A request denied and forwarded only because the mode is report
@@ -51,13 +50,11 @@ func (p *Proxy) toEgress(req *http.Request, ctx *goproxy.ProxyCtx, st *state) *h
 	// signed with the operator's key, and billed to its crawler.
 	payments.RemovePriceFields(req.Header)
 	req = req.WithContext(egress.NewContext(req.Context(), st.egress))
-	if st.parent == nil {
-		ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTripEgress)
-	}
+	ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTripEgress)
 	return req
 }
 
-// roundTripEgress carries a plain request through the egress steps.
+// roundTripEgress carries a request through the egress steps.
 func (p *Proxy) roundTripEgress(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
 	if egress.Of(req) == nil { // toEgress did not run: fail closed
 		return nil, errNoExchange
@@ -65,7 +62,7 @@ func (p *Proxy) roundTripEgress(req *http.Request, _ *goproxy.ProxyCtx) (*http.R
 	return p.opts.Egress.RoundTrip(req)
 }
 
-// roundTripOutbound carries a plain request through Options.Outbound.
+// roundTripOutbound carries a request through Options.Outbound.
 func (p *Proxy) roundTripOutbound(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
 	return p.opts.Outbound.RoundTrip(req)
 }

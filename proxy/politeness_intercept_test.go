@@ -6,16 +6,21 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/mitm"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
 // TestPolitenessInsideInterceptedTunnels: requests inside an intercepted
-// tunnel are spaced, capped and checked for usage preferences like plain
-// ones, and each gives its in-flight slot back when its audit line is
-// written.
+// tunnel, over HTTP/1.1 or HTTP/2, are spaced, capped and checked for
+// usage preferences like plain ones, and each gives its in-flight slot
+// back when its audit line is written.
 func TestPolitenessInsideInterceptedTunnels(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "HTTP/1.1", true: "HTTP/2"}[h2], func(t *testing.T) { testPolitenessInsideTunnels(t, h2) })
+	}
+}
+
+func testPolitenessInsideTunnels(t *testing.T, h2 bool) {
 	o := newTLSOrigin(t, serveRobots("User-agent: *\nAllow: /\nCrawl-delay: 5\nContent-Usage: /ai/ train-ai=n\n\nUser-agent: FastBot\nAllow: /\n"))
 	ca, err := mitm.NewCA(mitm.CAOptions{})
 	if err != nil {
@@ -30,14 +35,15 @@ func TestPolitenessInsideInterceptedTunnels(t *testing.T) {
 		clientTLS: &tls.Config{RootCAs: ca.CertPool()},
 		policy: func(po *policy.Options) {
 			connectPorts(o)(po)
-			po.Usage = policy.UsageOptions{Enforce: true, Declarations: usage.NewDeclarations(
+			po.Politeness = politeness.New(politeness.Options{CrawlDelay: true, Reject: true, MaxConcurrentPerHost: 1}).Politeness()
+			po.Usage = policy.UsageOptions{Enforce: true, Declarations: policy.NewDeclarations(
 				map[string][]string{"SlowBot": {"train-ai"}, "FastBot": {"train-ai"}})}
 		},
-		proxy: func(po *proxy.Options) {
-			po.Intercept = certs.TLSConfig
-			po.Politeness = politeness.New(politeness.Options{CrawlDelay: true, Reject: true, MaxConcurrentPerHost: 1})
-		},
+		proxy: func(po *proxy.Options) { po.Intercept = certs.TLSConfig },
 	})
+	if h2 {
+		h.client = h2Client(h, ca)
+	}
 	steps := []struct {
 		path, ua, reason string
 		status           int
@@ -61,12 +67,13 @@ func TestPolitenessInsideInterceptedTunnels(t *testing.T) {
 	}
 	lines := h.audit.WaitLines(t, len(steps)+1)
 	intercepted := 0
+	proto := map[bool]string{false: "HTTP/1.1", true: "HTTP/2"}[h2]
 	for _, l := range lines {
-		if l["intercepted"] == true {
+		if l["intercepted"] == true && l["protocol"] == proto {
 			intercepted++
 		}
 	}
 	if intercepted != len(steps) {
-		t.Errorf("intercepted audit lines: got %d, want %d", intercepted, len(steps))
+		t.Errorf("intercepted %s audit lines: got %d, want %d", proto, intercepted, len(steps))
 	}
 }

@@ -348,7 +348,7 @@ func (c *checker) verdict(u string) verdict {
 	switch {
 	case d.Implicit:
 		// The path as sent names /robots.txt, always allowed (RFC 9309
-		// 2.2.2); such a path has no other reading (policy.ReasonImplicit).
+		// 2.2.2); such a path has no other reading (auditlog.ReasonImplicit).
 		v.up = c.prefs(path)
 		v.up.Verdict = robots.Verdict{Allowed: true, Implicit: true}
 	case !d.Allowed:

@@ -17,8 +17,9 @@ import (
 type Config struct {
 	// Listen is the proxy's HOST:PORT. Default "127.0.0.1:8080".
 	Listen string `yaml:"listen"`
-	// AdminListen is the HOST:PORT of /healthz, /readyz and /metrics; "" disables the
-	// admin listener. Default "127.0.0.1:9090".
+	// AdminListen is the HOST:PORT of /healthz, /readyz, /metrics and
+	// the live view (/live); "" disables the admin listener. Default
+	// "127.0.0.1:9090".
 	AdminListen string `yaml:"admin_listen"`
 	// AllowPrivate lets the proxy and the robots.txt fetcher dial loopback,
 	// private and link-local addresses. Default false.
@@ -80,6 +81,8 @@ type Config struct {
 	Payments Payments `yaml:"payments"`
 	// Signing signs forwarded requests (Web Bot Auth).
 	Signing Signing `yaml:"signing"`
+	// Live configures the live view of decisions on the admin listener.
+	Live Live `yaml:"live"`
 	// ShutdownTimeout is how long a graceful shutdown waits for requests
 	// in flight. Default 10s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
@@ -172,6 +175,15 @@ type Client struct {
 	// IdleTimeout closes a keep-alive connection that has no request for
 	// this long. Default 60s.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// H2MaxConcurrentStreams bounds the streams one HTTP/2 connection
+	// inside an intercepted tunnel may have open at once
+	// (SETTINGS_MAX_CONCURRENT_STREAMS). Default 100.
+	H2MaxConcurrentStreams int `yaml:"h2_max_concurrent_streams"`
+	// H2MaxResetsPerSecond bounds the streams a client resets on one
+	// HTTP/2 connection inside an intercepted tunnel, per second on
+	// average with as many at once; past it the connection is closed
+	// (GOAWAY ENHANCE_YOUR_CALM: the rapid-reset attack). Default 100.
+	H2MaxResetsPerSecond int `yaml:"h2_max_resets_per_second"`
 }
 
 // Connect configures CONNECT tunnels.
@@ -396,13 +408,15 @@ func Default() Config {
 			IdleTimeout:           90 * time.Second,
 		},
 		Client: Client{
-			MaxConnections:        4096,
-			MaxRequestTargetBytes: rules.DefaultMaxRequestTargetBytes,
-			MaxHeaderBytes:        32 << 10,
-			ReadHeaderTimeout:     10 * time.Second,
-			BodyIdleTimeout:       rules.DefaultBodyIdleTimeout,
-			BodyMinRate:           1024,
-			IdleTimeout:           60 * time.Second,
+			MaxConnections:         4096,
+			MaxRequestTargetBytes:  rules.DefaultMaxRequestTargetBytes,
+			MaxHeaderBytes:         32 << 10,
+			ReadHeaderTimeout:      10 * time.Second,
+			BodyIdleTimeout:        rules.DefaultBodyIdleTimeout,
+			BodyMinRate:            1024,
+			IdleTimeout:            60 * time.Second,
+			H2MaxConcurrentStreams: rules.DefaultH2MaxConcurrentStreams,
+			H2MaxResetsPerSecond:   rules.DefaultH2MaxResetsPerSecond,
 		},
 		ShutdownTimeout: 10 * time.Second,
 		Politeness:      defaultPoliteness(),
@@ -410,5 +424,6 @@ func Default() Config {
 		Shared:          defaultShared(),
 		Payments:        Payments{Identities: []PaymentIdentity{}, BreachBlock: 24 * time.Hour},
 		Signing:         defaultSigning(),
+		Live:            defaultLive(),
 	}
 }

@@ -87,6 +87,21 @@ const (
 	DefaultMaxIdleConnsPerHost = 1024
 )
 
+// Defaults of the HTTP/2 bounds of a client connection inside an
+// intercepted tunnel (client.h2_max_concurrent_streams,
+// client.h2_max_resets_per_second; the proxy's Options).
+const (
+	// DefaultH2MaxConcurrentStreams is the SETTINGS_MAX_CONCURRENT_STREAMS
+	// the proxy announces (RFC 9113 6.5.2): the least RFC 9113 6.5.2
+	// recommends, and as many requests as a crawler keeps in flight to one
+	// site by far.
+	DefaultH2MaxConcurrentStreams = 100
+	// DefaultH2MaxResetsPerSecond bounds the RST_STREAM frames a client
+	// sends on one connection, per second on average (with as many at
+	// once): the rapid-reset attack (CVE-2023-44487) sends thousands.
+	DefaultH2MaxResetsPerSecond = 100
+)
+
 // Defaults of the audit log's checkpoints: one every 10,000 lines or 60
 // seconds, whichever comes first (audit.checkpoint_every_lines,
 // audit.checkpoint_every, audit.CheckpointOptions).
@@ -98,3 +113,19 @@ const (
 // DefaultMaxCerts bounds the cache of interception leaf certificates, one
 // per host (mitm.max_certs).
 const DefaultMaxCerts = 1024
+
+// Defaults of the live view (the live.* keys and live.Options).
+const (
+	// DefaultLiveMaxSubscribers caps the live view's streams
+	// (live.max_subscribers).
+	DefaultLiveMaxSubscribers = 8
+	// DefaultLiveRingBytes is the ring of recent decisions: 4 MiB, about
+	// 6,000 audit lines of 700 octets (live.ring_bytes).
+	DefaultLiveRingBytes = 4 << 20
+	// MinLiveRingBytes is the smallest ring: sixteen of the longest
+	// audit lines (64 KiB), so that every line fits.
+	MinLiveRingBytes = 1 << 20
+	// DefaultLiveWriteTimeout drops a stream whose subscriber takes no
+	// events for this long (live.write_timeout).
+	DefaultLiveWriteTimeout = 10 * time.Second
+)
