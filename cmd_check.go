@@ -30,7 +30,7 @@ error: exit 2, naming the line). Flags may come anywhere; "--" ends them.`, stde
 		return usageErr("check: %v", err)
 	}
 	all, err := check.Run(fs.Arg(0), fs.Arg(1), fs.Args()[2:], check.Options{JSON: *asJSON, Usage: *purpose, RFC: *rfc, License: *lic,
-		Stdin: stdin, Stdout: stdout})
+		Stdin: stdin, Stdout: stdout, Warn: stderr})
 	switch {
 	case err != nil:
 		return &exitError{2, fmt.Errorf("check: %w", err)}
