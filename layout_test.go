@@ -43,6 +43,7 @@ var layers = map[string]int{
 	"internal/usage":                   1,
 	"internal/fleet":                   2, // shares access results
 	"internal/license":                 2, // RSL licenses: fetched by access, decided for usage's purposes
+	"internal/ipranges":                2, // crawler operators' published IP ranges: fetched by access, stored in the data directory
 	"policy":                           3,
 	"internal/check":                   4,
 	"internal/audit":                   2, // the runtime writer: file, chain, checkpoints, robots.txt archive
