@@ -89,6 +89,10 @@ func New(o Options) (*Auditor, error) {
 		crawlers: map[string]*crawlerState{},
 	}
 	a.res.Summary.Versions = o.History.Len()
+	var err error
+	if a.res.skipped, err = newSpill[SkippedLine](o.TempDir); err != nil {
+		return nil, err
+	}
 	a.res.lists = map[string]*findingList{}
 	for _, k := range Kinds() {
 		l, err := newFindingList(o.TempDir)
@@ -103,20 +107,34 @@ func New(o Options) (*Auditor, error) {
 
 // Read judges every line of the log r (decompressed already), named name
 // in findings ("-" for standard input). Malformed, overlong and
-// non-UTF-8 lines are counted and skipped; an error is an I/O error, a
-// robots.txt version that cannot be read, or ctx ending (checked every
-// 4,096 lines read).
+// non-UTF-8 lines are counted, located (Result.SkippedLines) and skipped;
+// but when most of the first SampleLines non-blank lines are, the log is
+// not in the chosen format and Read returns a *FormatError saying what it
+// looks like. Other errors are I/O errors, a robots.txt version that
+// cannot be read, or ctx ending (checked every 4,096 lines read).
 func (a *Auditor) Read(ctx context.Context, name string, r io.Reader) error {
 	a.res.Summary.Files = append(a.res.Summary.Files, name)
 	sum := &a.res.Summary
-	lr := &lineReader{br: bufioReader(r), skip: &sum.Skipped}
 	p := a.o.NewParser()
+	fc := &formatCheck{file: name, format: formatName(p)}
+	lr := &lineReader{br: bufioReader(r), skip: &sum.Skipped}
+	lr.onSkip = func(line int64, cause string, raw []byte) error {
+		fc.skip(line, causeText(cause), raw)
+		if err := a.res.skipped.add(&SkippedLine{File: name, Line: line, Cause: cause}); err != nil {
+			return err
+		}
+		return fc.check(false)
+	}
 	var e Entry
 	for n := 1; ; n++ {
 		line, err := lr.next()
 		if err == io.EOF {
 			sum.Lines = lr.line + sum.Lines
-			return nil
+			return fc.check(true)
+		}
+		var fe *FormatError
+		if errors.As(err, &fe) {
+			return fe
 		}
 		if err != nil {
 			return fmt.Errorf("read log %s: line %d: %w", name, lr.line+1, err)
@@ -129,12 +147,56 @@ func (a *Auditor) Read(ctx context.Context, name string, r io.Reader) error {
 		}
 		if err := p.Parse(line, &e); err != nil {
 			sum.Skipped.Malformed++
+			reason := malformedReason(err)
+			fc.skip(lr.line, CauseMalformed+": "+reason, line)
+			if err := a.res.skipped.add(&SkippedLine{File: name, Line: lr.line, Cause: CauseMalformed, Reason: reason}); err != nil {
+				return err
+			}
+			if err := fc.check(false); err != nil {
+				return err
+			}
 			continue
+		}
+		fc.parsed()
+		if err := fc.check(false); err != nil {
+			return err
 		}
 		if err := a.judge(ctx, name, lr.line, &e); err != nil {
 			return err
 		}
 	}
+}
+
+// malformedReason is a parse error without its "malformed line: "
+// prefix, cut to 200 octets.
+func malformedReason(err error) string {
+	s := strings.TrimPrefix(err.Error(), errMalformed.Error()+": ")
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:200], "") + "..."
+	}
+	return s
+}
+
+// causeText says a skip cause in words.
+func causeText(cause string) string {
+	switch cause {
+	case CauseTooLong:
+		return fmt.Sprintf("longer than %d KiB", MaxLine>>10)
+	case CauseInvalidUTF8:
+		return "not UTF-8"
+	}
+	return cause
+}
+
+// formatName names the format a parser reads, as -log-format does.
+func formatName(p Parser) string {
+	switch p.(type) {
+	case *Combined:
+		return "combined"
+	case *JSONParser:
+		return "json"
+	}
+	return "the chosen format"
 }
 
 // ReadFile judges the log file path ("-": stdin), gzipped or not, and
@@ -333,6 +395,9 @@ func (a *Auditor) Close() error {
 		if l != nil {
 			err = errors.Join(err, l.close())
 		}
+	}
+	if a.res.skipped != nil {
+		err = errors.Join(err, a.res.skipped.close())
 	}
 	return err
 }
