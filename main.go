@@ -120,7 +120,7 @@ func commandOf(args []string) (cmd string, rest []string) {
 		return "help", nil
 	case "-version", "--version":
 		return "version", args[1:]
-	case "serve", "check", "ca", "keys", "hash-password", "audit", "version", "healthcheck":
+	case "serve", "check", "ca", "keys", "hash-password", "audit", "version", "healthcheck", "ipranges":
 		return args[0], args[1:]
 	}
 	if strings.HasPrefix(args[0], "-") {
@@ -151,6 +151,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runVersion(args, stdout, stderr)
 	case "healthcheck":
 		return runHealthcheck(ctx, args, stdout, stderr)
+	case "ipranges":
+		return runIPRanges(ctx, args, stdout, stderr)
 	}
 	return usageErr("unknown command %q\n%s", args[0], help)
 }
