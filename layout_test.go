@@ -19,6 +19,7 @@ import (
 // here.
 var layers = map[string]int{
 	"internal/csvcell":                 -1, // the CSV outputs' one cell rule (spreadsheet formulas)
+	"internal/suggest":                 -1, // the "did you mean" of errors: the edit distance to a known name
 	"internal/heapsize":                -1, // the allocator's sizes, for robots' and the caches' accounting
 	"internal/rules":                   -1, // rules the configuration and the runtime both apply: modes, purposes, host entries, defaults
 	"internal/money":                   -1, // pay per crawl's exact amounts and currency codes
@@ -172,6 +173,7 @@ var schemaDeps = map[string]bool{
 	"robots":                  true, // product tokens (RFC 9309 2.2.1), the parsing limit
 	"internal/heapsize":       true, // robots'
 	"internal/rules":          true,
+	"internal/suggest":        true, // the nearest known key of an error
 	"internal/money":          true,
 	"internal/fleet/redisurl": true,
 }

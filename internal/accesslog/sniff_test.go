@@ -6,14 +6,10 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/robotsproxy/robotsproxy/enforce"
 )
 
 // apacheLog returns the first n lines of the real Apache log in
@@ -43,47 +39,10 @@ func apacheLog(t testing.TB, n int) []byte {
 	return b[:i]
 }
 
-// proxyAuditLines returns the audit lines the proxy itself writes for a
-// few requests, allowed and refused.
-func proxyAuditLines(t testing.TB) []byte {
-	t.Helper()
-	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			w.Write([]byte("User-agent: *\nDisallow: /private/\n"))
-			return
-		}
-		w.Write([]byte("hello"))
-	}))
-	defer origin.Close()
-	cfg := enforce.DefaultConfig()
-	cfg.AllowPrivate = true
-	var audit bytes.Buffer
-	tr, err := enforce.New(enforce.Options{Config: cfg, Audit: &audit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{"/", "/private/x", "/a"} {
-		req, _ := http.NewRequest("GET", origin.URL+p, nil)
-		req.Header.Set("User-Agent", "ExampleBot/1.0")
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
-	if err := tr.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if n := bytes.Count(audit.Bytes(), []byte("\n")); n != 3 {
-		t.Fatalf("%d audit lines: %s", n, audit.Bytes())
-	}
-	return audit.Bytes()
-}
-
 // A log most of whose first lines do not parse in the chosen format is
 // refused with a *FormatError that names the format they look like; a
-// log in the format, with a few bad lines, is read.
+// log in the format, with a few bad lines, is read. (The proxy's own
+// audit lines, read as combined: TestRunAuditAccessLogBadInputIsLoud.)
 func TestFormatError(t *testing.T) {
 	h := historyDir(t, map[string]string{"2015-01-01T00:00:00Z.txt": "User-agent: *\nDisallow: /private/\n"})
 	apache := apacheLog(t, 300)
@@ -99,7 +58,6 @@ func TestFormatError(t *testing.T) {
 		looks  string // "" for no error
 		want   string
 	}{
-		{"the proxy's audit lines as combined", proxyAuditLines(t), &Combined{}, LooksAudit, "3 of its first 3 lines do not parse as combined (line 1: malformed: no client address); they look like robotsproxy audit lines, the proxy's own log: summarise it with robotsproxy audit report"},
 		{"an Apache log as json", apache, NewJSONParser(DefaultJSONFields()), LooksCombined, "100 of its first 100 lines do not parse as json (line 1: malformed: "},
 		{"JSON lines as combined", []byte(jsonLines), &Combined{}, LooksJSON, "give -log-format json"},
 		{"JSON lines with other keys", []byte(jsonLines), NewJSONParser(DefaultJSONFields()), LooksJSON, "JSON lines with other keys (ip, req, ts, ua): name them with -json-fields"},

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/internal/ipranges"
+	"github.com/robotsproxy/robotsproxy/internal/suggest"
 )
 
 // KnownTokens are the product tokens audit access-log knows without a
@@ -57,31 +58,10 @@ func CheckGivenTokens(given []string, r *Result, known []string) error {
 func nearest(s string, names map[string]string) string {
 	best, bestD := "", -1
 	for _, k := range slices.Sorted(maps.Keys(names)) {
-		d := editDistance(strings.ToLower(s), k)
+		d := suggest.Distance(strings.ToLower(s), k)
 		if bestD < 0 || d < bestD {
 			best, bestD = names[k], d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in octets.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
