@@ -105,8 +105,9 @@ type formatCheck struct {
 
 // sampleBytes bounds each sample kept, and maxSamples their number.
 const (
-	sampleBytes = 4 << 10
+	sampleBytes = MaxLine // a whole line: a JSON line cut short is no JSON
 	maxSamples  = 5
+	maxKeys     = 12 // JSON keys named in a FormatError
 )
 
 // parsed counts a line that parsed.
@@ -169,6 +170,9 @@ func (c *formatCheck) check(eof bool) error {
 				e.Keys = append(e.Keys, k)
 			}
 			slices.Sort(e.Keys)
+			if len(e.Keys) > maxKeys {
+				e.Keys = append(e.Keys[:maxKeys], "...")
+			}
 			break
 		}
 	}
