@@ -44,7 +44,9 @@ func storeFixture(t *testing.T, dataDir, name, fixture string, tokens ...string)
 // services they name.
 func TestLoadRanges(t *testing.T) {
 	dataDir := t.TempDir()
-	storeFixture(t, dataDir, "google-common-crawlers", "googlebot-fixture.json", "Googlebot", "Googlebot-Image")
+	// A source of its own: the tokens its record names. A known source:
+	// the tokens this version knows it covers, whatever its record says.
+	storeFixture(t, dataDir, "example-google", "googlebot-fixture.json", "Googlebot", "Googlebot-Image")
 	storeFixture(t, dataDir, "bing", "bingbot-fixture.json", "bingbot")
 	jafar := filepath.Join(t.TempDir(), "jafar.json")
 	os.WriteFile(jafar, []byte(`{"formatVersion":"1.1","creationTime":"2026-01-02T03:04:05Z","prefixes":[
@@ -68,11 +70,14 @@ func TestLoadRanges(t *testing.T) {
 		source   string
 		given    bool
 	}{
-		"bingbot":         {1, jafar, true},
-		"OtherBot":        {1, jafar, false},
-		"GPTBot":          {1, origin.URL + "/gptbot.txt", true},
-		"Googlebot":       {7, filepath.Join(dataDir, "ipranges"), false},
-		"Googlebot-Image": {7, filepath.Join(dataDir, "ipranges"), false},
+		"bingbot":          {1, jafar, true},
+		"OtherBot":         {1, jafar, false},
+		"GPTBot":           {1, origin.URL + "/gptbot.txt", true},
+		"Googlebot":        {7, filepath.Join(dataDir, "ipranges"), false},
+		"Googlebot-Image":  {7, filepath.Join(dataDir, "ipranges"), false},
+		"adidxbot":         {5, filepath.Join(dataDir, "ipranges"), false},
+		"BingPreview":      {5, filepath.Join(dataDir, "ipranges"), false},
+		"MicrosoftPreview": {5, filepath.Join(dataDir, "ipranges"), false},
 	}
 	trs := v.TokenRanges()
 	if len(trs) != len(want) {
