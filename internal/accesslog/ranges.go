@@ -115,17 +115,9 @@ func LoadRanges(ctx context.Context, v *Verifier, specs []string, o RangesOption
 	if len(stored) == 0 {
 		return nil, fmt.Errorf("-ip-ranges auto: no ranges stored in %s: run robotsproxy ipranges update (with the same -data-dir or data_dir)", o.DataDir)
 	}
-	current := map[string][]string{}
-	for _, src := range ipranges.Sources() {
-		current[src.Name] = src.Tokens
-	}
 	for _, s := range stored {
-		all := s.Tokens
-		if t, ok := current[s.Name]; ok {
-			all = t // this version's list of what the source covers, not the one of the version that stored it
-		}
 		var tokens []string
-		for _, t := range all {
+		for _, t := range s.ProductTokens() {
 			if !v.given(t) {
 				tokens = append(tokens, t)
 			}

@@ -64,6 +64,18 @@ type Stored struct {
 	File *File
 }
 
+// ProductTokens are the product tokens the copy verifies: those this
+// version knows its source covers (Sources), which may have grown since
+// it was stored; the record's own for a source it does not know.
+func (s *Stored) ProductTokens() []string {
+	for _, src := range sources {
+		if src.Name == s.Name {
+			return slices.Clone(src.Tokens)
+		}
+	}
+	return s.Tokens
+}
+
 var storedName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
 
 // Save stores body (which parsed as f) as rec.Name's copy in

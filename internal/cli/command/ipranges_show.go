@@ -52,7 +52,7 @@ match its record or does not parse is an error (exit 2).`, stdio.Stderr)
 			created = s.CreationTime.Format(time.RFC3339)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Prefixes, created, s.FetchedAt.Format(time.RFC3339), s.Format,
-			strings.Join(s.Tokens, ","), s.Path, s.URL)
+			strings.Join(s.ProductTokens(), ","), s.Path, s.URL)
 	}
 	return tw.Flush()
 }
