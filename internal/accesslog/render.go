@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ func Render(w io.Writer, r *Result, format string) error {
 // csvHeader is the csv output's header row.
 var csvHeader = []string{"kind", "file", "line", "time", "client", "method", "path", "status", "user_agent",
 	"product_token", "identity", "rule", "rule_line", "group", "path_resolved", "robots_sha256", "robots_from",
-	"robots_until", "robots_source", "window_start", "window_basis", "versions_considered", "versions_disallowing",
+	"robots_until", "robots_source", "window_start", "window_basis", "versions_considered", "versions_disallowing", "class", "catalogue",
 	"ranges_source", "ranges_creation_time", "ranges_prefixes", "warnings"}
 
 // rangesCells are the csv cells that state a token's ranges: their
@@ -57,7 +58,9 @@ func rangesCells(tr *TokenRanges, warnings string) []string {
 
 // CSVTables are the tables the csv output can write (RenderCSV):
 // "findings" (the default), a row per violation, disputable request and
-// impostor; "crawlers", a row per product token.
+// impostor; "crawlers", a row per product token, crawlers then other
+// clients (the class column). Every row ends with the crawler
+// catalogue's version, so that a table read alone still says it.
 func CSVTables() []string { return []string{"findings", "crawlers"} }
 
 // RenderCSV writes one table of r as CSV with a header row; an unknown
@@ -68,13 +71,13 @@ func RenderCSV(w io.Writer, r *Result, table string) error {
 		return renderCSV(w, r)
 	case "crawlers":
 		cw := csv.NewWriter(w)
-		cw.Write([]string{"product_token", "requests", "verified", "unverified", "impostor", "robots_fetches", "violations", "disputable",
+		cw.Write([]string{"product_token", "requests", "verified", "unverified", "impostor", "robots_fetches", "violations", "disputable", "class", "catalogue",
 			"ranges_source", "ranges_creation_time", "ranges_prefixes", "warnings"})
 		ranges, warns := rangesOf(r), warningsOf(r)
-		for _, c := range r.Crawlers {
+		for _, c := range append(slices.Clip(r.Crawlers), r.OtherClients...) {
 			t := strings.ToLower(c.Token)
 			cw.Write(append([]string{csvcell.Safe(c.Token), i64(c.Requests), i64(c.Verified), i64(c.Unverified), i64(c.Impostor), i64(c.RobotsFetches),
-				i64(c.Violations), i64(c.Disputable)}, rangesCells(ranges[t], csvcell.Safe(warns[t]))...))
+				i64(c.Violations), i64(c.Disputable), classOf(c.Class), r.Summary.Catalogue}, rangesCells(ranges[t], csvcell.Safe(warns[t]))...))
 		}
 		cw.Flush()
 		return cw.Error()
@@ -93,7 +96,7 @@ func renderCSV(w io.Writer, r *Result) error {
 	for _, k := range Kinds() {
 		err := r.Each(k, func(f *Finding) error {
 			t := strings.ToLower(f.ProductToken)
-			return cw.Write(append(csvRow(k, f), rangesCells(ranges[t], csvcell.Safe(warns[t]))...))
+			return cw.Write(append(csvRow(k, f), append([]string{classOf(f.Class), r.Summary.Catalogue}, rangesCells(ranges[t], csvcell.Safe(warns[t]))...)...))
 		})
 		if err != nil {
 			return err
@@ -101,6 +104,15 @@ func renderCSV(w io.Writer, r *Result) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// classOf is class, ClassCrawler for "" (a Result decoded from an older
+// json output).
+func classOf(class string) string {
+	if class == "" {
+		return ClassCrawler
+	}
+	return class
 }
 
 func csvRow(kind string, f *Finding) []string {
@@ -129,9 +141,10 @@ func stamp(t *time.Time) string {
 // renderJSON writes the Result object, its findings streamed from disk.
 func renderJSON(w io.Writer, r *Result) error {
 	head, err := json.Marshal(struct {
-		Summary  Summary    `json:"summary"`
-		Crawlers []*Crawler `json:"crawlers"`
-	}{r.Summary, r.Crawlers})
+		Summary      Summary    `json:"summary"`
+		Crawlers     []*Crawler `json:"crawlers"`
+		OtherClients []*Crawler `json:"other_clients"`
+	}{r.Summary, r.Crawlers, r.OtherClients})
 	if err != nil {
 		return err
 	}

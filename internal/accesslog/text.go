@@ -21,7 +21,9 @@ func renderText(w io.Writer, r *Result) error {
 		fmt.Fprintf(tw, "log\t%s\t%d lines, sha256 %s\n", in.File, in.Lines, in.SHA256)
 	}
 	fmt.Fprintf(tw, "lines\t%d\t(skipped: %d malformed, %d too long, %d invalid UTF-8)\n", s.Lines, s.Skipped.Malformed, s.Skipped.TooLong, s.Skipped.InvalidUTF8)
-	fmt.Fprintf(tw, "requests\t%d\t(%d name no crawler, %d before the first robots.txt version)\n", s.Requests, s.Browsers, s.Unjudged)
+	fmt.Fprintf(tw, "requests\t%d\t(%d from browsers and %d naming no product, never judged; %d from other clients; %d before the first robots.txt version)\n",
+		s.Requests, s.Browsers, s.Unnamed, s.OtherClients, s.Unjudged)
+	fmt.Fprintf(tw, "crawler catalogue\t%s\n", s.Catalogue)
 	fmt.Fprintf(tw, "period\t%s\n", period(s))
 	fmt.Fprintf(tw, "robots.txt versions\t%d\n", s.Versions)
 	fmt.Fprintf(tw, "violations\t%d\n", r.Count(KindViolation))
@@ -55,9 +57,10 @@ func renderText(w io.Writer, r *Result) error {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "crawler\trequests\tverified\tunverified\timpostor\trobots.txt fetches\tviolations\tdisputable\n")
-	for _, c := range r.Crawlers {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", c.Token, c.Requests, c.Verified, c.Unverified, c.Impostor, c.RobotsFetches, c.Violations, c.Disputable)
+	textTable(tw, "crawler", r.Crawlers)
+	if len(r.OtherClients) > 0 {
+		fmt.Fprintln(tw)
+		textTable(tw, "other client", r.OtherClients)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -150,9 +153,20 @@ func firstOf(n int64) string {
 	return fmt.Sprintf("the first %d of %d", textSkipped, n)
 }
 
+// textTable writes a table of crawlers headed by what they are.
+func textTable(tw io.Writer, what string, cs []*Crawler) {
+	fmt.Fprintf(tw, "%s\trequests\tverified\tunverified\timpostor\trobots.txt fetches\tviolations\tdisputable\n", what)
+	for _, c := range cs {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", c.Token, c.Requests, c.Verified, c.Unverified, c.Impostor, c.RobotsFetches, c.Violations, c.Disputable)
+	}
+}
+
 // textFinding is one finding on one line, its evidence included.
 func textFinding(f *Finding) string {
 	s := fmt.Sprintf("%s:%d %s %s %s %q %s %s", f.File, f.Line, stamp(&f.Time), f.Client, f.ProductToken, f.UserAgent, f.Method, f.Path)
+	if f.Class == ClassOther {
+		s += " class=other"
+	}
 	if f.Identity != "" {
 		s += " identity=" + f.Identity
 	}

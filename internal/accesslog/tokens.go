@@ -6,15 +6,20 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/robotsproxy/robotsproxy/internal/identity/catalogue"
 	"github.com/robotsproxy/robotsproxy/internal/ipranges"
 	"github.com/robotsproxy/robotsproxy/internal/suggest"
 )
 
 // KnownTokens are the product tokens audit access-log knows without a
-// log: those of the published ranges files (ipranges.Sources) and of the
-// crawlers with DNS domains (DefaultDomains).
+// log: those of the published ranges files (ipranges.Sources), the names
+// of the crawler catalogue (catalogue.Embedded), and the crawlers with DNS
+// domains (DefaultDomains); each as first written there.
 func KnownTokens() []string {
 	out := ipranges.Tokens(ipranges.Sources())
+	for _, e := range catalogue.Embedded().Entries {
+		out = append(out, e.Names...)
+	}
 	return append(out, slices.Sorted(maps.Keys(DefaultDomains()))...)
 }
 
