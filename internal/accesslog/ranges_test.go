@@ -144,7 +144,9 @@ func TestCheckGivenTokens(t *testing.T) {
 		want  string // "" for no error
 	}{
 		{[]string{"Googlebot", "googlebot", "GPTBot", "CCBot"}, ""},
-		{[]string{"SiteBot"}, ""}, // in the log, unknown otherwise
+		{[]string{"SiteBot"}, ""},            // in the log, unknown otherwise
+		{[]string{"Slurp", "AhrefsBot"}, ""}, // in the crawler catalogue
+		{[]string{"Ahrefsbott"}, "did you mean AhrefsBot?"},
 		{[]string{"Googlbot"}, "did you mean Googlebot?"},
 		{[]string{"GPTBott"}, "did you mean GPTBot?"},
 		{[]string{"SiteBto"}, "did you mean SiteBot?"},
