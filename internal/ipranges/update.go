@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // MaxBody bounds a ranges file, in octets (Google's largest, the
@@ -30,16 +31,16 @@ func (d doc) Retained() int { return len(d.f.Prefixes) * 48 }
 // (its FetchedAt and FinalURL). An error says why: a status that is not
 // 2xx, a network error, a refused destination, a body over MaxBody
 // octets, or one that does not parse (Parse).
-func Fetch(ctx context.Context, f *access.Fetcher, url string) (*File, []byte, access.Access, error) {
+func Fetch(ctx context.Context, f *access.Fetcher, url string) (*File, []byte, policy.Access, error) {
 	a := f.FetchDocument(ctx, url, access.DocumentOptions{What: "published IP ranges", Accept: "application/json, text/plain;q=0.5",
-		MaxBytes: MaxBody, Parse: func(body []byte, _ http.Header) (access.Document, error) {
+		MaxBytes: MaxBody, Parse: func(body []byte, _ http.Header) (policy.Document, error) {
 			file, err := Parse(body)
 			if err != nil {
 				return nil, err
 			}
 			return doc{file}, nil
 		}})
-	if a.Result != access.Successful {
+	if a.Result != policy.Successful {
 		if a.Err != nil {
 			return nil, nil, a, fmt.Errorf("fetch %s: %s (status %d): %w", url, a.Result, a.Status, a.Err)
 		}
