@@ -203,6 +203,16 @@ func TestRunAuditAccessLogBadInputIsLoud(t *testing.T) {
 	gzipped := filepath.Join("..", "..", "testdata", "robots-odd", "schema.org.txt")
 	empty := filepath.Join(dir, "empty.log")
 	os.WriteFile(empty, nil, 0o644)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	elf, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary := filepath.Join(dir, "robots.txt") // a binary file given as -robots: the start of the test's own executable
+	os.WriteFile(binary, elf[:64<<10], 0o644)
 	tests := []struct {
 		name         string
 		args         []string
@@ -217,6 +227,8 @@ func TestRunAuditAccessLogBadInputIsLoud(t *testing.T) {
 			"-ip-ranges Googlbot=...: no crawler of that name is known or in the logs; did you mean Googlebot?", ""},
 		{"a gzipped robots.txt", []string{"-robots", gzipped, apache}, 0,
 			"warning: robots.txt version " + gzipped + " is not text (gzip-compressed data)", "is not text (gzip-compressed data)"},
+		{"a binary robots.txt", []string{"-robots", binary, apache}, 0,
+			"warning: robots.txt version " + binary + " is not text (binary data (NUL octets))", "is not text (binary data (NUL octets))"},
 		{"an empty log", []string{"-robots", site, empty}, 0, "warning: no request was read: the logs hold 0 lines", "period               none: no request was read"},
 		{"a skipped line", []string{"-robots", site, apache}, 0, "", "skipped lines (all 1; -format json lists every one)\n" + apache + ":8899 malformed: unterminated User-Agent\n"},
 	}
