@@ -29,6 +29,9 @@ type htmlPage struct {
 	R                                 *Result
 	Violations, Disputable, Impostors int64
 	Sections                          []htmlSection
+	// Skipped are the first skipped lines, SkippedMore says how many.
+	Skipped     []SkippedLine
+	SkippedMore string
 }
 
 func renderHTML(w io.Writer, r *Result) error {
@@ -37,6 +40,12 @@ func renderHTML(w io.Writer, r *Result) error {
 	for _, c := range append(slices.Clip(r.Crawlers), r.OtherClients...) {
 		idx[crawlerKey{classOf(c.Class), c.Token}] = len(p.Sections)
 		p.Sections = append(p.Sections, htmlSection{Crawler: c, More: map[string]int64{}})
+	}
+	if n := r.SkippedCount(); n > 0 {
+		p.SkippedMore = firstOf(n)
+		if err := eachFirstSkipped(r, func(s *SkippedLine) error { p.Skipped = append(p.Skipped, *s); return nil }); err != nil {
+			return err
+		}
 	}
 	shown := 0
 	for _, k := range Kinds() {
@@ -98,6 +107,9 @@ func (s htmlSection) Chart() (template.HTML, error) {
 
 var htmlTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"stamp":    stamp,
+	"period":   period,
+	"source":   sourceText,
+	"date":     func(t *time.Time) string { return dateOr(t, "not stated") },
 	"chartCSS": func() template.CSS { return chart.CSS },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>robots.txt compliance: access log audit</title>
@@ -111,6 +123,7 @@ figure.chart{max-width:50em;margin:.5em 0}
 code{font-size:12px;word-break:break-all}
 code.rule{white-space:nowrap;word-break:normal}
 dt{font-weight:bold}
+ul.warn li{color:#a30}
 </style></head><body>
 <h1>robots.txt compliance: access log audit</h1>
 {{with .R.Summary}}
@@ -125,10 +138,19 @@ dt{font-weight:bold}
 <tr><th>requests from other clients (libraries, tools)</th><td class="n">{{.OtherClients}}</td></tr>
 <tr><th>crawler catalogue</th><td><code>{{.Catalogue}}</code></td></tr>
 <tr><th>requests before the first robots.txt version</th><td class="n">{{.Unjudged}}</td></tr>
-<tr><th>period</th><td>{{stamp .First}} to {{stamp .Last}}</td></tr>
+<tr><th>period</th><td>{{period .}}</td></tr>
 <tr><th>robots.txt versions</th><td class="n">{{.Versions}}</td></tr>
 </table>
+{{if .Warnings}}<h2>Warnings</h2>
+<ul class="warn">{{range .Warnings}}<li>{{.Message}}</li>{{end}}</ul>{{end}}
+{{if .IPRanges}}<h2>Published IP ranges</h2>
+<table><tr><th>product token</th><th>prefixes</th><th>creationTime</th><th>requests</th><th>inside</th><th>outside</th><th>near</th><th>source</th></tr>
+{{range .IPRanges}}{{$t := .}}{{range $i, $s := .Sources}}<tr><td>{{$t.Token}}</td><td class="n">{{$s.Prefixes}}</td><td>{{date $s.CreationTime}}</td>{{if eq $i 0}}<td class="n">{{$t.Requests}}</td><td class="n">{{$t.Inside}}</td><td class="n">{{$t.Outside}}</td><td class="n">{{$t.Near}}</td>{{else}}<td></td><td></td><td></td><td></td>{{end}}<td><code>{{source $s}}</code></td></tr>
+{{end}}{{end}}</table>{{end}}
 {{end}}
+{{if .Skipped}}<h2>Skipped lines</h2>
+<p>{{.SkippedMore}}; the json output lists every one.</p>
+<table><tr><th>line</th><th>cause</th></tr>{{range .Skipped}}<tr><td>{{.File}}:{{.Line}}</td><td>{{.Cause}}{{with .Reason}}: {{.}}{{end}}</td></tr>{{end}}</table>{{end}}
 <p>{{.Violations}} violations, {{.Disputable}} disputable requests, {{.Impostors}} impostors.</p>
 <h2>Crawlers</h2>
 {{template "crawlers" .R.Crawlers}}
