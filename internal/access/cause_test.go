@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/access/accesstest"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
@@ -104,7 +105,7 @@ func TestFetcherUnreachableCause(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), fetchDeadline)
 			defer cancel()
-			a := newFetcher(tt.opts).Fetch(ctx, tt.scheme, tt.authority)
+			a := accesstest.NewFetcher(tt.opts).Fetch(ctx, tt.scheme, tt.authority)
 			if a.Result != tt.result || a.Cause.Text(a.Status) != tt.cause {
 				t.Errorf("Fetch(%s://%s): got %s cause %q (status %d, error %v), want %s cause %q",
 					tt.scheme, tt.authority, a.Result, a.Cause.Text(a.Status), a.Status, a.Err, tt.result, tt.cause)
