@@ -142,7 +142,7 @@ func TestAuditWriteErrors(t *testing.T) {
 			if tc.want == http.StatusServiceUnavailable && !strings.Contains(string(body), "audit log") {
 				t.Errorf("503 body %q does not say why", body)
 			}
-			if got := o.hitCount(tc.path) > 0; got != tc.forwarded {
+			if got := o.Count(tc.path) > 0; got != tc.forwarded {
 				t.Errorf("forwarded to the origin: %v, want %v", got, tc.forwarded)
 			}
 			if fa.attempts.Load() == before {
@@ -161,12 +161,12 @@ func TestAuditUnavailableLineWritten(t *testing.T) {
 	h := writeErrHarness(t, o, fa, false, false)
 	fa.failing.Store(true) // the last write failed; this one will not
 	resp, _ := h.do(t, "GET", o.URL+"/one", "ExampleBot/1.0", "")
-	if resp.StatusCode != 503 || o.hitCount("/one") != 0 {
-		t.Fatalf("got %d, origin hits %d; want 503 and none", resp.StatusCode, o.hitCount("/one"))
+	if resp.StatusCode != 503 || o.Count("/one") != 0 {
+		t.Fatalf("got %d, origin hits %d; want 503 and none", resp.StatusCode, o.Count("/one"))
 	}
 	resp, _ = h.do(t, "GET", o.URL+"/two", "ExampleBot/1.0", "")
-	if resp.StatusCode != 200 || o.hitCount("/two") != 1 {
-		t.Fatalf("after recovery: got %d, origin hits %d; want 200 and 1", resp.StatusCode, o.hitCount("/two"))
+	if resp.StatusCode != 200 || o.Count("/two") != 1 {
+		t.Fatalf("after recovery: got %d, origin hits %d; want 200 and 1", resp.StatusCode, o.Count("/two"))
 	}
 	lines := fa.Lines(t)
 	if len(lines) != 2 {
@@ -256,8 +256,8 @@ func TestAuditServesFirstRequestAfterRecovery(t *testing.T) {
 				resp.Body.Close()
 			}
 			for _, p := range []string{"/full/1", "/full/2"} {
-				if got := get(p); got != 503 || o.hitCount(p) != 0 {
-					t.Fatalf("%s on a full disk: %d, origin hits %d; want 503, none", p, got, o.hitCount(p))
+				if got := get(p); got != 503 || o.Count(p) != 0 {
+					t.Fatalf("%s on a full disk: %d, origin hits %d; want 503, none", p, got, o.Count(p))
 				}
 			}
 			if !w.Failing() {
@@ -268,8 +268,8 @@ func TestAuditServesFirstRequestAfterRecovery(t *testing.T) {
 				path string
 				want int
 			}{{"/first", 200}, {"/private/second", 403}} {
-				if got := get(c.path); got != c.want || o.hitCount(c.path) != map[bool]int{true: 1}[c.want == 200] {
-					t.Errorf("%s after space returned: %d, origin hits %d; want %d as decided", c.path, got, o.hitCount(c.path), c.want)
+				if got := get(c.path); got != c.want || o.Count(c.path) != map[bool]int{true: 1}[c.want == 200] {
+					t.Errorf("%s after space returned: %d, origin hits %d; want %d as decided", c.path, got, o.Count(c.path), c.want)
 				}
 			}
 			disk.mu.Lock()
