@@ -1,12 +1,10 @@
 package proxy_test
 
 import (
-	"bytes"
 	"crypto/tls"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -179,39 +177,6 @@ func TestAuditUnavailableLineWritten(t *testing.T) {
 	}
 }
 
-// smallDisk is an audit log output of a set room, as a file on a small
-// file system: a write past the room stores what fits and fails with
-// ENOSPC; octets can be taken back (audit.Unwriter).
-type smallDisk struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	room int
-}
-
-func (d *smallDisk) Write(p []byte) (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	n := min(len(p), max(d.room-d.buf.Len(), 0))
-	d.buf.Write(p[:n])
-	if n < len(p) {
-		return n, syscall.ENOSPC
-	}
-	return n, nil
-}
-
-func (d *smallDisk) Unwrite(n int) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.buf.Truncate(d.buf.Len() - n)
-	return nil
-}
-
-func (d *smallDisk) setRoom(n int) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.room = n
-}
-
 // TestAuditServesFirstRequestAfterRecovery: with the real audit writer
 // on a full disk, requests are refused 503 audit-unavailable and never
 // forwarded; the first request after space returns is served as decided,
@@ -224,7 +189,7 @@ func TestAuditServesFirstRequestAfterRecovery(t *testing.T) {
 			if intercept {
 				o = newTLSOrigin(t, serveRobots(robots))
 			}
-			disk := &smallDisk{room: 1 << 20}
+			disk := testkit.NewFullDisk(1 << 20)
 			w := audit.NewWriter(disk, audit.Options{Chain: true, OnWriteError: "refuse"})
 			h := writeErrHarness(t, o, w, false, intercept)
 			if !intercept {
@@ -250,7 +215,7 @@ func TestAuditServesFirstRequestAfterRecovery(t *testing.T) {
 			if got := get("/warm"); got != 200 {
 				t.Fatalf("warm-up: %d", got)
 			}
-			disk.setRoom(0) // full: the line of the next request fails (it is cut off), and the log is failing
+			disk.SetRoom(0) // full: the line of the next request fails (it is cut off), and the log is failing
 			if resp, err := h.client.Get(o.URL + "/filling"); err == nil {
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
@@ -263,7 +228,7 @@ func TestAuditServesFirstRequestAfterRecovery(t *testing.T) {
 			if !w.Failing() {
 				t.Fatal("the writer is not failing on a full disk")
 			}
-			disk.setRoom(1 << 20) // space freed
+			disk.SetRoom(1 << 20) // space freed
 			for _, c := range []struct {
 				path string
 				want int
@@ -272,9 +237,7 @@ func TestAuditServesFirstRequestAfterRecovery(t *testing.T) {
 					t.Errorf("%s after space returned: %d, origin hits %d; want %d as decided", c.path, got, o.Count(c.path), c.want)
 				}
 			}
-			disk.mu.Lock()
-			log := disk.buf.String()
-			disk.mu.Unlock()
+			log := string(disk.Bytes())
 			var lines []string // the tunnels' CONNECT lines left out
 			for _, l := range strings.Split(strings.TrimSuffix(log, "\n"), "\n") {
 				if !strings.Contains(l, `"method":"CONNECT"`) {
