@@ -2,8 +2,10 @@ package testkit
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -71,4 +73,28 @@ func (v *Visits) Paths() []string {
 		out = append(out, x.Path)
 	}
 	return out
+}
+
+// Pages returns how many requests other than /robots.txt there were.
+func (v *Visits) Pages() int64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return int64(len(v.list))
+}
+
+// Site is an HTTP origin on 127.0.0.1 that counts what it is asked
+// (Visits). It stops when the test ends.
+type Site struct {
+	*httptest.Server
+	Visits
+}
+
+// NewSite starts a Site answering /robots.txt with robots and every other
+// path with page.
+func NewSite(t testing.TB, robots, page http.Handler) *Site {
+	t.Helper()
+	s := &Site{}
+	s.Server = httptest.NewServer(s.Visits.Handler(robots, page))
+	t.Cleanup(s.Close)
+	return s
 }
