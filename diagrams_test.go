@@ -239,10 +239,10 @@ var diagramBands = []struct {
 	top, bottom int
 	name        string
 }{
-	{9, 6, "the command line, the server it runs, and the harnesses"},
-	{5, 4, "the proxy, the audit tools, and what the server assembles"},
+	{9, 6, "the CLI, the server, the harnesses"},
+	{5, 4, "the proxy, the audit tools, what the server assembles"},
 	{3, 1, "policy and its sources"},
-	{0, -1, "the ground floor: the RFC 9309 library, the audit line, small rules"},
+	{0, -1, "the ground floor: robots.txt, the audit line, small rules"},
 }
 
 // maxBandNodes is how many packages one diagram of the package diagram
