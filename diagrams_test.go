@@ -240,9 +240,10 @@ var diagramBands = []struct {
 	name        string
 }{
 	{9, 6, "the CLI, the server, the harnesses"},
-	{5, 4, "the proxy, the audit tools, what the server assembles"},
+	{5, 4, "the proxy and what the server assembles"},
 	{3, 1, "policy and its sources"},
-	{0, -1, "the ground floor: robots.txt, the audit line, small rules"},
+	{0, 0, "robots.txt, the audit line, guards, stores"},
+	{-1, -1, "leaf rules and helpers"},
 }
 
 // maxBandNodes is how many packages one diagram of the package diagram
@@ -330,7 +331,11 @@ func packageDiagram(imports map[string]map[string]bool) (string, error) {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "**Layers %d to %d: %s** (%d packages)\n\n```mermaid\nflowchart TB\n", bd.top, bd.bottom, bd.name, n)
+		span := fmt.Sprintf("Layers %d to %d", bd.top, bd.bottom)
+		if bd.top == bd.bottom {
+			span = fmt.Sprintf("Layer %d", bd.top)
+		}
+		fmt.Fprintf(&b, "**%s: %s** (%d packages)\n\n```mermaid\nflowchart TB\n", span, bd.name, n)
 		for r := bd.top; r >= bd.bottom; r-- {
 			ps := byLayer[r]
 			if len(ps) == 0 {
