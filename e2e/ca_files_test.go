@@ -59,8 +59,15 @@ type caProcess struct {
 // (HTTPS intercepted with the data directory's CA), on ephemeral ports.
 func startCAProcess(t *testing.T, dataDir string) *caProcess {
 	t.Helper()
+	return startCAServe(t, "-data-dir", dataDir)
+}
+
+// startCAServe starts serve with args and the built-in defaults, on
+// ephemeral ports.
+func startCAServe(t *testing.T, args ...string) *caProcess {
+	t.Helper()
 	p := &caProcess{stderr: &syncBuffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(binary, "serve", "-data-dir", dataDir, "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0")
+	p.cmd = exec.Command(binary, append([]string{"serve", "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0"}, args...)...)
 	p.cmd.Dir, p.cmd.Stderr = t.TempDir(), p.stderr // no config.yaml there: the built-in defaults
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -108,3 +115,45 @@ func (p *caProcess) kill() {
 	}
 }
 
+// TestCAKeyPermissions: serve refuses a CA key that others than its owner
+// may read, naming the file and the fix, whether the key is the
+// operator's (-ca-key) or the data directory's; the same key at 0600
+// starts.
+func TestCAKeyPermissions(t *testing.T) {
+	ca := initCA(t)
+	dataDir := filepath.Join(t.TempDir(), "state")
+	p := startCAProcess(t, dataDir) // creates the data directory's CA
+	if _, err := p.interceptLine(30 * time.Second); err != nil {
+		t.Fatalf("first start: %v; stderr:\n%s", err, p.stderr)
+	}
+	p.kill()
+	cases := []struct {
+		name, key string
+		args      []string
+	}{
+		{"-ca-key", ca.keyFile, []string{"-ca-cert", ca.certFile, "-ca-key", ca.keyFile}},
+		{"data directory", filepath.Join(dataDir, "ca-key.pem"), []string{"-data-dir", dataDir}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, mode := range []os.FileMode{0o644, 0o640, 0o604} {
+				if err := os.Chmod(c.key, mode); err != nil {
+					t.Fatal(err)
+				}
+				p := startCAServe(t, c.args...)
+				if _, err := p.interceptLine(30 * time.Second); err == nil {
+					p.kill()
+					t.Errorf("key mode %#o: serve started; want it refused", mode)
+					continue
+				}
+				if code := p.cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(p.stderr.String(), c.key) || !strings.Contains(p.stderr.String(), "chmod 600") {
+					t.Errorf("key mode %#o: exit code %d, stderr:\n%s\nwant exit code 2 and an error naming %s and chmod 600", mode, code, p.stderr, c.key)
+				}
+			}
+			if err := os.Chmod(c.key, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			startServe(t, t.TempDir(), c.args...).stop(t)
+		})
+	}
+}
