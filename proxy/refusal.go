@@ -28,6 +28,10 @@ const (
 	// "connect", "tls", "timeout", "status N", "too-large", "redirects",
 	// "destination-refused" or "other" (see access.Cause).
 	HeaderUnreachable = "X-Robotsproxy-Unreachable"
+	// HeaderHint says what the operator changes to lift a refusal that
+	// is theirs to lift, naming the configuration key and the flag
+	// (policy.Decision.Hint): a CONNECT port, an origin's private CA.
+	HeaderHint = "X-Robotsproxy-Hint"
 )
 
 // maxHeaderValue bounds explanatory header values; robots.txt lines can be
@@ -89,7 +93,12 @@ func rejectWith(req *http.Request, d *policy.Decision, realm string, retry time.
 	} else if r := d.Rule(); r != nil && !d.TooManyRequests() {
 		h.Set(HeaderRule, headerValue(fmt.Sprintf("line %d: %s", r.Line, r.Text())))
 	}
-	return textResponse(req, status, h, denialText(d)+unreachableRetryText(d, retry))
+	body := denialText(d) + unreachableRetryText(d, retry)
+	if hint := d.Hint(); hint != "" {
+		h.Set(HeaderHint, hint)
+		body += "robotsproxy: " + hint + "\n"
+	}
+	return textResponse(req, status, h, body)
 }
 
 // unreachableRetryText says, for a denial with reason unreachable, when

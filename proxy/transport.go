@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"crypto/tls"
 	"net/http"
 	"time"
 
@@ -24,6 +25,9 @@ type TransportOptions struct {
 	MaxIdleConnsPerHost int
 	// IdleTimeout closes idle connections; default 90s.
 	IdleTimeout time.Duration
+	// TLS configures TLS to origins; nil verifies against the system
+	// roots.
+	TLS *tls.Config
 }
 
 // Upstream pool defaults. The sizing rule: MaxIdleConnsPerHost at least the
@@ -45,7 +49,7 @@ const (
 // NewTransport returns the transport that carries allowed requests to
 // origins. It never uses a proxy from the environment, dials through the
 // guard (checked on the resolved address), verifies TLS against the system
-// roots, and neither adds Accept-Encoding nor decompresses, so requests and
+// roots (or o.TLS's), and neither adds Accept-Encoding nor decompresses, so requests and
 // responses pass unchanged. Its connections report when a request is sent
 // (see traceSend).
 func NewTransport(g *netguard.Guard, o TransportOptions) *http.Transport {
@@ -73,5 +77,6 @@ func NewTransport(g *netguard.Guard, o TransportOptions) *http.Transport {
 		ResponseHeaderTimeout: o.ResponseHeaderTimeout,
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
+		TLSClientConfig:       o.TLS,
 	}
 }
