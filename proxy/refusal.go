@@ -111,7 +111,7 @@ func unreachableRetryText(d *policy.Decision, retry time.Duration) string {
 		return ""
 	}
 	at := d.RobotsFetchedAt.UTC()
-	return fmt.Sprintf("robotsproxy: robots.txt was fetched at %s; it is fetched again after %s (cache.unreachable_retry %v), and until then every request to this authority is refused\n",
+	return fmt.Sprintf("robotsproxy: robots.txt was fetched at %s; it is fetched again after %s (cache.unreachable_retry %v) or when the configuration is reloaded (SIGHUP), and until then every request to this authority is refused\n",
 		at.Format(time.RFC3339), at.Add(retry).Format(time.RFC3339), retry)
 }
 
