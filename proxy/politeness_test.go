@@ -9,28 +9,38 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
 // politeOrigin serves robots.txt and answers every other path with the
-// status of next (default 200), recording when each request came.
+// status of next (default 200), recording when each request came: by the
+// kernel's receive timestamp (testkit.ArrivedAt; see testkit/timing.go).
 type politeOrigin struct {
 	*httptest.Server
-	mu     sync.Mutex
-	starts []time.Time
-	next   func(w http.ResponseWriter) int
+	mu       sync.Mutex
+	arrivals []arrival
+	next     func(w http.ResponseWriter) int
+}
+
+// arrival is when a request reached the origin (wall clock), and whether
+// the kernel stamped it (else it is when the handler ran: too late).
+type arrival struct {
+	at      time.Time
+	stamped bool
 }
 
 func newPoliteOrigin(t *testing.T, robots string) *politeOrigin {
 	t.Helper()
 	o := &politeOrigin{}
-	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	o.Server = testkit.NewStampedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		at, stamped := testkit.ArrivedAt(r)
 		if r.URL.Path == "/robots.txt" {
 			_, _ = w.Write([]byte(robots))
 			return
 		}
 		o.mu.Lock()
-		o.starts = append(o.starts, time.Now())
+		o.arrivals = append(o.arrivals, arrival{at, stamped})
 		next := o.next
 		o.mu.Unlock()
 		status := http.StatusOK
@@ -39,24 +49,19 @@ func newPoliteOrigin(t *testing.T, robots string) *politeOrigin {
 		}
 		w.WriteHeader(status)
 	}))
-	t.Cleanup(o.Close)
 	return o
 }
 
 func (o *politeOrigin) count() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return len(o.starts)
+	return len(o.arrivals)
 }
 
-func (o *politeOrigin) gaps() []time.Duration {
+func (o *politeOrigin) seen() []arrival {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var out []time.Duration
-	for i := 1; i < len(o.starts); i++ {
-		out = append(out, o.starts[i].Sub(o.starts[i-1]))
-	}
-	return out
+	return append([]arrival(nil), o.arrivals...)
 }
 
 func politeHarness(t *testing.T, o politeness.Options) *harness {
@@ -64,19 +69,21 @@ func politeHarness(t *testing.T, o politeness.Options) *harness {
 	return newHarness(t, harnessOptions{proxy: func(po *proxy.Options) { po.Politeness = politeness.New(o) }})
 }
 
+// TestCrawlDelayWait: requests early for their turn wait for it, and the
+// origin receives each one at least the crawl delay after the previous
+// one left the proxy (counted from the send, as serve does).
 func TestCrawlDelayWait(t *testing.T) {
+	const delay = 200 * time.Millisecond
 	o := newPoliteOrigin(t, "User-agent: *\nCrawl-delay: 0.2\n")
-	h := politeHarness(t, politeness.Options{CrawlDelay: true})
+	r := newSentRecorder()
+	h := politeHarness(t, politeness.Options{CrawlDelay: true, CountFromSend: true, SendWithin: time.Minute, Scheduler: r})
+	clock := testkit.NewClockCheck()
 	for range 3 {
 		if resp, _ := h.do(t, "GET", o.URL+"/page", "Bot/1.0", ""); resp.StatusCode != 200 {
 			t.Fatalf("status %d, want 200", resp.StatusCode)
 		}
 	}
-	for i, g := range o.gaps() {
-		if g < 200*time.Millisecond-5*time.Millisecond {
-			t.Errorf("gap %d at the origin: %v, want at least 200ms", i, g)
-		}
-	}
+	checkSpacing(t, o, r, delay, clock)
 	lines := h.audit.Lines(t)
 	if len(lines) != 3 {
 		t.Fatalf("audit lines: got %d, want 3", len(lines))
@@ -108,8 +115,8 @@ func TestCrawlDelayReject(t *testing.T) {
 	if resp, _ := h.do(t, "GET", o.URL+"/c", "OtherBot/1.0", ""); resp.StatusCode != 200 {
 		t.Errorf("another token: status %d, want 200", resp.StatusCode)
 	}
-	if n := len(o.gaps()); n != 1 {
-		t.Errorf("requests at the origin: got %d, want 2", n+1)
+	if n := o.count(); n != 2 {
+		t.Errorf("requests at the origin: got %d, want 2", n)
 	}
 	l := h.audit.Lines(t)[1]
 	assertFields(t, l, map[string]any{"decision": "deny", "reason": "crawl-delay", "robots_reason": "rule", "status": 429.0, "waited_ms": 0.0})

@@ -102,17 +102,23 @@ func TestLimiterConcurrencyCap(t *testing.T) {
 	t.Run("the start moves after a wait", func(t *testing.T) {
 		// A request that waited for a slot reserves its start again, so
 		// the one after it is still the delay later.
+		// The starts are the scheduler's readings of the clock when it
+		// granted them (startRecorder), the clock it spaces them by: no
+		// slack.
 		const delay = 40 * time.Millisecond
-		l := politeness.New(politeness.Options{CrawlDelay: true, MaxConcurrentPerHost: 1})
+		sch := newStartRecorder()
+		l := politeness.New(politeness.Options{CrawlDelay: true, MaxConcurrentPerHost: 1, Scheduler: sch})
 		req := politeness.Request{Key: keyA, Delay: delay, HasDelay: true}
 		first := l.Admit(context.Background(), req)
 		go func() { time.Sleep(3 * delay); first.Release() }()
 		second := l.Admit(context.Background(), req)
-		started := time.Now()
 		second.Release()
 		third := l.Admit(context.Background(), req)
 		defer third.Release()
-		if gap := time.Since(started); gap < delay-2*time.Millisecond {
+		if len(sch.starts) != 3 {
+			t.Fatalf("starts recorded: got %d, want 3", len(sch.starts))
+		}
+		if gap := sch.starts[2].Sub(sch.starts[1]); gap < delay {
 			t.Errorf("second and third start %v apart, want at least %v", gap, delay)
 		}
 	})
