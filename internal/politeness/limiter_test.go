@@ -262,11 +262,15 @@ func TestLimiterSpacingRealTime(t *testing.T) {
 	if len(sch.starts) != n {
 		t.Fatalf("starts recorded: got %d, want %d", len(sch.starts), n)
 	}
+	least := time.Hour
 	for i := 1; i < n; i++ {
 		if gap := sch.starts[i].Sub(sch.starts[i-1]); gap < delay {
 			t.Errorf("starts %d and %d: %v apart, want at least %v", i-1, i, gap, delay)
+		} else {
+			least = min(least, gap)
 		}
 	}
+	t.Logf("starts at least %v apart (delay %v)", least, delay)
 }
 
 // callCounter is a LocalScheduler that counts the calls made to it, the
@@ -460,6 +464,8 @@ func TestLimiterTurnstile(t *testing.T) {
 			}
 			if len(starts) == 2 && starts[1].Sub(starts[0]) < 20*time.Millisecond {
 				t.Errorf("two starts %v apart, want the crawl delay (20ms)", starts[1].Sub(starts[0]))
+			} else if len(starts) == 2 {
+				t.Logf("two starts %v apart (delay 20ms)", starts[1].Sub(starts[0]))
 			}
 		})
 	}
