@@ -18,6 +18,7 @@ import (
 // policy -> (access, identity) -> robots. A new package must be placed
 // here.
 var layers = map[string]int{
+	"internal/build":                   -1, // the version, the commit and the Go version of the running binary
 	"internal/csvcell":                 -1, // the CSV outputs' one cell rule (spreadsheet formulas)
 	"internal/heapsize":                -1, // the allocator's sizes, for robots' and the caches' accounting
 	"internal/rules":                   -1, // rules the configuration and the runtime both apply: modes, purposes, host entries, defaults
@@ -47,16 +48,24 @@ var layers = map[string]int{
 	"internal/check":                   4,
 	"internal/audit":                   2, // the runtime writer: file, chain, checkpoints, robots.txt archive
 	"internal/audit/verify":            4, // the offline verifier: re-decides lines through policy
-	"internal/audit/audittest":         2, // fixtures the archive's and the verifier's tests share
+	"internal/audit/audittest":         3, // fixtures the archive's, the verifier's and the audit commands' tests share
 	"internal/accesslog":               5, // judges web server access logs through policy; reads the audit archive
 	"internal/config":                  4, // the schema: defaults and validation only (TestConfigIsSchema)
 	"internal/audit/report/loggen":     5,
 	"proxy":                            5,
 	"internal/cpubench":                6,
 	"internal/server":                  6,
-	".":                                7, // main
+	"internal/cli/command":             7, // the commands, one a file, and what they share: the flag rule, exit codes, output
+	"internal/cli":                     8, // the dispatcher: runs the command named, help, exit codes, signals
+	".":                                9, // main: hands the command line to internal/cli
 	"e2e":                              7,
 	"enforce":                          7, // the proxy's request path in a Go crawler's process (assembled by server)
+}
+
+// importedOnlyBy names the one package that may import a package: the
+// CLI's dispatcher is main's alone, so that no command calls back into it.
+var importedOnlyBy = map[string]string{
+	"internal/cli": ".",
 }
 
 const module = "github.com/robotsproxy/robotsproxy"
@@ -149,6 +158,9 @@ func TestImportsRunOneWay(t *testing.T) {
 			}
 			if r, ok := layers[dep]; !ok || r >= rank {
 				t.Errorf("%s: package %q (layer %d) imports %q (layer %d, known %v): imports must run one way", path, pkg, rank, dep, r, ok)
+			}
+			if only, ok := importedOnlyBy[dep]; ok && only != pkg {
+				t.Errorf("%s: package %q imports %q, which only %q may import", path, pkg, dep, only)
 			}
 		}
 		return nil

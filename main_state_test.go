@@ -1,25 +1,15 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"testing"
+
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
-// TestMain points the default data directory (where serve creates its
-// interception CA) at a temporary directory, for serve run in-process and
-// for every binary the tests start: no test writes into the user's real
-// ~/.local/state. At the end it removes what the tests shared
-// (removeShared).
+// TestMain runs the tests with serve's default data directory in a
+// temporary directory (testkit.RunInStateDir), then removes what the tests
+// shared (removeShared).
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "robotsproxy-main-state-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tests:", err)
-		os.Exit(1)
-	}
-	os.Setenv("XDG_STATE_HOME", dir)
-	code := m.Run()
-	os.RemoveAll(dir)
-	removeShared()
-	os.Exit(code)
+	os.Exit(testkit.RunInStateDir(m, removeShared))
 }

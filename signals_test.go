@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/audit/audittest"
 )
 
 // TestSignalsEndEveryCommand runs the real binary for every command, sends
@@ -42,7 +44,7 @@ func TestSignalsEndEveryCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer silent.Close()
-	archive, _, sha := verifyFixture(t)
+	archive, _, sha := audittest.ChainedLog(t)
 	tests := []struct {
 		name  string
 		args  []string

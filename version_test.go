@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/robotsproxy/robotsproxy/internal/build"
 )
 
 // TestVersionOfAPlainBuild: a binary built with a plain "go build" (no
@@ -25,7 +27,7 @@ func TestVersionOfAPlainBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rev := vcsRevision(info.Settings)
+	rev := build.Revision(info.Settings)
 	if rev == "" {
 		rev = "unknown"
 	}

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/robotsproxy/robotsproxy/internal/accesslog"
+	"github.com/robotsproxy/robotsproxy/internal/dnstest"
+)
+
+func TestRunAuditAccessLogErrors(t *testing.T) {
+	dir := t.TempDir()
+	robots := filepath.Join(dir, "robots.txt")
+	log := filepath.Join(dir, "access.log")
+	os.WriteFile(robots, []byte("User-agent: *\nDisallow: /p\n"), 0o644)
+	os.WriteFile(log, []byte(`1.2.3.4 - - [20/Nov/2026:10:00:00 +0000] "GET /p HTTP/1.1" 200 1 "-" "B/1"`+"\n"), 0o644)
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"prefixes":[]}`), 0o644)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"audit", "access-log", "-robots", robots}, "want at least one LOG"},
+		{[]string{"audit", "access-log", log}, "want -robots PATH"},
+		{[]string{"audit", "access-log", "-robots", robots, "-format", "xml", log}, `-format "xml"`},
+		{[]string{"audit", "access-log", "-robots", robots, "-log-format", "w3c", log}, `-log-format "w3c"`},
+		{[]string{"audit", "access-log", "-robots", robots, "-json-fields", "client=ip", log}, "only with -log-format json"},
+		{[]string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot", log}, "want TOKEN=FILE"},
+		{[]string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot=http://127.0.0.1:1/googlebot.json", log}, "unreachable"},
+		{[]string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot=" + bad, log}, "no ipv4Prefix"},
+		{[]string{"audit", "access-log", "-robots", robots, "-dns", "localhost", log}, "want HOST:PORT"},
+		{[]string{"audit", "access-log", "-robots", filepath.Join(dir, "none"), log}, "no such file"},
+		{[]string{"audit", "access-log", "-robots", robots, filepath.Join(dir, "none.log")}, "no such file"},
+		{[]string{"audit", "access-log", "-robots", robots, "-o", dir, log}, "not a regular file"},
+		{[]string{"audit", "access-log", "-robots", robots, "-table", "crawlers", log}, "with -format csv"},
+		{[]string{"audit", "access-log", "-robots", robots, "-format", "csv", "-table", "hosts", log}, `-table "hosts"`},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		err := run(t.Context(), tt.args, strings.NewReader(""), &stdout, &stderr)
+		if code := exitCode(err, &stderr); code != 2 || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tt.args, code, stderr.String(), tt.want)
+		}
+	}
+}
+
+func TestRunAuditAccessLogOutput(t *testing.T) {
+	dir := t.TempDir()
+	robots := filepath.Join(dir, "robots.txt")
+	os.WriteFile(robots, []byte("User-agent: *\nDisallow: /p\n"), 0o644)
+	log := `1.2.3.4 - - [20/Nov/2026:10:00:00 +0000] "GET /p HTTP/1.1" 200 1 "-" "B/1"` + "\n"
+	out := filepath.Join(dir, "report.html")
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"audit", "access-log", "-robots", robots, "-format", "html", "-o", out, "-"}, strings.NewReader(log), &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(b), "Disallow: /p") || stdout.Len() != 0 {
+		t.Errorf("report %q, %v; stdout %q", b, err, stdout.String())
+	}
+	stdout.Reset()
+	jl := `{"remote_addr":"1.2.3.4","time_iso8601":"2026-11-20T10:00:00+00:00","request":"GET /p HTTP/1.1","status":200,"http_user_agent":"B/1"}` + "\n"
+	err = run(t.Context(), []string{"audit", "access-log", "-log-format", "json", "-robots", robots, "-format", "csv", "-"}, strings.NewReader(jl), &stdout, &stderr)
+	if err != nil || !strings.HasPrefix(stdout.String(), "kind,file,line,") || !strings.Contains(stdout.String(), "violation,-,1,2026-11-20T10:00:00Z,1.2.3.4,GET,/p,200,B/1,B,,Disallow: /p,2") {
+		t.Errorf("%v: %s", err, stdout.String())
+	}
+	stdout.Reset()
+	err = run(t.Context(), []string{"audit", "access-log", "-robots", robots, "-format", "csv", "-table", "crawlers", "-"}, strings.NewReader(log), &stdout, &stderr)
+	if want := "product_token,requests,verified,unverified,impostor,robots_fetches,violations,disputable\nB,1,0,0,0,0,1,0\n"; err != nil || stdout.String() != want {
+		t.Errorf("%v: %q, want %q", err, stdout.String(), want)
+	}
+}
+
+// -ip-ranges and -dns together, as typed: an address outside Google's
+// published ranges that reverse DNS confirms is verified; one whose PTR
+// name does not resolve back is an impostor.
+func TestRunAuditAccessLogDNS(t *testing.T) {
+	dns := dnstest.Server(t, dnstest.Zone{
+		PTR: map[string]string{
+			"1.66.249.66.in-addr.arpa.":  "crawl-66-249-66-1.googlebot.com.",
+			"10.113.0.203.in-addr.arpa.": "spoof.googlebot.com.",
+		},
+		A: map[string]string{"crawl-66-249-66-1.googlebot.com.": "66.249.66.1", "spoof.googlebot.com.": "198.51.100.1"},
+	})
+	dir := t.TempDir()
+	robots := filepath.Join(dir, "robots.txt")
+	os.WriteFile(robots, []byte("User-agent: *\nDisallow: /p\n"), 0o644)
+	ua := "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+	log := `66.249.66.1 - - [20/Nov/2026:10:00:00 +0000] "GET /p HTTP/1.1" 200 1 "-" "` + ua + `"` + "\n" +
+		`203.0.113.10 - - [20/Nov/2026:10:00:01 +0000] "GET /p HTTP/1.1" 200 1 "-" "` + ua + `"` + "\n" +
+		`66.249.79.230 - - [20/Nov/2026:10:00:02 +0000] "GET /p HTTP/1.1" 200 1 "-" "` + ua + `"` + "\n"
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot=" + filepath.Join("..", "..", "testdata", "ipranges", "googlebot.json"),
+		"-dns", dns, "-format", "json", "-"}, strings.NewReader(log), &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	var res accesslog.Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Violations) != 2 || res.Violations[0].Identity != "verified" || res.Violations[1].Identity != "verified" || res.Violations[1].Line != 3 ||
+		len(res.Impostors) != 1 || res.Impostors[0].Line != 2 || res.Impostors[0].Identity != "impostor" {
+		t.Errorf("violations %+v\nimpostors %+v", res.Violations, res.Impostors)
+	}
+}
+
+// -ip-ranges TOKEN=URL fetches the file with the proxy's fetcher: a
+// loopback origin only with -allow-private, a 404 is an error.
+func TestRunAuditAccessLogRangesURL(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join("..", "..", "testdata", "ipranges", "googlebot.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/googlebot.json" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	defer origin.Close()
+	dir := t.TempDir()
+	robots := filepath.Join(dir, "robots.txt")
+	os.WriteFile(robots, []byte("User-agent: *\nDisallow: /p\n"), 0o644)
+	ua := "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+	log := `66.249.79.230 - - [20/Nov/2026:10:00:00 +0000] "GET /p HTTP/1.1" 200 1 "-" "` + ua + `"` + "\n" +
+		`203.0.113.10 - - [20/Nov/2026:10:00:01 +0000] "GET /p HTTP/1.1" 200 1 "-" "` + ua + `"` + "\n"
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-allow-private", "-ip-ranges", "Googlebot=" + origin.URL + "/googlebot.json"}, 0, `"impostors":[{"file":"-","line":2`},
+		{[]string{"-ip-ranges", "Googlebot=" + origin.URL + "/googlebot.json"}, 2, "destination"},
+		{[]string{"-allow-private", "-ip-ranges", "Googlebot=" + origin.URL + "/missing.json"}, 2, "status 404"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		args := append(append([]string{"audit", "access-log", "-robots", robots, "-format", "json"}, tt.args...), "-")
+		err := run(t.Context(), args, strings.NewReader(log), &stdout, &stderr)
+		if code := exitCode(err, &stderr); code != tt.code || !strings.Contains(stdout.String()+stderr.String(), tt.want) {
+			t.Errorf("%q: exit %d, stdout %.300s, stderr %s; want %d and %q", tt.args, code, stdout.String(), stderr.String(), tt.code, tt.want)
+		}
+	}
+}
