@@ -70,6 +70,10 @@ const (
 	// FieldIntercepted is true on a request read inside an intercepted
 	// tunnel.
 	FieldIntercepted = "intercepted"
+	// FieldProtocol is the HTTP version the client sent the request in:
+	// one of the Protocol values (absent when the request was not read
+	// far enough to tell).
+	FieldProtocol = "protocol"
 	// FieldUser is the proxy user the request authenticated as.
 	FieldUser = "user"
 	// FieldError is what went wrong, if known.
@@ -254,6 +258,14 @@ const (
 	// AccessUnreachable: robots.txt is unreachable (5xx, network error);
 	// everything is disallowed (RFC 9309 2.3.1.4).
 	AccessUnreachable = "unreachable"
+)
+
+// Values of FieldProtocol. HTTP/2 is spoken only inside intercepted
+// tunnels (ALPN h2); the proxy's listener speaks HTTP/1.
+const (
+	ProtocolHTTP10 = "HTTP/1.0"
+	ProtocolHTTP11 = "HTTP/1.1"
+	ProtocolHTTP2  = "HTTP/2"
 )
 
 // Values of FieldTunnel: how a CONNECT tunnel was served.

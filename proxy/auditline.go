@@ -116,6 +116,9 @@ func (p *Proxy) audit(sink *lineSink, r *http.Request, st *state, status int, by
 	if st.parent != nil {
 		e = e.Bool(auditlog.FieldIntercepted, true)
 	}
+	if proto := protocol(r); proto != "" {
+		e = e.Str(auditlog.FieldProtocol, proto)
+	}
 	if st.cutOff != cutOffNone {
 		e = e.Str(auditlog.FieldCutOff, st.cutOff.String())
 	}
@@ -142,6 +145,20 @@ func requestURL(r *http.Request, intercepted bool) string {
 		return r.RequestURI // the target exactly as sent
 	}
 	return r.URL.String()
+}
+
+// protocol is the audit line's protocol field of r: the HTTP version it
+// was read in, one of auditlog's Protocol values, "" for any other.
+func protocol(r *http.Request) string {
+	switch {
+	case r.ProtoMajor == 2:
+		return auditlog.ProtocolHTTP2
+	case r.ProtoMajor == 1 && r.ProtoMinor == 1:
+		return auditlog.ProtocolHTTP11
+	case r.ProtoMajor == 1 && r.ProtoMinor == 0:
+		return auditlog.ProtocolHTTP10
+	}
+	return ""
 }
 
 // fieldWriter adds bounded string fields to an audit event.
@@ -371,6 +388,11 @@ type Refusal struct {
 	Cause RefusalCause
 	// CutOff is the cut_off field, "" for none.
 	CutOff string
+	// Protocol is the protocol field (auditlog's Protocol values), "" when
+	// not known.
+	Protocol string
+	// Intercepted: the request was read inside an intercepted tunnel.
+	Intercepted bool
 	// Start is when the request's first octet arrived; zero means now.
 	Start time.Time
 	// Err is what went wrong, if known.
@@ -397,6 +419,12 @@ func (p *Proxy) AuditRefusal(r Refusal) error {
 	e := p.lineHead(sink, f, r.Client, r.Method, r.Target, r.TargetCut, r.UserAgent, auditlog.DecisionDeny, string(r.Reason))
 	if r.CutOff != "" {
 		e = e.Str(auditlog.FieldCutOff, r.CutOff)
+	}
+	if r.Intercepted {
+		e = e.Bool(auditlog.FieldIntercepted, true)
+	}
+	if r.Protocol != "" {
+		e = e.Str(auditlog.FieldProtocol, r.Protocol)
 	}
 	if r.Err != nil {
 		e = f.str(e, auditlog.FieldError, r.Err.Error())

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"sync"
 
@@ -13,9 +12,8 @@ import (
 
 // requestAudit owns a request's guarantee of exactly one audit line.
 // Every path that can end a request writes through it: the handler when
-// it returns (ServeHTTP), the read of a body's last octets (lastRead,
-// auditBody), a refused CONNECT (rejectConnect), a response inside an
-// intercepted tunnel (onResponse), a refused request target
+// it returns (serve), the read of a body's last octets (lastRead), a
+// refused CONNECT (rejectConnect), a refused request target
 // (refuseTarget) and shutdown (Abandon). The first writes the line; the
 // others write nothing. The line is written under the lock, so that once
 // Abandon returns no handler is writing to the audit log. The zero value
@@ -100,57 +98,4 @@ func (p *Proxy) auditUnavailable(req *http.Request, st *state) *http.Response {
 		Identity: p.policy().IdentityOf(policy.Request{UserAgent: req.Header.Get("User-Agent"), Pin: st.pin}),
 		Err:      errors.New("the audit log cannot be written (audit.on_write_error: refuse)")})
 	return rejectResponse(req, d, p.opts.AuthRealm)
-}
-
-// finishInner ends a request from inside an intercepted tunnel, which has
-// no handler of its own: it writes the request's audit line unless it is
-// written already and gives back its politeness slot (a request with a
-// handler gets its slot back when the handler returns: see end).
-func (p *Proxy) finishInner(r *http.Request, st *state, status int, bytes int64) {
-	_ = p.auditOnce(r, st, status, bytes) // a lost line: onResponse answers 503 (refuse)
-	st.ticket.Release()                   // outside the line's lock: a shared gate's release is a Redis call
-}
-
-// auditBody wraps a response body from inside an intercepted tunnel: it
-// counts the octets goproxy copies to the client and writes the audit
-// line before the client can have the whole answer. goproxy writes the
-// response to the tunnel itself and closes the body only after the last
-// octet is sent, so the line is written when the last octets are read:
-// on the Read that reaches the body's length, or on the Read that ends a
-// body without one (EOF: a chunked body's last chunk goes out after it).
-// Close writes it otherwise (a body that failed or was not read to its
-// end).
-type auditBody struct {
-	io.ReadCloser
-	n      int64
-	length int64 // the response's ContentLength, -1 when unknown
-	status int
-	// The audit line's writer and arguments (no closure: one allocation
-	// less per request).
-	p   *Proxy
-	req *http.Request
-	st  *state
-}
-
-func (b *auditBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.n += int64(n)
-	if err == io.EOF || b.length >= 0 && b.n >= b.length {
-		if b.finish() != nil && !b.p.opts.AuditContinue {
-			return 0, errAuditLine // before goproxy sends these octets: never
-		}
-	}
-	return n, err
-}
-
-func (b *auditBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.p.finishInner(b.req, b.st, b.status, b.n) // the request is no longer in flight
-	return err
-}
-
-// finish writes the request's audit line unless it is written already,
-// and returns the write's error.
-func (b *auditBody) finish() error {
-	return b.p.auditOnce(b.req, b.st, b.status, b.n)
 }

@@ -85,10 +85,11 @@ type benchProxy struct {
 // intercept CONNECT tunnels with a fresh CA.
 func newBenchProxy(b *testing.B, kind string, origin *httptest.Server, intercept bool) *benchProxy {
 	guard := &netguard.Guard{AllowPrivate: true}
-	tr := proxy.NewTransport(guard, proxy.TransportOptions{})
+	var upstream *tls.Config
 	if origin.TLS != nil {
-		tr.TLSClientConfig = origin.Client().Transport.(*http.Transport).TLSClientConfig
+		upstream = origin.Client().Transport.(*http.Transport).TLSClientConfig
 	}
+	tr := proxy.NewTransport(guard, proxy.TransportOptions{TLS: upstream})
 	bp := &benchProxy{}
 	var mitmConfig func(string, *goproxy.ProxyCtx) (*tls.Config, error)
 	if intercept {

@@ -21,14 +21,16 @@ var ErrBodyIdle = errors.New("request body idle")
 // deadline is cleared: the HTTP server then reads in the background to
 // notice a client that goes away, and must not time out.
 //
-// The deadline is the connection's read deadline: through the server's
-// http.ResponseController for a plain request, or on the client's own
-// connection, under the TLS layer, inside an intercepted tunnel (tunnel is
-// then that connection, told where the body ends; see tunnelConn).
+// The deadline is the connection's read deadline, set through the
+// server's http.ResponseController (an HTTP/2 stream's own, inside an
+// intercepted tunnel served over HTTP/2).
 type idleBody struct {
 	io.ReadCloser
-	rc      readDeadliner
-	tunnel  *tunnelConn // nil outside an intercepted tunnel
+	rc readDeadliner
+	// stream counts the body's cut-off when it is an HTTP/2 stream's,
+	// whose timeouts no connection watcher sees (the server's count those
+	// of HTTP/1.1 connections); nil otherwise.
+	stream  *Metrics
 	timeout time.Duration
 	minRate int         // octets per second after the first timeout; 0: none
 	start   time.Time   // when the body was first read
@@ -44,20 +46,23 @@ type idleBody struct {
 // wrapped body goes on a shallow copy of r: the server must keep its own
 // body, whose state (closed before its end) makes it close the connection
 // after a cut-off body instead of reading the rest as the next request.
-// CONNECT and Upgrade requests are left alone: their connection becomes a
-// tunnel that must not inherit a deadline.
+// CONNECT and WebSocket handshakes are left alone: their connection may
+// become a tunnel that must not inherit a deadline.
 func (p *Proxy) watchBody(w http.ResponseWriter, r *http.Request) (*http.Request, *idleBody) {
-	if !hasBody(r) || r.Method == http.MethodConnect || r.Header.Get("Upgrade") != "" {
+	if !hasBody(r) || r.Method == http.MethodConnect || isWebSocketUpgrade(r.Header) {
 		return r, nil
 	}
 	b := p.newIdleBody(r.Body, http.NewResponseController(w))
+	if r.ProtoMajor == 2 {
+		b.stream = p.opts.Metrics
+	}
 	r = r.WithContext(r.Context())
 	r.Body = b
 	return r, b
 }
 
 // readDeadliner sets a connection's read deadline: an
-// http.ResponseController, or a net.Conn.
+// http.ResponseController.
 type readDeadliner interface {
 	SetReadDeadline(t time.Time) error
 }
@@ -85,20 +90,28 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	switch {
 	case err != nil && rateBound && errors.Is(err, os.ErrDeadlineExceeded):
 		b.slow.Store(true)
-		b.tunnel.cutBody() // no next request: the rest of this body would be read as one
+		b.countStream()
 		err = fmt.Errorf("%w: %d octets in %s, slower than client.body_min_rate (%d octets/s): %w",
 			ErrBodyIdle, b.n, time.Since(b.start).Round(time.Millisecond), b.minRate, err)
 	case err == io.EOF:
 		if !b.eof.Swap(true) && !b.done.Load() {
 			_ = b.rc.SetReadDeadline(time.Time{})
-			b.tunnel.bodyRead()
 		}
 	case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
 		b.idle.Store(true)
-		b.tunnel.cutBody()
+		b.countStream()
 		err = fmt.Errorf("%w: no octet for %s (client.body_idle_timeout): %w", ErrBodyIdle, b.timeout, err)
 	}
 	return n, err
+}
+
+// countStream counts a cut-off body of an HTTP/2 stream in
+// robotsproxy_client_refusals_total{cause="body_idle"}, as the server
+// counts those of its connections.
+func (b *idleBody) countStream() {
+	if b.stream != nil {
+		b.stream.CountClientRefusal(CauseBodyIdle)
+	}
 }
 
 // deadline is when the next octet must have arrived: within the idle

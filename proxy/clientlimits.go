@@ -38,11 +38,16 @@ const (
 	// CauseMalformed: the HTTP server could not parse the request (HTTP
 	// 400, 417, 501, 505).
 	CauseMalformed RefusalCause = "malformed"
+	// CauseH2Resets: an HTTP/2 connection inside an intercepted tunnel
+	// reset streams faster than h2_max_resets_per_second, or queued more
+	// than four times h2_max_concurrent_streams of them: it was closed
+	// (GOAWAY ENHANCE_YOUR_CALM; no audit line: no request was answered).
+	CauseH2Resets RefusalCause = "h2_resets"
 )
 
 // refusalCauses are pre-set to 0 so that every cause is exported.
 var refusalCauses = []RefusalCause{CauseMaxConnections, CauseHeaderTimeout, CauseBodyIdle,
-	CauseIdleTimeout, CauseHeaderTooLarge, CauseURITooLong, CauseMalformed}
+	CauseIdleTimeout, CauseHeaderTooLarge, CauseURITooLong, CauseMalformed, CauseH2Resets}
 
 // Client limit defaults, used when the Options field is 0 (the defaults
 // of client.max_request_target_bytes and client.body_idle_timeout).
@@ -67,9 +72,10 @@ func (p *Proxy) refuseTarget(w http.ResponseWriter, r *http.Request, x *exchange
 	w.WriteHeader(http.StatusRequestURITooLong)
 	n, _ := io.WriteString(w, body)
 	_ = x.st.line.write(func(*lineSink) error { // answered already: the writer counts a lost line
-		return p.AuditRefusal(Refusal{Client: r.RemoteAddr, Method: r.Method, Target: r.RequestURI,
+		return p.AuditRefusal(Refusal{Client: r.RemoteAddr, Method: r.Method, Target: x.flight.url,
 			UserAgent: r.Header.Get("User-Agent"), Status: http.StatusRequestURITooLong, Bytes: int64(n),
-			Reason: policy.ReasonURITooLong, Cause: CauseURITooLong, Start: x.flight.start})
+			Reason: policy.ReasonURITooLong, Cause: CauseURITooLong, Start: x.flight.start,
+			Protocol: protocol(r), Intercepted: x.st.parent != nil})
 	})
 	return true
 }

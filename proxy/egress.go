@@ -26,13 +26,12 @@ func (p *Proxy) outbound() http.RoundTripper {
 
 // toEgress hands a request about to be forwarded to the egress steps, when
 // there are any (else to Options.Outbound, when set): it returns req with an egress.Exchange for the decided
-// identity in its context (kept in st for the audit line), and routes a
-// plain request through Options.Egress (one inside an intercepted tunnel
-// goes through roundTripInner, which uses it too). Without egress steps it
-// returns req unchanged.
+// identity in its context (kept in st for the audit line), and routes
+// the request through Options.Egress. Without egress steps it returns req
+// unchanged.
 func (p *Proxy) toEgress(req *http.Request, ctx *goproxy.ProxyCtx, st *state) *http.Request {
 	if p.opts.Egress == nil {
-		if p.opts.Outbound != nil && st.parent == nil {
+		if p.opts.Outbound != nil {
 			ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTripOutbound)
 		}
 		return req
@@ -51,13 +50,11 @@ func (p *Proxy) toEgress(req *http.Request, ctx *goproxy.ProxyCtx, st *state) *h
 	// signed with the operator's key, and billed to its crawler.
 	payments.RemovePriceFields(req.Header)
 	req = req.WithContext(egress.NewContext(req.Context(), st.egress))
-	if st.parent == nil {
-		ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTripEgress)
-	}
+	ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTripEgress)
 	return req
 }
 
-// roundTripEgress carries a plain request through the egress steps.
+// roundTripEgress carries a request through the egress steps.
 func (p *Proxy) roundTripEgress(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
 	if egress.Of(req) == nil { // toEgress did not run: fail closed
 		return nil, errNoExchange
@@ -65,7 +62,7 @@ func (p *Proxy) roundTripEgress(req *http.Request, _ *goproxy.ProxyCtx) (*http.R
 	return p.opts.Egress.RoundTrip(req)
 }
 
-// roundTripOutbound carries a plain request through Options.Outbound.
+// roundTripOutbound carries a request through Options.Outbound.
 func (p *Proxy) roundTripOutbound(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
 	return p.opts.Outbound.RoundTrip(req)
 }

@@ -27,14 +27,19 @@ type flights struct {
 
 // begin registers a request whose handler starts, and tells the server's
 // connection watcher (if any) that a handler is serving the connection.
-func (p *Proxy) begin(w http.ResponseWriter, r *http.Request, start time.Time) *exchange {
+// parent is the CONNECT's state of a request read inside an intercepted
+// tunnel, nil outside one.
+func (p *Proxy) begin(w http.ResponseWriter, r *http.Request, start time.Time, parent *state) *exchange {
 	if o := connObserver(r.Context()); o != nil {
 		o.Serving()
 	}
-	x := &exchange{flight: flight{client: r.RemoteAddr, method: r.Method, url: requestURL(r, false),
+	x := &exchange{flight: flight{client: r.RemoteAddr, method: r.Method, url: requestURL(r, parent != nil),
 		userAgent: r.Header.Get("User-Agent"), start: start}, req: r}
 	x.w.ResponseWriter = w
 	x.st.start, x.st.target, x.st.w = start, x.flight.url, &x.w
+	if parent != nil {
+		x.st.parent, x.st.pin = parent, parent.pin
+	}
 	x.w.x, x.w.p = x, p
 	p.flights.mu.Lock()
 	if p.flights.set == nil {

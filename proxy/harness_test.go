@@ -77,8 +77,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		o.policy(&popts)
 	}
 	h.popts = popts
-	tr := proxy.NewTransport(o.guard, proxy.TransportOptions{})
-	tr.TLSClientConfig = o.tls
+	tr := proxy.NewTransport(o.guard, proxy.TransportOptions{TLS: o.tls})
 	opts := proxy.Options{Policy: policy.New(popts), Transport: tr, Audit: h.audit, Metrics: metrics}
 	if o.proxy != nil {
 		o.proxy(&opts)

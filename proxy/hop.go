@@ -65,19 +65,14 @@ func hasHopHeader(h http.Header) bool {
 	return false
 }
 
-// isUpgrade reports whether h asks for (or a 101 response grants) a
-// protocol upgrade: Connection names Upgrade and Upgrade is set.
-func isUpgrade(h http.Header) bool {
-	return h.Get("Upgrade") != "" && httpguts.HeaderValuesContainsToken(h["Connection"], "Upgrade")
-}
-
 // prepareOutbound readies an allowed request for the origin: hop-by-hop
-// fields go, and a request sent with no User-Agent is forwarded with none
+// fields go, those of a WebSocket handshake excepted (an Upgrade to
+// anything else is not forwarded: see switch.go), and a request sent with no User-Agent is forwarded with none
 // (Go's transport would add "Go-http-client/1.1"; an empty value makes it
 // send none).
 func prepareOutbound(r *http.Request) {
 	if hasHopHeader(r.Header) {
-		removeHopHeaders(r.Header, isUpgrade(r.Header))
+		removeHopHeaders(r.Header, isWebSocketUpgrade(r.Header))
 	}
 	if _, ok := r.Header["User-Agent"]; !ok {
 		r.Header["User-Agent"] = []string{""}
@@ -85,10 +80,10 @@ func prepareOutbound(r *http.Request) {
 }
 
 // prepareInbound readies an origin's response for the client: hop-by-hop
-// fields go, except the handshake fields of a 101 Switching Protocols.
+// fields go, except the handshake fields of a WebSocket switch (101).
 func prepareInbound(resp *http.Response) {
 	if !hasHopHeader(resp.Header) {
 		return
 	}
-	removeHopHeaders(resp.Header, resp.StatusCode == http.StatusSwitchingProtocols && isUpgrade(resp.Header))
+	removeHopHeaders(resp.Header, resp.StatusCode == http.StatusSwitchingProtocols && isWebSocketUpgrade(resp.Header))
 }

@@ -12,10 +12,16 @@ import (
 )
 
 // TestPolitenessInsideInterceptedTunnels: requests inside an intercepted
-// tunnel are spaced, capped and checked for usage preferences like plain
-// ones, and each gives its in-flight slot back when its audit line is
-// written.
+// tunnel, over HTTP/1.1 or HTTP/2, are spaced, capped and checked for
+// usage preferences like plain ones, and each gives its in-flight slot
+// back when its audit line is written.
 func TestPolitenessInsideInterceptedTunnels(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "HTTP/1.1", true: "HTTP/2"}[h2], func(t *testing.T) { testPolitenessInsideTunnels(t, h2) })
+	}
+}
+
+func testPolitenessInsideTunnels(t *testing.T, h2 bool) {
 	o := newTLSOrigin(t, serveRobots("User-agent: *\nAllow: /\nCrawl-delay: 5\nContent-Usage: /ai/ train-ai=n\n\nUser-agent: FastBot\nAllow: /\n"))
 	ca, err := mitm.NewCA(mitm.CAOptions{})
 	if err != nil {
@@ -38,6 +44,9 @@ func TestPolitenessInsideInterceptedTunnels(t *testing.T) {
 			po.Politeness = politeness.New(politeness.Options{CrawlDelay: true, Reject: true, MaxConcurrentPerHost: 1})
 		},
 	})
+	if h2 {
+		h.client = h2Client(h, ca)
+	}
 	steps := []struct {
 		path, ua, reason string
 		status           int
@@ -61,12 +70,13 @@ func TestPolitenessInsideInterceptedTunnels(t *testing.T) {
 	}
 	lines := h.audit.WaitLines(t, len(steps)+1)
 	intercepted := 0
+	proto := map[bool]string{false: "HTTP/1.1", true: "HTTP/2"}[h2]
 	for _, l := range lines {
-		if l["intercepted"] == true {
+		if l["intercepted"] == true && l["protocol"] == proto {
 			intercepted++
 		}
 	}
 	if intercepted != len(steps) {
-		t.Errorf("intercepted audit lines: got %d, want %d", intercepted, len(steps))
+		t.Errorf("intercepted %s audit lines: got %d, want %d", proto, intercepted, len(steps))
 	}
 }

@@ -6,13 +6,14 @@ package proxy
 
 import (
 	"crypto/tls"
-	"fmt"
+	"errors"
 	"io"
 	"net/http"
 	"net/netip"
 	"time"
 
 	"github.com/elazarl/goproxy"
+	"golang.org/x/net/http2"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/egress"
@@ -51,8 +52,13 @@ type Options struct {
 	Now func() time.Time
 	// Intercept, when set, intercepts CONNECT tunnels (MITM): it returns
 	// the TLS configuration that presents a certificate for host, signed by
-	// the operator's CA (see package mitm). Each request inside the tunnel
-	// is then decided like a plain-HTTP one. Nil tunnels with a host-level
+	// the operator's CA (see package mitm). The proxy serves the tunnel
+	// itself, over HTTP/1.1 or HTTP/2 (negotiated by ALPN), and each
+	// request inside it is served like a plain-HTTP one (see tunnel.go).
+	// Requests inside a tunnel take their context from the base context
+	// of the http.Server that served the CONNECT (http.ServerContextKey;
+	// its BaseContext is called with a nil net.Listener), so that a
+	// shutdown that cancels it reaches them. Nil tunnels with a host-level
 	// decision.
 	Intercept func(host string, ctx *goproxy.ProxyCtx) (*tls.Config, error)
 	// OnUntrusted, when set, is told of each intercepted tunnel whose
@@ -78,20 +84,35 @@ type Options struct {
 	// MaxHeaderBytes bounds the request line and headers of a request
 	// inside an intercepted tunnel, in octets, as http.Server.MaxHeaderBytes
 	// bounds them outside (with the same 4096 octets of slack): a larger
-	// one is answered 431 Request Header Fields Too Large and ends the
-	// tunnel. Set it to the server's MaxHeaderBytes. Default
-	// http.DefaultMaxHeaderBytes, the server's own default.
+	// one is answered 431 Request Header Fields Too Large (over HTTP/1.1,
+	// which then ends the tunnel, by the tunnel's HTTP server; over
+	// HTTP/2, counted as HTTP/1.1 would send them). Set it to the server's
+	// MaxHeaderBytes. Default http.DefaultMaxHeaderBytes, the server's own
+	// default.
 	MaxHeaderBytes int
-	// ReadHeaderTimeout bounds, inside an intercepted tunnel, the time from
-	// a request's first octet to the end of its headers, as
-	// http.Server.ReadHeaderTimeout does outside: past it the tunnel is
-	// closed and the request audited client-timeout. Set it to the
-	// server's. 0 means none.
+	// ReadHeaderTimeout bounds, inside an intercepted tunnel, the TLS
+	// handshake and each HTTP/1.1 request's line and headers, as
+	// http.Server.ReadHeaderTimeout does outside; over HTTP/2, a
+	// connection silent that long is pinged, and closed when the ping is
+	// not answered within as long again. Set it to the server's. 0 means
+	// none.
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout bounds, inside an intercepted tunnel, the wait for the
-	// next request, as http.Server.IdleTimeout does outside: past it the
-	// tunnel is closed. Set it to the server's. 0 means none.
+	// first octet and for the next request (over HTTP/2, for a new stream
+	// while none is open), as http.Server.IdleTimeout does outside: past
+	// it the tunnel is closed. Set it to the server's. 0 means none.
 	IdleTimeout time.Duration
+	// H2MaxConcurrentStreams bounds the streams an HTTP/2 connection
+	// inside an intercepted tunnel may have open at once (RFC 9113 6.5.2
+	// SETTINGS_MAX_CONCURRENT_STREAMS). Default
+	// DefaultH2MaxConcurrentStreams.
+	H2MaxConcurrentStreams int
+	// H2MaxResetsPerSecond bounds the streams a client resets (RST_STREAM)
+	// on one HTTP/2 connection inside an intercepted tunnel, per second on
+	// average with as many at once; past it the connection is closed
+	// (GOAWAY ENHANCE_YOUR_CALM, counted h2_resets). Default
+	// DefaultH2MaxResetsPerSecond.
+	H2MaxResetsPerSecond int
 	// BodyIdleTimeout bounds each wait for more of a request body: a
 	// client that sends nothing for this long is cut off (408 Request
 	// Timeout, cut_off "body-idle"). Default DefaultBodyIdleTimeout.
@@ -137,9 +158,11 @@ type Proxy struct {
 	// failure (its Recover method); nil when it has none.
 	failing func() bool
 	recover func() error
-	// handshakes is goproxy's logger, which reports the intercepted
-	// tunnels whose client does not trust the CA (Options.OnUntrusted).
-	handshakes *goproxyLog
+	// h1 serves the HTTP/1.1 requests inside intercepted tunnels; h2,
+	// with the settings of h2Base, the HTTP/2 ones (see tunnel.go).
+	h1     *http.Server
+	h2     *http2.Server
+	h2Base *http.Server
 }
 
 // New returns a Proxy.
@@ -163,18 +186,25 @@ func New(o Options) *Proxy {
 	if o.BodyIdleTimeout <= 0 {
 		o.BodyIdleTimeout = DefaultBodyIdleTimeout
 	}
+	if o.H2MaxConcurrentStreams <= 0 {
+		o.H2MaxConcurrentStreams = DefaultH2MaxConcurrentStreams
+	}
+	if o.H2MaxResetsPerSecond <= 0 {
+		o.H2MaxResetsPerSecond = DefaultH2MaxResetsPerSecond
+	}
 	gp := goproxy.NewProxyHttpServer()
 	gp.Tr = o.Transport
 	// Tunnels dial through Tr.DialContext (guarded), never HTTPS_PROXY.
 	gp.ConnectDial, gp.ConnectDialWithReq = nil, nil
 	gp.KeepAcceptEncoding = true // forward requests unchanged
 	gp.NonproxyHandler = http.HandlerFunc(nonProxy)
-	hs := &goproxyLog{next: gp.Logger, untrusted: o.OnUntrusted}
-	gp.Logger = hs
 	if o.Audit == nil {
 		o.Audit = io.Discard
 	}
-	p := &Proxy{gp: gp, opts: o, handshakes: hs, denials: memo.NewSync[denialKey, *rendered](denialsMax)}
+	p := &Proxy{gp: gp, opts: o, denials: memo.NewSync[denialKey, *rendered](denialsMax)}
+	inner := http.HandlerFunc(p.serveInner)
+	p.h1 = newH1Server(&p.opts, inner)
+	p.h2, p.h2Base = newH2Server(&p.opts, inner, o.Metrics)
 	if f, ok := o.Audit.(interface{ Failing() bool }); ok {
 		p.failing = f.Failing
 	}
@@ -203,17 +233,13 @@ type state struct {
 	parent *state
 	// authority is the canonical authority of an intercepted tunnel.
 	authority string
-	// conn is an intercepted tunnel's client connection, under goproxy's
-	// TLS layer (see tunnelConn); nil until goproxy hijacks it.
-	conn *tunnelConn
 	// line writes the request's one audit line.
 	line requestAudit
 	// target is the request target as the client sent it (see
-	// requestURL), taken before goproxy clears RequestURI; "" inside an
-	// intercepted tunnel.
+	// requestURL), taken before goproxy clears RequestURI; inside an
+	// intercepted tunnel, the URL made absolute.
 	target string
-	// w is the client's writer of a plain request or CONNECT (see
-	// reject), nil inside an intercepted tunnel.
+	// w is the client's writer (see reject), nil for a state goproxy made.
 	w *countingWriter
 	// ticket is politeness's answer for a request to be forwarded
 	// (released with the audit line), nil when none was asked.
@@ -275,7 +301,14 @@ func (st *state) decide(d policy.Decision) *policy.Decision {
 // with BodyIdleTimeout. A request whose line could not be written is cut
 // off (http.ErrAbortHandler) rather than completed, unless AuditContinue.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	x := p.begin(w, r, p.opts.Now())
+	p.serve(w, r, nil)
+}
+
+// serve is ServeHTTP for a request read outside any tunnel (parent nil),
+// or inside the intercepted tunnel whose CONNECT's state is parent (see
+// serveInner).
+func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, parent *state) {
+	x := p.begin(w, r, p.opts.Now(), parent)
 	defer p.end(r, x)
 	if p.refusing() {
 		p.refuseAudit(r, x)
@@ -314,35 +347,15 @@ func (p *Proxy) refuseAudit(r *http.Request, x *exchange) {
 }
 
 // onRequest decides a plain-HTTP proxy request, or a request inside an
-// intercepted tunnel (then ctx.UserData is the CONNECT's state).
+// intercepted tunnel (its state's parent is then the CONNECT's).
 func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	var st *state
-	if parent, ok := ctx.UserData.(*state); ok && parent.authority != "" {
-		st = &state{start: p.opts.Now(), parent: parent, pin: parent.pin}
-	} else if st = p.stateOf(req); p.authenticate(req, st) != nil {
-		ctx.UserData = st
+	st := p.stateOf(req)
+	ctx.UserData = st
+	if st.parent == nil && p.authenticate(req, st) != nil {
 		return req, p.reject(req, st, &st.decision)
 	}
-	ctx.UserData = st
-	if st.parent != nil {
-		st.parent.conn.headerRead(hasBody(req))
-		if resp := p.refuseHeader(req, st); resp != nil { // 431, see tunnel.go
-			return req, resp
-		}
-		if p.refusing() { // the tunnel's request: see ServeHTTP
-			return req, p.auditUnavailable(req, st)
-		}
-	}
-	if st.parent != nil && len(req.RequestURI) > p.opts.MaxRequestTargetBytes {
-		// goproxy reads the requests inside a tunnel itself: the server's
-		// limit (refuseTarget) never saw this one. 414, before any work on
-		// the target.
-		p.opts.Metrics.CountClientRefusal(CauseURITooLong)
-		d := st.decide(policy.Decision{Reason: policy.ReasonURITooLong,
-			Identity: p.policy().IdentityOf(policy.Request{UserAgent: req.Header.Get("User-Agent"), Pin: st.pin}),
-			Err: fmt.Errorf("the request target is %d octets, longer than the limit of %d (client.max_request_target_bytes)",
-				len(req.RequestURI), p.opts.MaxRequestTargetBytes)})
-		return req, p.reject(req, st, d)
+	if resp := p.refuseHeader(req, st); resp != nil { // 431 over HTTP/2, see tunnel.go
+		return req, resp
 	}
 	host := req.URL.Host
 	if host == "" {
@@ -370,13 +383,6 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	prepareOutbound(req) // RFC 9110 7.6.1: hop-by-hop fields stay here
 	req = p.toEgress(req, ctx, st)
 	req = traceSend(req, st.ticket) // a crawl-delay turn counts from the send
-	if st.parent != nil && st.parent.conn != nil && hasBody(req) {
-		// The body limits, on the client's connection under the TLS layer
-		// (there is no ResponseController inside a tunnel).
-		b := p.newIdleBody(req.Body, st.parent.conn)
-		b.tunnel = st.parent.conn
-		req.Body = b
-	}
 	return req, nil
 }
 
@@ -397,6 +403,12 @@ func (p *Proxy) authenticate(req *http.Request, st *state) *policy.Decision {
 func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 	st := p.stateOf(ctx.Req)
 	ctx.UserData = st
+	if st.parent != nil { // a tunnel is not opened inside another
+		d := st.decide(policy.Decision{Reason: policy.ReasonBadRequest,
+			Identity: p.policy().IdentityOf(policy.Request{UserAgent: ctx.Req.Header.Get("User-Agent"), Pin: st.pin}),
+			Err:      errors.New("CONNECT inside an intercepted tunnel: send the requests themselves")})
+		return p.rejectConnect(ctx, st, d), host
+	}
 	if d := p.authenticate(ctx.Req, st); d != nil {
 		return p.rejectConnect(ctx, st, d), host
 	}
@@ -423,8 +435,7 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 	}
 	st.tunnel, st.intercepted = true, true
 	st.authority = authority
-	ctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTripInner)
-	return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: p.tlsConfig(st.clientAddr(ctx.Req))}, authority
+	return p.interceptAction(st, st.clientAddr(ctx.Req)), authority
 }
 
 // rejectConnect answers a CONNECT with the denial (403, or 407).
@@ -444,51 +455,24 @@ func (p *Proxy) rejectConnect(ctx *goproxy.ProxyCtx, st *state, d *policy.Decisi
 }
 
 // onResponse turns upstream failures into explicit responses: 403 when the
-// dial-time guard refused the address, 502 otherwise. Inside an intercepted
-// tunnel it also writes the request's audit line.
+// dial-time guard refused the address, 502 otherwise, and 502 for a
+// protocol switch that is not a WebSocket handshake (see switch.go).
 func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
 	p.observeOrigin(resp, ctx) // back-off, Content-Usage
 	st, _ := ctx.UserData.(*state)
-	if resp != nil && forwarded(st) && st.parent == nil {
-		// The origin's response (inside a tunnel roundTripInner cleaned
-		// it): RFC 9110 7.6.1, towards the client too. Our own answers
-		// below keep their Connection: close.
+	if st == nil {
+		st = p.stateOf(ctx.Req)
+	}
+	if resp != nil && forwarded(st) {
+		resp = refuseSwitch(ctx.Req, resp, st)
+		// The origin's response: RFC 9110 7.6.1, towards the client too.
+		// Our own answers keep their Connection: close.
 		prepareInbound(resp)
 	}
 	if resp == nil && ctx.Error != nil {
-		if st == nil {
-			st = p.stateOf(ctx.Req)
-		}
 		resp = upstreamErrorResponse(ctx.Req, ctx.Error, st)
 	}
-	if st != nil && st.parent != nil && resp != nil {
-		p.afterInner(ctx.Req, st, resp)
-		if ab, ok := resp.Body.(*auditBody); ok {
-			ab.status = resp.StatusCode // written when the body is closed
-		} else {
-			p.finishInner(ctx.Req, st, resp.StatusCode, resp.ContentLength)
-			if p.cutsLost(st) { // not yet sent: no answer without its line
-				resp = p.auditUnavailable(ctx.Req, st)
-			}
-		}
-	}
 	return resp
-}
-
-// afterInner tells an intercepted tunnel's connection how a request inside
-// it ended before its answer is written: a body not read to its end (the
-// request was refused, cut off, or answered early) ends the tunnel, as the
-// server closes a connection after a body it did not read; a protocol
-// switch (101) stops the counting of header octets.
-func (p *Proxy) afterInner(req *http.Request, st *state, resp *http.Response) {
-	conn := st.parent.conn
-	if resp.StatusCode == http.StatusSwitchingProtocols {
-		conn.switched()
-		return
-	}
-	if b := bodyOf(req); hasBody(req) && (b == nil || !b.eof.Load()) {
-		conn.end()
-	}
 }
 
 // forwarded reports whether the request was sent to the origin, so that
@@ -496,34 +480,6 @@ func (p *Proxy) afterInner(req *http.Request, st *state, resp *http.Response) {
 // challenge must reach the client).
 func forwarded(st *state) bool {
 	return st != nil && st.decided && (st.decision.Allowed || st.decision.ReportOnly)
-}
-
-// roundTripInner carries a request from inside an intercepted tunnel to the
-// origin (TLS verified against the system roots by the transport). An error
-// becomes a 502 (or 403) response instead of a dropped connection, and the
-// response body is wrapped so the audit line is written, with the byte
-// count, before goproxy sends the body's last octets (see auditBody).
-func (p *Proxy) roundTripInner(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
-	st, _ := ctx.UserData.(*state)
-	if st == nil {
-		st = &state{start: p.opts.Now()}
-	}
-	var resp *http.Response
-	err := errNoExchange
-	if p.opts.Egress == nil || egress.Of(req) != nil { // else toEgress did not run: fail closed
-		resp, err = p.outbound().RoundTrip(req)
-	}
-	if err != nil {
-		st.cutOff = cutOffOf(cutOff(req, bodyOf(req))) // a body cut off: 408
-		return upstreamErrorResponse(req, err, st), nil
-	}
-	prepareInbound(resp) // RFC 9110 7.6.1: the origin's, towards the client
-	// A switched protocol's body is the origin's connection, which goproxy
-	// needs whole (an io.ReadWriter) to carry the new protocol.
-	if resp.Body != nil && resp.Body != http.NoBody && resp.StatusCode != http.StatusSwitchingProtocols {
-		resp.Body = &auditBody{ReadCloser: resp.Body, length: resp.ContentLength, p: p, req: req, st: st}
-	}
-	return resp, nil
 }
 
 // requestPath returns the path and query the request is decided on: its

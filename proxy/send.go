@@ -2,11 +2,14 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"sync/atomic"
+
+	"golang.org/x/net/http2"
 
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
 )
@@ -14,13 +17,18 @@ import (
 // A crawl-delay turn is counted from the moment the request is sent
 // (politeness.Options.CountFromSend): when its first octet is written to
 // the origin's connection. The transport's connections (NewTransport) are
-// sendConns; when the transport has a connection for a Paced request
-// (httptrace GotConn), the request is armed on it, and the connection's
-// next write, the request's first (HTTP/1.1 writes one request at a time
-// on a connection, and nothing while it is idle), asks the ticket first
-// (Sending) and tells it after the write returns (Wrote). The next
-// request's turn is thus counted from a moment no earlier than the
-// octets left the proxy.
+// sendConns; when the transport has an HTTP/1.1 connection for a Paced
+// request (httptrace GotConn), the request is armed on it, and the
+// connection's next write, the request's first (HTTP/1.1 writes one
+// request at a time on a connection, and nothing while it is idle), asks
+// the ticket first (Sending) and tells it after the write returns (Wrote).
+// An HTTP/2 connection carries many requests at once, so its next write
+// may be another's: there the request asks the ticket when it has the
+// connection (a refusal cancels the request, whose HEADERS are then never
+// written: the transport checks its context under the connection's write
+// lock, before it writes them) and tells it once its HEADERS are written
+// (WroteHeaders). Either way the next request's turn is counted from a
+// moment no earlier than the octets left the proxy.
 
 // sendConn is a connection to an origin that tells the ticket of the
 // request armed on it when that request's first octets are written.
@@ -73,9 +81,18 @@ func traceSend(req *http.Request, t *politeness.Ticket) *http.Request {
 	if !t.Paced() {
 		return req
 	}
+	ctx, cancel := context.WithCancelCause(req.Context())
+	var h2 atomic.Bool // the request goes on an HTTP/2 connection
 	trace := &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) {
 			c := info.Conn
+			if tc, ok := c.(*tls.Conn); ok && tc.ConnectionState().NegotiatedProtocol == http2.NextProtoTLS {
+				if err := t.Sending(); err != nil {
+					cancel(err) // the HEADERS are not written
+				}
+				h2.Store(true)
+				return
+			}
 			if u, ok := c.(interface{ NetConn() net.Conn }); ok { // *tls.Conn
 				c = u.NetConn()
 			}
@@ -87,7 +104,12 @@ func traceSend(req *http.Request, t *politeness.Ticket) *http.Request {
 				_ = info.Conn.Close()
 			}
 		},
+		WroteHeaders: func() {
+			if h2.Load() {
+				t.Wrote()
+			}
+		},
 		GotFirstResponseByte: t.Wrote,
 	}
-	return req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
+	return req.WithContext(httptrace.WithClientTrace(ctx, trace))
 }

@@ -87,15 +87,18 @@ func signingStep(t *testing.T) (func(*proxy.Options), *signing.Key) {
 }
 
 // TestSigningPlainAndIntercepted: with the signing step as Options.Egress,
-// a plain request and one inside an intercepted tunnel reach the origin
-// signed, their audit lines carry signature_keyid and signature_created;
-// a product token without a key is forwarded unsigned, without the fields.
+// a plain request and one inside an intercepted tunnel (over HTTP/1.1 and
+// HTTP/2) reach the origin signed, their audit lines carry
+// signature_keyid and signature_created; a product token without a key is
+// forwarded unsigned, without the fields.
 func TestSigningPlainAndIntercepted(t *testing.T) {
 	step, key := signingStep(t)
 	plain := newVerifyingOrigin(t, false, key)
 	secure := newVerifyingOrigin(t, true, key)
 	ph := newHarness(t, harnessOptions{proxy: step})
 	ih, _, _ := interceptHarnessWith(t, originTLS(secure.origin), secure.origin, nil, step)
+	i2, ca, _ := interceptHarnessWith(t, originTLS(secure.origin), secure.origin, nil, step)
+	i2.client = h2Client(i2, ca)
 	before := time.Now().Unix()
 	for _, tc := range []struct {
 		h      *harness
@@ -108,6 +111,8 @@ func TestSigningPlainAndIntercepted(t *testing.T) {
 		{ph, plain, "/plain-other", "OtherBot/1.0", false},
 		{ih, secure, "/tunnel", "ExampleBot/1.0", true},
 		{ih, secure, "/tunnel-other", "OtherBot/1.0", false},
+		{i2, secure, "/h2", "ExampleBot/1.0", true},
+		{i2, secure, "/h2-other", "OtherBot/1.0", false},
 	} {
 		resp, _ := tc.h.do(t, "GET", tc.o.URL+tc.path+"?x=1", tc.ua, "")
 		if resp.StatusCode != 200 {
@@ -121,6 +126,9 @@ func TestSigningPlainAndIntercepted(t *testing.T) {
 			t.Errorf("%s: the origin saw %q, want %q", tc.path, got, want)
 		}
 		line := lineFor(t, tc.h, tc.path)
+		if tc.h == i2 && line[auditlog.FieldProtocol] != auditlog.ProtocolHTTP2 {
+			t.Errorf("%s: audit line %v, want protocol HTTP/2", tc.path, line)
+		}
 		keyid, hasKey := line[auditlog.FieldSignatureKeyID]
 		created, _ := line[auditlog.FieldSignatureCreated].(float64)
 		switch {

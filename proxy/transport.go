@@ -25,8 +25,12 @@ type TransportOptions struct {
 	MaxIdleConnsPerHost int
 	// IdleTimeout closes idle connections; default 90s.
 	IdleTimeout time.Duration
-	// TLS configures TLS to origins; nil verifies against the system
-	// roots.
+	// TLS is the TLS configuration towards origins (its RootCAs, when
+	// set, are the roots origins are verified against); nil: the system
+	// roots. The transport uses a clone: Go's transport adds "h2" and
+	// "http/1.1" to the NextProtos of its own on first use, which would
+	// race with every other user of a shared one (the robots.txt
+	// fetcher's).
 	TLS *tls.Config
 }
 
@@ -49,9 +53,11 @@ const (
 // NewTransport returns the transport that carries allowed requests to
 // origins. It never uses a proxy from the environment, dials through the
 // guard (checked on the resolved address), verifies TLS against the system
-// roots (or o.TLS's), and neither adds Accept-Encoding nor decompresses, so requests and
-// responses pass unchanged. Its connections report when a request is sent
-// (see traceSend).
+// roots, and neither adds Accept-Encoding nor decompresses, so requests and
+// responses pass unchanged. It speaks HTTP/2 to an HTTPS origin that
+// offers h2 by ALPN (RFC 9113 3.2), many requests on one connection, and
+// HTTP/1.1 otherwise; both dial through the guard. Its connections report
+// when a request is sent (see traceSend).
 func NewTransport(g *netguard.Guard, o TransportOptions) *http.Transport {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
@@ -77,6 +83,7 @@ func NewTransport(g *netguard.Guard, o TransportOptions) *http.Transport {
 		ResponseHeaderTimeout: o.ResponseHeaderTimeout,
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
-		TLSClientConfig:       o.TLS,
+		ForceAttemptHTTP2:     true, // with our DialContext, HTTP/2 is otherwise off
+		TLSClientConfig:       o.TLS.Clone(),
 	}
 }

@@ -1,59 +1,297 @@
 package proxy
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
-	"sync"
 	"time"
+
+	"github.com/elazarl/goproxy"
+	"golang.org/x/net/http2"
 
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
-// Inside an intercepted tunnel goproxy reads each request itself (its own
-// parser on the TLS connection it makes over the hijacked client
-// connection), past the HTTP server's limits; the proxy keeps them there
-// as follows.
+// An intercepted tunnel (Options.Intercept) is served by the proxy itself
+// once the CONNECT is answered 200, as the server serves its own
+// connections, with the same limits:
 //
-//   - Request target: onRequest answers 414 (client.max_request_target_bytes).
-//   - Request line and headers: onRequest measures them (headerSize) and
-//     answers 431 past MaxHeaderBytes plus headerSlack, as the server does,
-//     then ends the tunnel. goproxy's parser holds a request's line and
-//     headers whole before the proxy sees them and has no limit of its own,
-//     so tunnelConn bounds what it can read for them: past tunnelHeaderCap
-//     octets from the client (TLS records included) the read fails and the
-//     tunnel is cut, audited header-too-large with status 0.
-//   - Body: an idleBody on the client's connection (read deadlines under the
-//     TLS layer): 408 and cut_off "body-idle" or "body-slow", as outside.
-//   - Waits: between requests, IdleTimeout; from a request's first octet to
-//     the end of its headers, ReadHeaderTimeout. Past either the tunnel is
-//     closed (no answer can be sent: goproxy's parser fails first), the
-//     header timeout audited client-timeout with status 0, as outside.
+//   - The first octet must come within IdleTimeout (else the tunnel is
+//     closed and counted, as an idle connection is outside), and the TLS
+//     handshake must end within ReadHeaderTimeout (else the tunnel is
+//     closed and audited client-timeout). The proxy presents a
+//     certificate from the operator's CA and offers h2 and http/1.1 by
+//     ALPN (RFC 7301). A client that sends no TLS speaks cleartext HTTP/1.
+//   - HTTP/1.1 is read by Go's HTTP server (one per Proxy, serving each
+//     tunnel's connection) with the listener's limits: MaxHeaderBytes
+//     (431), ReadHeaderTimeout, IdleTimeout, and its own answers to
+//     malformed requests (400, 501, ...), which the server that accepted
+//     the connection audits as it audits its own (TunnelWatcher).
+//   - HTTP/2 is served by golang.org/x/net/http2 with the bounds of
+//     newH2Server: H2MaxConcurrentStreams, the header list size
+//     (refuseHeader), IdleTimeout, a ping after ReadHeaderTimeout of
+//     silence, and H2MaxResetsPerSecond (h2Conn).
+//   - Each request, or stream, is then served as a proxy request read
+//     outside a tunnel is (serve): the same decision, refusal,
+//     politeness, usage, license and egress steps, body limits and audit
+//     line, marked intercepted and with its protocol.
 
-// headerSlack is what Go's HTTP server reads past MaxHeaderBytes before it
-// answers 431 (net/http's initialReadLimitSize): a tunnel keeps it, so that
-// a header is refused inside a tunnel exactly when it is outside.
-const headerSlack = 4096
+// tlsRecordHandshake is the first octet of a TLS ClientHello (RFC 8446
+// 5.1: ContentType handshake).
+const tlsRecordHandshake = 22
 
-// tunnelHeaderCap is the most octets read from an intercepted tunnel's
-// client towards one request's line and headers (TLS records included):
-// twice the header limit with its slack, and 64 KiB for the TLS handshake,
-// record overhead and one record read ahead. Up to it, a header over the
-// limit is answered 431; past it, the tunnel is cut.
-func (o *Options) tunnelHeaderCap() int64 {
-	return 2*int64(o.MaxHeaderBytes+headerSlack) + 64<<10
+// tunnel is an intercepted tunnel, as the requests read inside it see it
+// (through their context: see tunnelOf).
+type tunnel struct {
+	parent *state // the CONNECT's state
+	scheme string // "https", or "http" when the client sent no TLS
+	ctx    context.Context
 }
 
+type tunnelKey struct{}
+
+// tunnelOf returns the tunnel a request was read in, nil outside one.
+func tunnelOf(r *http.Request) *tunnel {
+	t, _ := r.Context().Value(tunnelKey{}).(*tunnel)
+	return t
+}
+
+// TunnelObserver is implemented by a client connection that classifies
+// its own read timeouts (see package server): the proxy tells it when the
+// connection becomes an intercepted tunnel, whose timeouts the proxy's
+// own HTTP servers classify from then on.
+type TunnelObserver interface {
+	Tunnelled()
+}
+
+// TunnelWatcher is implemented by a client connection whose server
+// watches, inside an intercepted tunnel it carries, the HTTP/1.1 requests
+// as it watches its own (see package server): WatchTunnel returns the
+// connection the tunnel's HTTP server reads, inner (the TLS connection, or
+// the cleartext one), wrapped so that the requests that server refuses
+// itself (431, 400, 501, timeouts) are audited, an origin-form target
+// after base ("https://host:port"). The connection it returns may
+// implement ConnObserver.
+type TunnelWatcher interface {
+	WatchTunnel(inner net.Conn, base string) net.Conn
+}
+
+// interceptAction is the answer to the CONNECT of an intercepted tunnel
+// whose state is st: 200, then the tunnel served (serveTunnel).
+func (p *Proxy) interceptAction(st *state, client netip.Addr) *goproxy.ConnectAction {
+	return &goproxy.ConnectAction{Action: goproxy.ConnectHijack,
+		Hijack: func(req *http.Request, c net.Conn, ctx *goproxy.ProxyCtx) {
+			if _, err := fmt.Fprintf(c, "HTTP/%d.%d 200 OK\r\n\r\n", req.ProtoMajor, req.ProtoMinor); err != nil {
+				_ = c.Close()
+				return
+			}
+			go p.serveTunnel(c, st, req, ctx, client)
+		}}
+}
+
+// serveTunnel serves an intercepted tunnel on c, the hijacked client
+// connection (with the octets the server read ahead), until it ends.
+func (p *Proxy) serveTunnel(c net.Conn, st *state, connect *http.Request, ctx *goproxy.ProxyCtx, client netip.Addr) {
+	outer := unwrapPrefix(c)
+	if o, ok := outer.(TunnelObserver); ok {
+		o.Tunnelled()
+	}
+	c, first, err := p.firstOctet(c)
+	if err != nil {
+		_ = c.Close()
+		return
+	}
+	t := &tunnel{parent: st, scheme: "https"}
+	t.ctx = context.WithValue(tunnelBase(connect), tunnelKey{}, t)
+	conn := c
+	if first != tlsRecordHandshake {
+		t.scheme = "http"
+	} else {
+		tc, err := p.handshake(c, st, connect.Host, ctx, client)
+		if err != nil {
+			_ = c.Close()
+			return
+		}
+		if tc.ConnectionState().NegotiatedProtocol == http2.NextProtoTLS {
+			p.serveH2(tc, t)
+			return
+		}
+		conn = tc
+	}
+	if w, ok := outer.(TunnelWatcher); ok {
+		conn = w.WatchTunnel(conn, t.scheme+"://"+st.authority)
+	}
+	_ = p.h1.Serve(&tunnelListener{c: conn, addr: conn.LocalAddr(), t: t})
+}
+
+// tunnelBase is the base context of the requests read inside a tunnel:
+// the base context of the server that served the CONNECT (its
+// BaseContext, called with a nil net.Listener), where a shutdown cancels
+// the requests in flight (ErrShutdown), without what was the CONNECT's
+// own (its cancellation once its handler returned, its connection's
+// ConnObserver); context.Background when that server sets none.
+func tunnelBase(connect *http.Request) context.Context {
+	if srv, ok := connect.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.BaseContext != nil {
+		if ctx := srv.BaseContext(nil); ctx != nil {
+			return ctx
+		}
+	}
+	return context.Background()
+}
+
+// firstOctet waits up to IdleTimeout for the tunnel's first octet and
+// returns c, which still reads it, and the octet. Past the wait the
+// tunnel ends, counted CauseIdleTimeout: no request was sent, so no line
+// is written, as for an idle connection outside.
+func (p *Proxy) firstOctet(c net.Conn) (net.Conn, byte, error) {
+	if pc, ok := c.(*prefixConn); ok && len(pc.prefix) > 0 {
+		return pc, pc.prefix[0], nil // sent with the CONNECT
+	}
+	if d := p.opts.IdleTimeout; d > 0 {
+		_ = c.SetReadDeadline(time.Now().Add(d))
+	}
+	var b [1]byte
+	_, err := io.ReadFull(c, b[:])
+	_ = c.SetReadDeadline(time.Time{})
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			p.opts.Metrics.CountClientRefusal(CauseIdleTimeout)
+		}
+		return c, 0, err
+	}
+	return &prefixConn{Conn: c, prefix: b[:]}, b[0], nil
+}
+
+// handshake runs the TLS handshake of an intercepted tunnel with the
+// certificate Options.Intercept gives for its authority, offering h2 and
+// http/1.1, within ReadHeaderTimeout. A client that turns the certificate
+// down is reported to Options.OnUntrusted (see refusedCertificate); one
+// that does not finish in time is audited client-timeout.
+func (p *Proxy) handshake(c net.Conn, st *state, host string, ctx *goproxy.ProxyCtx, client netip.Addr) (*tls.Conn, error) {
+	cfg, err := p.opts.Intercept(st.authority, ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.Clone()
+	cfg.NextProtos = []string{http2.NextProtoTLS, "http/1.1"}
+	hello := false // the ClientHello was read: the certificate is sent next
+	cfg.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		hello = true
+		return nil, nil // cfg itself
+	}
+	start := p.opts.Now()
+	if d := p.opts.ReadHeaderTimeout; d > 0 {
+		_ = c.SetReadDeadline(time.Now().Add(d))
+	}
+	tc := tls.Server(c, cfg)
+	err = tc.Handshake()
+	_ = c.SetReadDeadline(time.Time{})
+	switch {
+	case err == nil:
+		return tc, nil
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		_ = p.AuditRefusal(Refusal{Client: remoteAddr(c), Target: "https://" + st.authority, TargetCut: true,
+			Reason: policy.ReasonClientTimeout, Cause: CauseHeaderTimeout, Intercepted: true, Start: start,
+			Err: fmt.Errorf("no TLS handshake within client.read_header_timeout inside an intercepted tunnel: %w", err)})
+	case p.opts.OnUntrusted != nil && refusedCertificate(err, hello):
+		p.opts.OnUntrusted(client, host, err)
+	}
+	return nil, err
+}
+
+// remoteAddr returns the client's address of c, host:port, "" when unknown.
+func remoteAddr(c net.Conn) string {
+	if a := c.RemoteAddr(); a != nil {
+		return a.String()
+	}
+	return ""
+}
+
+// tunnelListener hands one tunnel's connection to the proxy's HTTP/1.1
+// server (Proxy.h1): Accept returns it once, then net.ErrClosed, so that
+// Serve returns while the connection is served.
+type tunnelListener struct {
+	c    net.Conn // nil once accepted
+	addr net.Addr
+	t    *tunnel
+}
+
+func (l *tunnelListener) Accept() (net.Conn, error) {
+	if l.c == nil {
+		return nil, net.ErrClosed
+	}
+	c := l.c
+	l.c = nil
+	return c, nil
+}
+
+func (l *tunnelListener) Close() error   { return nil }
+func (l *tunnelListener) Addr() net.Addr { return l.addr }
+
+// newH1Server returns the HTTP/1.1 server of intercepted tunnels: the
+// client limits of o, serveInner for every request, and no HTTP/2 (it is
+// negotiated before: see serveTunnel).
+func newH1Server(o *Options, h http.Handler) *http.Server {
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	return &http.Server{
+		Handler:                      h,
+		ReadHeaderTimeout:            o.ReadHeaderTimeout,
+		IdleTimeout:                  o.IdleTimeout,
+		MaxHeaderBytes:               o.MaxHeaderBytes,
+		Protocols:                    &protos,
+		DisableGeneralOptionsHandler: true,
+		BaseContext:                  func(l net.Listener) context.Context { return l.(*tunnelListener).t.ctx },
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if o, ok := c.(ConnObserver); ok {
+				return WithConnObserver(ctx, o)
+			}
+			return ctx
+		},
+	}
+}
+
+// serveInner serves a request read inside an intercepted tunnel (HTTP/1.1
+// or an HTTP/2 stream): its URL made absolute (the tunnel's scheme, its
+// Host or the tunnel's authority), it is served as a proxy request is
+// outside (serve).
+func (p *Proxy) serveInner(w http.ResponseWriter, r *http.Request) {
+	t := tunnelOf(r)
+	if t == nil { // not read by a tunnel's server: cannot happen
+		http.Error(w, "robotsproxy: a request outside any tunnel", http.StatusInternalServerError)
+		return
+	}
+	if !r.URL.IsAbs() {
+		r.URL.Host = r.Host
+		if r.URL.Host == "" {
+			r.URL.Host = t.parent.authority
+		}
+	}
+	r.URL.Scheme = t.scheme
+	if r.ContentLength == 0 && r.ProtoMajor == 2 {
+		r.Body = http.NoBody // an HTTP/2 stream ended with its headers: forwarded with no body
+	}
+	p.serve(w, r, t.parent)
+}
+
+// headerSlack is what Go's HTTP server reads past MaxHeaderBytes before it
+// answers 431 (net/http's initialReadLimitSize): an HTTP/2 stream keeps
+// it, so that a header is refused over HTTP/2 exactly when it is over
+// HTTP/1.1.
+const headerSlack = 4096
+
 // headerSize is the size in octets of req's request line and header fields
-// as sent, counted as the server counts them: "METHOD target PROTO\r\n",
-// each "Name: value\r\n" (Host included: the parser moves it out of
-// Header) and the empty line. Whitespace around values and obsolete line
-// folding, which the parser drops, are not counted.
+// as HTTP/1.1 sends them, counted as the server counts them: "METHOD
+// target PROTO\r\n", each "Name: value\r\n" (Host included: the parser
+// moves it out of Header) and the empty line.
 func headerSize(req *http.Request) int {
-	n := len(req.Method) + 1 + len(req.RequestURI) + 1 + len(req.Proto) + len("\r\n\r\n")
+	n := len(req.Method) + 1 + len(req.RequestURI) + 1 + len("HTTP/1.1") + len("\r\n\r\n")
 	if req.Host != "" {
 		n += len("Host: \r\n") + len(req.Host)
 	}
@@ -65,13 +303,14 @@ func headerSize(req *http.Request) int {
 	return n
 }
 
-// refuseHeader answers 431 to a request inside an intercepted tunnel whose
-// line and headers are over MaxHeaderBytes (plus headerSlack), before any
-// work on it, and ends the tunnel after the answer, as the server closes
-// the connection after its 431. Nil when the header is within the limit.
+// refuseHeader answers 431 to an HTTP/2 request whose header fields,
+// counted as HTTP/1.1 sends them (headerSize), are over MaxHeaderBytes
+// plus headerSlack, before any work on it; nil when they are within the
+// limit. (The HTTP/1.1 server answers 431 itself; the HTTP/2 server only
+// past its hard cap, twice that: see newH2Server.)
 func (p *Proxy) refuseHeader(req *http.Request, st *state) *http.Response {
 	size, limit := headerSize(req), p.opts.MaxHeaderBytes
-	if size <= limit+headerSlack {
+	if req.ProtoMajor != 2 || size <= limit+headerSlack {
 		return nil
 	}
 	p.opts.Metrics.CountClientRefusal(CauseHeaderTooLarge)
@@ -79,175 +318,5 @@ func (p *Proxy) refuseHeader(req *http.Request, st *state) *http.Response {
 		Identity: p.policy().IdentityOf(policy.Request{UserAgent: req.Header.Get("User-Agent"), Pin: st.pin}),
 		Err: fmt.Errorf("the request line and headers are %d octets, over the limit of %d (client.max_header_bytes) and its %d octets of slack",
 			size, limit, headerSlack)})
-	st.parent.conn.end()
-	resp := p.reject(req, st, d)
-	resp.Close = true
-	resp.Header.Set("Connection", "close")
-	return resp
-}
-
-// tunnelConn is an intercepted tunnel's client connection as goproxy gets
-// it from Hijack: goproxy's TLS layer reads the requests through it. It
-// counts the octets read towards each request's line and headers (all but
-// a body's) and cuts the tunnel past tunnelHeaderCap; it sets the read
-// deadlines of the waits between requests and of each request's headers
-// (a body's are idleBody's); and it ends the tunnel (reads return io.EOF)
-// after a request whose body is not read to its end, as the server closes
-// a connection it will not read on.
-type tunnelConn struct {
-	net.Conn
-	p         *Proxy
-	client    string // the client's address, for the audit line of a cut
-	authority string // the tunnel's authority, likewise
-	limit     int64  // tunnelHeaderCap
-
-	mu     sync.Mutex
-	head   int64 // octets read towards the next request's line and headers
-	inBody bool  // a request body is read: its octets are not header octets
-	raw    bool  // the tunnel carries a protocol switched to (101): not counted
-	ended  bool  // no next request: reads return io.EOF
-	// wait is set between requests, before the next one's first octet.
-	wait bool
-	// armed: the read deadline of the current wait (IdleTimeout) or
-	// header (ReadHeaderTimeout) is set. It is set on the first read of
-	// each, not when the last request ended: an answer may take longer
-	// than the wait.
-	armed  bool
-	headAt time.Time // the current request's first octet, by Options.Now
-}
-
-// TunnelObserver is implemented by a client connection that classifies
-// its own read timeouts (see package server): the proxy tells it when the
-// connection becomes an intercepted tunnel, whose timeouts the proxy
-// classifies and counts from then on.
-type TunnelObserver interface {
-	Tunnelled()
-}
-
-// errTunnelHeader is wrapped by the read error that cuts a tunnel whose
-// client sent more than tunnelHeaderCap octets for a request's line and
-// headers.
-var errTunnelHeader = errors.New("request line and headers too large inside an intercepted tunnel")
-
-// tunnel wraps the hijacked client connection c of the intercepted tunnel
-// whose CONNECT state is st.
-func (p *Proxy) tunnel(c net.Conn, st *state) net.Conn {
-	t := &tunnelConn{Conn: c, p: p, authority: st.authority, limit: p.opts.tunnelHeaderCap(), wait: true}
-	if a := c.RemoteAddr(); a != nil {
-		t.client = a.String()
-	}
-	if o, ok := c.(TunnelObserver); ok {
-		o.Tunnelled()
-	}
-	st.conn = t
-	return t
-}
-
-// arm sets the read deadline of the current wait or header, once each,
-// from the wall clock (deadlines are wall times); t.mu is held. A read
-// that finds it armed costs no clock read.
-func (t *tunnelConn) arm() {
-	if t.armed || t.inBody || t.raw {
-		return
-	}
-	d := t.p.opts.ReadHeaderTimeout
-	if t.wait {
-		d = t.p.opts.IdleTimeout
-	}
-	var deadline time.Time
-	if d > 0 {
-		deadline = time.Now().Add(d)
-	}
-	_ = t.Conn.SetReadDeadline(deadline)
-	t.armed = true
-}
-
-func (t *tunnelConn) Read(b []byte) (int, error) {
-	t.mu.Lock()
-	if t.ended {
-		t.mu.Unlock()
-		return 0, io.EOF
-	}
-	t.arm()
-	t.mu.Unlock()
-	n, err := t.Conn.Read(b)
-	t.mu.Lock()
-	var r *Refusal
-	if !t.inBody && !t.raw && !t.ended {
-		if n > 0 && t.wait { // the next request's first octet: its header's time starts
-			t.wait, t.armed, t.headAt = false, false, t.p.opts.Now()
-			t.arm()
-		}
-		t.head += int64(n)
-		switch {
-		case t.head > t.limit:
-			err = fmt.Errorf("%w: more than %d octets read for them, the cap for client.max_header_bytes %d",
-				errTunnelHeader, t.limit, t.p.opts.MaxHeaderBytes)
-			r = &Refusal{Reason: policy.ReasonHeaderTooLarge, Cause: CauseHeaderTooLarge, Err: err}
-			n, t.ended = 0, true
-		case err != nil && errors.Is(err, os.ErrDeadlineExceeded) && t.wait:
-			t.ended = true
-			t.p.opts.Metrics.CountClientRefusal(CauseIdleTimeout) // no request: no line, as outside
-		case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
-			r = &Refusal{Reason: policy.ReasonClientTimeout, Cause: CauseHeaderTimeout,
-				Err: fmt.Errorf("no complete request line and headers within client.read_header_timeout inside an intercepted tunnel: %w", err)}
-			t.ended = true
-		}
-	}
-	t.mu.Unlock()
-	if r != nil {
-		r.Client, r.Target, r.TargetCut, r.Start = t.client, "https://"+t.authority, true, t.headAt
-		t.p.AuditRefusal(*r)
-	}
-	return n, err
-}
-
-// headerRead is called when goproxy has read a request's line and headers:
-// the octets read from now on are its body (when body is set) or the next
-// request's. Safe on nil.
-func (t *tunnelConn) headerRead(body bool) {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	t.head, t.inBody, t.wait, t.armed = 0, body, !body, false
-	t.mu.Unlock()
-}
-
-// bodyRead is called when a request body was read to its end: the octets
-// read from now on are the next request's. Safe on nil.
-func (t *tunnelConn) bodyRead() { t.headerRead(false) }
-
-// switched is called when the tunnel switched protocols (101): what it
-// carries from now on is not requests. Safe on nil.
-func (t *tunnelConn) switched() {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	t.raw = true
-	_ = t.Conn.SetReadDeadline(time.Time{}) // a header's or a wait's
-	t.mu.Unlock()
-}
-
-// cutBody ends the tunnel after a request body that was cut off (408),
-// and counts it: the server does not see this connection's timeouts any
-// more (TunnelObserver). Safe on nil.
-func (t *tunnelConn) cutBody() {
-	if t == nil {
-		return
-	}
-	t.p.opts.Metrics.CountClientRefusal(CauseBodyIdle)
-	t.end()
-}
-
-// end ends the tunnel after the current answer: no further request is
-// read from it. Safe on nil.
-func (t *tunnelConn) end() {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	t.ended = true
-	t.mu.Unlock()
+	return p.reject(req, st, d)
 }

@@ -1,84 +1,11 @@
 package proxy
 
 import (
-	"crypto/tls"
 	"errors"
 	"io"
 	"net"
-	"net/netip"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
-
-	"github.com/elazarl/goproxy"
 )
-
-// goproxy performs the client-side TLS handshake of an intercepted tunnel
-// itself and reports a failure only to its Logger, as
-// "[SESSION] WARN: Cannot handshake client HOST ERR" with the ProxyCtx's
-// Session (masked to 16 bits), the CONNECT's host and the error. goproxyLog
-// is that Logger: it recognises a client that refused the proxy's
-// certificate and tells Options.OnUntrusted, naming the client by the
-// address tlsConfig recorded for the session; every other message goes to
-// goproxy's own logger as before.
-type goproxyLog struct {
-	next      goproxy.Logger
-	untrusted func(client netip.Addr, host string, err error)
-	// clients maps a session (masked as goproxy logs it) to its
-	// handshake, from the TLS configuration's request on. It holds at most
-	// 65536 entries: a later session reuses an entry.
-	clients sync.Map // int64 -> *handshake
-}
-
-// handshake is one intercepted tunnel's client-side TLS handshake.
-type handshake struct {
-	client netip.Addr
-	hello  atomic.Bool // the ClientHello was read: the certificate is sent next
-}
-
-// handshakeFailed is the start of goproxy's message for a failed
-// client-side handshake (goproxy https.go).
-const handshakeFailed = "[%03d] WARN: Cannot handshake client %v %v"
-
-// Printf implements goproxy.Logger.
-func (l *goproxyLog) Printf(format string, v ...any) {
-	if l.untrusted != nil && strings.HasPrefix(format, handshakeFailed) && len(v) == 3 {
-		session, _ := v[0].(int64)
-		host, _ := v[1].(string)
-		err, _ := v[2].(error)
-		if v, ok := l.clients.LoadAndDelete(session); ok {
-			if hs := v.(*handshake); refusedCertificate(err, hs.hello.Load()) {
-				l.untrusted(hs.client, host, err)
-				return
-			}
-		}
-	}
-	l.next.Printf(format, v...)
-}
-
-// tlsConfig returns the TLS configuration source of one intercepted tunnel
-// from client: Options.Intercept's, noting for goproxyLog the client and
-// whether its ClientHello was read.
-func (p *Proxy) tlsConfig(client netip.Addr) func(string, *goproxy.ProxyCtx) (*tls.Config, error) {
-	if p.handshakes.untrusted == nil {
-		return p.opts.Intercept
-	}
-	return func(host string, ctx *goproxy.ProxyCtx) (*tls.Config, error) {
-		cfg, err := p.opts.Intercept(host, ctx)
-		if err != nil {
-			return nil, err
-		}
-		hs := &handshake{client: client}
-		p.handshakes.clients.Store(ctx.Session&0xFFFF, hs)
-		cfg = cfg.Clone()
-		cfg.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
-			hs.hello.Store(true)
-			return nil, nil // cfg itself
-		}
-		return cfg, nil
-	}
-}
 
 // refusedCertificate reports whether err, from the client-side handshake
 // of an intercepted tunnel, says the client turned the proxy's certificate

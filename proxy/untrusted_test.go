@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -77,42 +75,5 @@ func TestRefusedCertificate(t *testing.T) {
 				t.Errorf("refusedCertificate(%v) = %v, want %v", tt.err, got, tt.want)
 			}
 		})
-	}
-}
-
-// recordingLogger is a goproxy.Logger that keeps what it is given.
-type recordingLogger struct{ lines []string }
-
-func (r *recordingLogger) Printf(format string, v ...any) {
-	r.lines = append(r.lines, fmt.Sprintf(format, v...))
-}
-
-// TestGoproxyLog: goproxy's warning about a refused certificate goes to
-// OnUntrusted with the client noted for its session; everything else,
-// and a session without a noted client, goes to goproxy's own logger.
-func TestGoproxyLog(t *testing.T) {
-	next := &recordingLogger{}
-	type call struct {
-		client netip.Addr
-		host   string
-	}
-	var calls []call
-	l := &goproxyLog{next: next, untrusted: func(c netip.Addr, host string, _ error) { calls = append(calls, call{c, host}) }}
-	client := netip.MustParseAddr("192.0.2.7")
-	hs := &handshake{client: client}
-	hs.hello.Store(true)
-	l.clients.Store(int64(5), hs)
-	refused := &net.OpError{Op: "remote error", Err: errors.New("tls: unknown certificate authority")}
-
-	l.Printf("[%03d] WARN: Cannot handshake client %v %v\n", int64(5), "example.test:443", refused)
-	l.Printf("[%03d] WARN: Cannot handshake client %v %v\n", int64(5), "example.test:443", refused) // not noted any more
-	l.Printf("[%03d] WARN: Cannot handshake client %v %v\n", int64(6), "example.test:443", errors.New("tls: no cipher"))
-	l.Printf("[%03d] WARN: Error copying to client: %s\n", int64(7), "x")
-
-	if len(calls) != 1 || calls[0] != (call{client, "example.test:443"}) {
-		t.Errorf("OnUntrusted calls %v, want one for %v example.test:443", calls, client)
-	}
-	if len(next.lines) != 3 || !strings.Contains(next.lines[2], "Error copying") {
-		t.Errorf("goproxy's logger got %q, want the three other lines", next.lines)
 	}
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"net"
 	"net/http"
@@ -119,14 +120,20 @@ func (w *countingWriter) Flush() {
 }
 
 // Hijack implements http.Hijacker; after it the connection is the caller's.
-// An intercepted tunnel's connection is wrapped so that the client limits
-// hold on the requests goproxy reads from it (see tunnelConn).
+// The octets the client sent after the request's headers that the server
+// already read (a TLS ClientHello written with its CONNECT, the first
+// frame written with a WebSocket handshake) are the start of what the
+// connection carries next: the connection returned reads them first (see
+// prefixConn), so that they are never dropped, whoever reads it.
 func (w *countingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
-	if err == nil && w.x != nil && w.x.st.authority != "" {
-		c = w.p.tunnel(c, &w.x.st)
+	if err != nil || rw == nil || rw.Reader.Buffered() == 0 {
+		return c, rw, err
 	}
-	return c, rw, err
+	ahead, _ := rw.Reader.Peek(rw.Reader.Buffered())
+	pc := &prefixConn{Conn: c, prefix: bytes.Clone(ahead)}
+	_, _ = rw.Reader.Discard(len(ahead))
+	return pc, bufio.NewReadWriter(bufio.NewReader(pc), rw.Writer), nil
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.

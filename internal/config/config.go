@@ -172,6 +172,15 @@ type Client struct {
 	// IdleTimeout closes a keep-alive connection that has no request for
 	// this long. Default 60s.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// H2MaxConcurrentStreams bounds the streams one HTTP/2 connection
+	// inside an intercepted tunnel may have open at once
+	// (SETTINGS_MAX_CONCURRENT_STREAMS). Default 100.
+	H2MaxConcurrentStreams int `yaml:"h2_max_concurrent_streams"`
+	// H2MaxResetsPerSecond bounds the streams a client resets on one
+	// HTTP/2 connection inside an intercepted tunnel, per second on
+	// average with as many at once; past it the connection is closed
+	// (GOAWAY ENHANCE_YOUR_CALM: the rapid-reset attack). Default 100.
+	H2MaxResetsPerSecond int `yaml:"h2_max_resets_per_second"`
 }
 
 // Connect configures CONNECT tunnels.
@@ -403,13 +412,15 @@ func Default() Config {
 			IdleTimeout:           90 * time.Second,
 		},
 		Client: Client{
-			MaxConnections:        4096,
-			MaxRequestTargetBytes: rules.DefaultMaxRequestTargetBytes,
-			MaxHeaderBytes:        32 << 10,
-			ReadHeaderTimeout:     10 * time.Second,
-			BodyIdleTimeout:       rules.DefaultBodyIdleTimeout,
-			BodyMinRate:           1024,
-			IdleTimeout:           60 * time.Second,
+			MaxConnections:         4096,
+			MaxRequestTargetBytes:  rules.DefaultMaxRequestTargetBytes,
+			MaxHeaderBytes:         32 << 10,
+			ReadHeaderTimeout:      10 * time.Second,
+			BodyIdleTimeout:        rules.DefaultBodyIdleTimeout,
+			BodyMinRate:            1024,
+			IdleTimeout:            60 * time.Second,
+			H2MaxConcurrentStreams: rules.DefaultH2MaxConcurrentStreams,
+			H2MaxResetsPerSecond:   rules.DefaultH2MaxResetsPerSecond,
 		},
 		ShutdownTimeout: 10 * time.Second,
 		Politeness:      defaultPoliteness(),

@@ -345,6 +345,8 @@ func (c *Config) Validate() error {
 		{"client.body_idle_timeout", positive(c.Client.BodyIdleTimeout)},
 		{"client.body_min_rate", atLeast(c.Client.BodyMinRate, 0, "")},
 		{"client.idle_timeout", positive(c.Client.IdleTimeout)},
+		{"client.h2_max_concurrent_streams", atLeast(c.Client.H2MaxConcurrentStreams, 1, "")},
+		{"client.h2_max_resets_per_second", atLeast(c.Client.H2MaxResetsPerSecond, 1, "")},
 		{"identity.auth_throttle.failures_per_minute", nonNegativeFloat(c.Identity.AuthThrottle.FailuresPerMinute)},
 		{"identity.auth_throttle.burst", atLeast(c.Identity.AuthThrottle.Burst, 1, "")},
 		{"identity.auth_throttle.max_concurrent_checks", atLeast(c.Identity.AuthThrottle.MaxConcurrentChecks, 1, "")},

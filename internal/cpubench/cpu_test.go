@@ -33,7 +33,7 @@ const (
 	// envCPU is the CPU list (taskset -c) the proxy process is pinned to;
 	// unset, it is not pinned. Pin this process to the other CPUs:
 	//
-	//	ROBOTSPROXY_BENCH_CPU=1 taskset -c 0 go test -run '^$' -bench ProxyCPU -benchtime 20000x ./proxy/cpubench/
+	//	ROBOTSPROXY_BENCH_CPU=1 taskset -c 0 go test -run '^$' -bench ProxyCPU -benchtime 20000x ./internal/cpubench/
 	envCPU = "ROBOTSPROXY_BENCH_CPU"
 	// envBinary is a robotsproxy binary to measure; unset, the benchmark
 	// builds one from the module it runs in (go test's working directory).
@@ -56,11 +56,13 @@ const benchRobots = "User-agent: *\nDisallow: /private/\nDisallow: /*.pdf$\n\nUs
 // and the requests per second, for bare goproxy and for robotsproxy (the
 // binary, default configuration, audit log in a file): allowed requests
 // with 100 B and 64 KiB bodies, allowed requests inside intercepted
-// tunnels, and denied requests. Each sub-benchmark starts its own proxy;
+// tunnels over HTTP/1.1 and over HTTP/2 (the client offers h2 by ALPN;
+// bare goproxy serves it with AllowHTTP2, robotsproxy by default), and
+// denied requests. Each sub-benchmark starts its own proxy;
 // run it with -benchtime Nx and repeat the whole run (not -count) to
 // interleave the proxies:
 //
-//	go test -c -o /tmp/cpubench.test ./proxy/cpubench/ && go build -o /tmp/robotsproxy .
+//	go test -c -o /tmp/cpubench.test ./internal/cpubench/ && go build -o /tmp/robotsproxy .
 //	for i in $(seq 10); do ROBOTSPROXY_BENCH_BINARY=/tmp/robotsproxy ROBOTSPROXY_BENCH_CPU=1 \
 //	    taskset -c 0 /tmp/cpubench.test -test.run '^$' -test.bench ProxyCPU -test.benchtime 20000x >> /tmp/cpu.txt; done
 //	benchstat -col /proxy /tmp/cpu.txt
@@ -68,20 +70,22 @@ func BenchmarkProxyCPU(b *testing.B) {
 	for _, c := range []struct {
 		name      string
 		intercept bool
+		h2        bool // the client offers h2 inside the tunnel
 		path      string
 		status    int
 		kinds     []string
 	}{
-		{"allowed/body=100B", false, "/size/100", 200, []string{"bare", "robotsproxy"}},
-		{"allowed/body=64KiB", false, "/size/65536", 200, []string{"bare", "robotsproxy"}},
-		{"intercepted/body=100B", true, "/size/100", 200, []string{"bare", "robotsproxy"}},
-		{"denied", false, "/nope/size/100", 403, []string{"robotsproxy"}},
+		{"allowed/body=100B", false, false, "/size/100", 200, []string{"bare", "robotsproxy"}},
+		{"allowed/body=64KiB", false, false, "/size/65536", 200, []string{"bare", "robotsproxy"}},
+		{"intercepted/body=100B", true, false, "/size/100", 200, []string{"bare", "robotsproxy"}},
+		{"intercepted-h2/body=100B", true, true, "/size/100", 200, []string{"bare", "robotsproxy"}},
+		{"denied", false, false, "/nope/size/100", 403, []string{"robotsproxy"}},
 	} {
 		for _, kind := range c.kinds {
 			b.Run(c.name+"/proxy="+kind, func(b *testing.B) {
 				o := newOrigin(b, c.intercept)
 				p := startProxy(b, kind, o, c.intercept)
-				load(b, p, o.URL+c.path, c.status)
+				load(b, p, o.URL+c.path, c.status, c.h2)
 			})
 		}
 	}
@@ -251,11 +255,12 @@ func waitAddr(b *testing.B, kind string, stdout, stderr io.Reader) string {
 }
 
 // load sends b.N requests for target through p from concurrency
-// connections, after a warm-up, and reports the proxy's CPU time per
+// connections (over HTTP/2, when h2, concurrency streams of one
+// connection), after a warm-up, and reports the proxy's CPU time per
 // request and the requests per second.
-func load(b *testing.B, p *proxyProcess, target string, wantStatus int) {
+func load(b *testing.B, p *proxyProcess, target string, wantStatus int, h2 bool) {
 	tr := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: p.addr}),
-		MaxIdleConnsPerHost: concurrency, MaxConnsPerHost: concurrency, MaxIdleConns: concurrency}
+		MaxIdleConnsPerHost: concurrency, MaxConnsPerHost: concurrency, MaxIdleConns: concurrency, ForceAttemptHTTP2: h2}
 	if p.ca != nil {
 		tr.TLSClientConfig = &tls.Config{RootCAs: p.ca.CertPool()}
 	}
@@ -277,6 +282,12 @@ func load(b *testing.B, p *proxyProcess, target string, wantStatus int) {
 		wg.Wait()
 	}
 	run(20 * concurrency) // connections, tunnels, certificates and the robots.txt cache are warm
+	if resp, err := client.Get(target); err == nil {
+		resp.Body.Close()
+		if h2 != (resp.ProtoMajor == 2) {
+			b.Fatalf("the tunnel speaks %s, want HTTP/2: %v", resp.Proto, h2)
+		}
+	}
 	cpu0, writes0 := cpuTime(b, p.pid), writeCalls(b, p.pid)
 	b.ResetTimer()
 	run(int64(b.N))
@@ -348,8 +359,9 @@ func writeFile(b *testing.B, name string, data []byte) {
 
 // TestBareChild is BenchmarkProxyCPU's bare goproxy process: with envChild
 // set it serves goproxy with robotsproxy's outbound transport (and, given
-// a CA directory, intercepts CONNECT tunnels as robotsproxy does) on the
-// address it prints, until its standard input closes.
+// a CA directory, intercepts CONNECT tunnels as robotsproxy does, serving
+// HTTP/2 inside them to a client that offers it) on the address it
+// prints, until its standard input closes.
 func TestBareChild(t *testing.T) {
 	caDir := os.Getenv(envChild)
 	if caDir == "" {
@@ -359,6 +371,7 @@ func TestBareChild(t *testing.T) {
 	gp.Tr = proxy.NewTransport(&netguard.Guard{AllowPrivate: true}, proxy.TransportOptions{})
 	gp.ConnectDial, gp.ConnectDialWithReq = nil, nil
 	gp.KeepAcceptEncoding = true
+	gp.AllowHTTP2 = true // h2 inside intercepted tunnels, when the client offers it
 	if caDir != "-" {
 		ca, err := mitm.LoadCA(filepath.Join(caDir, "ca.pem"), filepath.Join(caDir, "ca-key.pem"))
 		if err != nil {

@@ -87,6 +87,21 @@ const (
 	DefaultMaxIdleConnsPerHost = 1024
 )
 
+// Defaults of the HTTP/2 bounds of a client connection inside an
+// intercepted tunnel (client.h2_max_concurrent_streams,
+// client.h2_max_resets_per_second; the proxy's Options).
+const (
+	// DefaultH2MaxConcurrentStreams is the SETTINGS_MAX_CONCURRENT_STREAMS
+	// the proxy announces (RFC 9113 6.5.2): the least RFC 9113 6.5.2
+	// recommends, and as many requests as a crawler keeps in flight to one
+	// site by far.
+	DefaultH2MaxConcurrentStreams = 100
+	// DefaultH2MaxResetsPerSecond bounds the RST_STREAM frames a client
+	// sends on one connection, per second on average (with as many at
+	// once): the rapid-reset attack (CVE-2023-44487) sends thousands.
+	DefaultH2MaxResetsPerSecond = 100
+)
+
 // Defaults of the audit log's checkpoints: one every 10,000 lines or 60
 // seconds, whichever comes first (audit.checkpoint_every_lines,
 // audit.checkpoint_every, audit.CheckpointOptions).

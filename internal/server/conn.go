@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,6 +59,12 @@ type clientConn struct {
 	timedOut bool      // read_header_timeout expired with part of a request read
 	ended    bool      // a refusal or timeout was reported: nothing more
 	tunnel   bool      // an intercepted tunnel: the proxy classifies its timeouts
+	// base is set on the connection read inside an intercepted tunnel
+	// (see WatchTunnel): "https://host:port", before the origin-form
+	// targets of its refusals' lines. Such a connection holds no
+	// max_connections token and is not counted as a client connection:
+	// the one that carries it is.
+	base string
 }
 
 func newClientConn(nc net.Conn, t *tracker) *clientConn {
@@ -207,7 +214,16 @@ func (c *clientConn) refusal(status int, reason policy.Reason, cause proxy.Refus
 		Start: c.headAt, Err: err}
 	if c.trusted {
 		h := parseHead(c.head)
-		r.Method, r.Target, r.TargetCut, r.UserAgent = h.method, h.target, h.targetCut, h.userAgent
+		r.Method, r.Target, r.TargetCut, r.UserAgent, r.Protocol = h.method, h.target, h.targetCut, h.userAgent, h.protocol
+	}
+	if c.base != "" {
+		r.Intercepted = true
+		switch {
+		case r.Target == "":
+			r.Target, r.TargetCut = c.base, true
+		case strings.HasPrefix(r.Target, "/"):
+			r.Target = c.base + r.Target
+		}
 	}
 	return r
 }
@@ -266,6 +282,13 @@ func (c *clientConn) Serving() {
 	c.served++
 	c.bgByte = c.bgByte[:0]
 	c.mu.Unlock()
+}
+
+// WatchTunnel implements proxy.TunnelWatcher: the HTTP/1.1 requests read
+// inside the intercepted tunnel this connection carries are watched as
+// this connection's are.
+func (c *clientConn) WatchTunnel(inner net.Conn, base string) net.Conn {
+	return c.t.addTunnel(inner, base)
 }
 
 // Tunnelled implements proxy.TunnelObserver.

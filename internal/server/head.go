@@ -2,11 +2,16 @@ package server
 
 import (
 	"bytes"
+
+	"github.com/robotsproxy/robotsproxy/auditlog"
 )
 
 // requestHead is what the first octets of a request tell about it.
 type requestHead struct {
 	method, target, userAgent string
+	// protocol is the HTTP version of a complete request line, when it
+	// is HTTP/1.0 or HTTP/1.1 (auditlog's Protocol values), else "".
+	protocol string
 	// targetCut: the request line did not end within the octets kept, so
 	// target is only its start.
 	targetCut bool
@@ -30,10 +35,13 @@ func parseHead(b []byte) requestHead {
 		return requestHead{}
 	}
 	h := requestHead{method: string(method)}
-	target, _, ok := bytes.Cut(afterMethod, []byte(" "))
+	target, version, ok := bytes.Cut(afterMethod, []byte(" "))
 	switch {
 	case ok:
 		h.target = string(target)
+		if v := string(version); complete && (v == auditlog.ProtocolHTTP10 || v == auditlog.ProtocolHTTP11) {
+			h.protocol = v
+		}
 	case complete: // no HTTP-version: the rest of the line
 		h.target = string(afterMethod)
 	default:

@@ -129,10 +129,24 @@ func (t *tracker) add(nc net.Conn) *clientConn {
 	return c
 }
 
+// addTunnel watches the connection read inside an intercepted tunnel
+// (clientConn.WatchTunnel), an origin-form target after base.
+func (t *tracker) addTunnel(nc net.Conn, base string) *clientConn {
+	c := newClientConn(nc, t)
+	c.base = base
+	t.mu.Lock()
+	t.conns[c] = struct{}{}
+	t.mu.Unlock()
+	return c
+}
+
 func (t *tracker) remove(c *clientConn) {
 	t.mu.Lock()
 	delete(t.conns, c)
 	t.mu.Unlock()
+	if c.base != "" { // inside a tunnel: the connection that carries it counts
+		return
+	}
 	t.metrics.AddClientConns(-1)
 	t.slots.release()
 }

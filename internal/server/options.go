@@ -306,12 +306,14 @@ func ProxyOptions(c config.Config) proxy.Options {
 		AuditContinue: c.Audit.OnWriteError == "continue",
 		MaxFieldBytes: c.Log.MaxFieldBytes,
 
-		MaxRequestTargetBytes: c.Client.MaxRequestTargetBytes,
-		MaxHeaderBytes:        c.Client.MaxHeaderBytes,
-		ReadHeaderTimeout:     c.Client.ReadHeaderTimeout,
-		IdleTimeout:           c.Client.IdleTimeout,
-		BodyIdleTimeout:       c.Client.BodyIdleTimeout,
-		BodyMinRate:           c.Client.BodyMinRate,
+		MaxRequestTargetBytes:  c.Client.MaxRequestTargetBytes,
+		MaxHeaderBytes:         c.Client.MaxHeaderBytes,
+		ReadHeaderTimeout:      c.Client.ReadHeaderTimeout,
+		IdleTimeout:            c.Client.IdleTimeout,
+		BodyIdleTimeout:        c.Client.BodyIdleTimeout,
+		BodyMinRate:            c.Client.BodyMinRate,
+		H2MaxConcurrentStreams: c.Client.H2MaxConcurrentStreams,
+		H2MaxResetsPerSecond:   c.Client.H2MaxResetsPerSecond,
 
 		UnreachableRetry: TTLRules(c).WithDefaults().UnreachableRetry,
 	}

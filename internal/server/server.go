@@ -92,7 +92,7 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 		return nil, err
 	}
 	fo, to := FetcherOptions(cfg, guard), TransportOptions(cfg)
-	fo.TLS, to.TLS = upstreamTLS, upstreamTLS
+	fo.TLS, to.TLS = upstreamTLS.Clone(), upstreamTLS // NewTransport clones its own
 	fetcher := access.NewFetcher(fo)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var metrics *proxy.Metrics
