@@ -3,6 +3,7 @@ package politeness_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,8 +28,9 @@ func TestLocalGate(t *testing.T) {
 	}
 	// Waiters are served in order.
 	order := make(chan int, 2)
+	var waiters sync.WaitGroup
 	for i := range 2 {
-		go func() {
+		waiters.Go(func() {
 			r, err := g.Acquire(ctx, "a", true)
 			if err != nil {
 				t.Error(err)
@@ -37,7 +39,7 @@ func TestLocalGate(t *testing.T) {
 			order <- i
 			time.Sleep(10 * time.Millisecond)
 			r()
-		}()
+		})
 		time.Sleep(20 * time.Millisecond) // waiter 0 queues before waiter 1
 	}
 	r1()
@@ -49,7 +51,7 @@ func TestLocalGate(t *testing.T) {
 	if got := <-order; got != 1 {
 		t.Errorf("second waiter served: got %d, want 1", got)
 	}
-	time.Sleep(30 * time.Millisecond)
+	waiters.Wait() // each has released its slot (not a sleep: a busy machine runs them late)
 	if n := g.Len(); n != 0 {
 		t.Errorf("Len with nothing in flight: got %d, want 0", n)
 	}
