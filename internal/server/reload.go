@@ -64,11 +64,11 @@ func (s *Server) reload() {
 	forgot := s.cache.ForgetUnreachable()
 	s.shared.ForgetUnreachable()
 	s.ops.reloaded(true, len(next.diff.restart), time.Now())
-	s.log.Info().Strs("changed", nonNil(next.diff.applied)).Int("unreachable_cleared", forgot).Msg("configuration reloaded")
-	if len(next.diff.restart) > 0 {
+	if len(next.diff.restart) > 0 { // before the outcome: the line a reader waits for comes last
 		s.log.Warn().Strs("keys", next.diff.restart).
 			Msg("configuration reload: these keys take effect only after a restart; their running values stay")
 	}
+	s.log.Info().Strs("changed", nonNil(next.diff.applied)).Int("unreachable_cleared", forgot).Msg("configuration reloaded")
 }
 
 // pendingReload is a configuration ready to be swapped in.
