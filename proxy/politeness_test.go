@@ -92,8 +92,13 @@ func TestCrawlDelayWait(t *testing.T) {
 	for _, l := range lines[1:] {
 		assertFields(t, l, map[string]any{"decision": "allow", "reason": "crawl-delay", "robots_reason": "no-matching-rule",
 			"wait_reason": "crawl-delay"})
-		if w, _ := l["waited_ms"].(float64); w < 100 {
-			t.Errorf("waited_ms: got %v, want about 200 (line %v)", l["waited_ms"], l)
+		// How long it waited is what was left of the delay when it
+		// reached the proxy, which the previous request's answer and
+		// the client's next send put off by as much as a busy machine
+		// makes them: that it waited is the proxy's. The spacing is
+		// checked above.
+		if w, _ := l["waited_ms"].(float64); w <= 0 {
+			t.Errorf("waited_ms: got %v, want some of the 200ms delay (line %v)", l["waited_ms"], l)
 		}
 	}
 }
