@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 )
 
 // ConnectPortError is the error of a CONNECT refused for its port
@@ -26,8 +26,8 @@ func (e *ConnectPortError) Error() string {
 // Unwrap returns the error every port refusal wraps.
 func (e *ConnectPortError) Unwrap() error { return errConnectPort }
 
-// Hint says, in one line for a person (an X-Robotsproxy-Hint header and
-// the refusal's text), what the operator changes when the refusal is
+// Hint says, in one line for a person (the X-Robotsproxy-Hint header the
+// proxy renders, and the last line of Text), what the operator changes when the refusal is
 // theirs to lift, naming the configuration key and the serve flag; ""
 // when there is nothing to say:
 //   - a CONNECT port outside connect.ports: the key and -connect-ports,
@@ -38,7 +38,7 @@ func (e *ConnectPortError) Unwrap() error { return errConnectPort }
 //     refusal cached for the authority.
 func (d *Decision) Hint() string {
 	switch {
-	case d.Reason == ReasonConnectPort:
+	case d.Reason == auditlog.ReasonConnectPort:
 		var pe *ConnectPortError
 		if !errors.As(d.Err, &pe) {
 			return ""
@@ -49,7 +49,7 @@ func (d *Decision) Hint() string {
 		}
 		ports = append(ports, strconv.Itoa(pe.Port))
 		return fmt.Sprintf("the operator allows CONNECT to port %d with connect.ports in the configuration, or serve -connect-ports %s", pe.Port, strings.Join(ports, ","))
-	case d.Access == access.Unreachable && d.Cause == access.CauseTLS:
+	case d.Access == Unreachable && d.Cause == CauseTLS:
 		return UntrustedOriginHint
 	}
 	return ""

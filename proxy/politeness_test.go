@@ -10,6 +10,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
 	"github.com/robotsproxy/robotsproxy/internal/testkit"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
@@ -66,7 +67,7 @@ func (o *politeOrigin) seen() []arrival {
 
 func politeHarness(t *testing.T, o politeness.Options) *harness {
 	t.Helper()
-	return newHarness(t, harnessOptions{proxy: func(po *proxy.Options) { po.Politeness = politeness.New(o) }})
+	return newHarness(t, harnessOptions{policy: func(po *policy.Options) { po.Politeness = politeness.New(o).Politeness() }})
 }
 
 // TestCrawlDelayWait: requests early for their turn wait for it, and the

@@ -11,6 +11,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/mitm"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
 	"github.com/robotsproxy/robotsproxy/internal/testkit"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
@@ -122,7 +123,7 @@ func TestCrawlDelayCountsFromTheSend(t *testing.T) {
 	t.Run("plain", func(t *testing.T) {
 		o := newPoliteOrigin(t, robots)
 		r := newSentRecorder()
-		h := newHarness(t, harnessOptions{proxy: func(po *proxy.Options) { po.Politeness = newLimiter(r) }})
+		h := newHarness(t, harnessOptions{policy: func(po *policy.Options) { po.Politeness = newLimiter(r).Politeness() }})
 		clock := testkit.NewClockCheck()
 		start := time.Now()
 		for range 3 {
@@ -145,8 +146,9 @@ func TestCrawlDelayCountsFromTheSend(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := newSentRecorder()
-		h := newHarness(t, harnessOptions{tls: originTLS(o), clientTLS: &tls.Config{RootCAs: ca.CertPool()}, policy: connectPorts(o),
-			proxy: func(po *proxy.Options) { po.Intercept, po.Politeness = certs.TLSConfig, newLimiter(r) }})
+		h := newHarness(t, harnessOptions{tls: originTLS(o), clientTLS: &tls.Config{RootCAs: ca.CertPool()},
+			policy: func(po *policy.Options) { connectPorts(o)(po); po.Politeness = newLimiter(r).Politeness() },
+			proxy:  func(po *proxy.Options) { po.Intercept = certs.TLSConfig }})
 		start := time.Now()
 		for range 3 {
 			if resp, _ := h.do(t, "GET", o.URL+"/page", "Bot/1.0", ""); resp.StatusCode != http.StatusOK {
@@ -159,7 +161,7 @@ func TestCrawlDelayCountsFromTheSend(t *testing.T) {
 	t.Run("origin unreachable: the turn is given back unsent", func(t *testing.T) {
 		o := newPoliteOrigin(t, robots)
 		r := newSentRecorder()
-		h := newHarness(t, harnessOptions{proxy: func(po *proxy.Options) { po.Politeness = newLimiter(r) }})
+		h := newHarness(t, harnessOptions{policy: func(po *policy.Options) { po.Politeness = newLimiter(r).Politeness() }})
 		if resp, _ := h.do(t, "GET", o.URL+"/page", "Bot/1.0", ""); resp.StatusCode != http.StatusOK {
 			t.Fatalf("status %d, want 200", resp.StatusCode)
 		}
