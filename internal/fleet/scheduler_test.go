@@ -246,15 +246,21 @@ func TestGateSharedLeases(t *testing.T) {
 	rel2()
 	rel3()
 	rel3() // twice does nothing
-	short, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
+	// Both slots are free again: each Acquire takes one without waiting,
+	// but a store round trip on a busy machine may take longer than the
+	// short wait below, which only the third Acquire, with no slot left,
+	// must run out of.
+	free, cancel2 := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel2()
 	for range 2 {
-		rel, err := ga.Acquire(short, "http://g.example:80", true)
+		rel, err := ga.Acquire(free, "http://g.example:80", true)
 		if err != nil {
 			t.Fatalf("after every release: %v", err)
 		}
 		defer rel()
 	}
+	short, cancel3 := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel3()
 	if _, err := ga.Acquire(short, "http://g.example:80", true); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("waiting past the context: got %v, want the context's error", err)
 	}
