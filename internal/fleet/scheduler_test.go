@@ -224,7 +224,8 @@ func TestSchedulerFallsBackWhenDown(t *testing.T) {
 
 func TestGateSharedLeases(t *testing.T) {
 	rs := startRedis(t)
-	ga := newReplica(t, rs.URL(), nil).Gate(2, politeness.NewLocalGate(2))
+	ra := newReplica(t, rs.URL(), nil)
+	ga := ra.Gate(2, politeness.NewLocalGate(2))
 	gb := newReplica(t, rs.URL(), nil).Gate(2, politeness.NewLocalGate(2))
 	ctx := context.Background()
 	rel1, err1 := ga.Acquire(ctx, "http://g.example:80", false)
@@ -267,7 +268,8 @@ func TestGateSharedLeases(t *testing.T) {
 	short, cancel3 := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel3()
 	if _, err := ga.Acquire(short, "http://g.example:80", true); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("waiting past the context: got %v, want the context's error", err)
+		t.Errorf("waiting past the context: got %v, want the context's error (store up %v, politeness errors %v, fallbacks %v; log %s)",
+			err, ra.counter("up"), ra.counter("errors/politeness"), ra.counter("fallbacks/politeness"), ra.log)
 	}
 }
 
