@@ -77,7 +77,7 @@ func (s *Store) runKeys(ctx context.Context, script *redis.Script, keys []string
 	defer cancel()
 	v, err := script.Run(cctx, s.rdb, keys, args...).Result()
 	if err != nil {
-		if ctx.Err() != nil {
+		if callerGone(ctx) != nil {
 			return nil, false
 		}
 		s.h.failed(opPoliteness, err)
@@ -86,6 +86,20 @@ func (s *Store) runKeys(ctx context.Context, script *redis.Script, keys []string
 	}
 	s.h.ok()
 	return v, true
+}
+
+// callerGone returns ctx's error once ctx has ended, or
+// context.DeadlineExceeded once its deadline has passed: the store's
+// client times its socket out at that deadline, which may come back before
+// the context's own timer has ended it. nil while the caller still waits.
+func callerGone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // run runs a politeness script for key (see Store.run).
