@@ -126,3 +126,32 @@ device_parsers:
 		}
 	}
 }
+
+// BenchmarkParse measures the first use of the data: decoding
+// data/regexes.yaml and compiling its rules (once per process).
+func BenchmarkParse(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("data", "regexes.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := uaparser.Parse(data, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFamily measures naming the family of a header (a browser of
+// no browser's shape, a library, a header no rule matches) and asking
+// whether it is a spider: what Recognise asks once per such header.
+func BenchmarkFamily(b *testing.B) {
+	p := uaparser.Embedded()
+	uas := []string{"J2ME/UCWEB7.0.3.45/139/7682", "aws-sdk-go/1.44.0 (go1.20; linux; amd64)", "ExampleFetcher/1.0"}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		ua := uas[i%len(uas)]
+		p.Family(ua)
+		p.Spider(ua)
+	}
+}
