@@ -120,6 +120,9 @@ func (id *Identifier) recognise(ua string, products []string) recognition {
 // crawler's names (crawler-user-agents' "Sogou" in
 // "SogouMSE,SogouMobileBrowser/3.7.4").
 func classify(ua string, products []string, r recognition) (c Client, byFamily bool) {
+	if r.crawler && len(r.names) > 0 {
+		return ClientCrawler, false // the usual case: nothing else to read
+	}
 	lower := strings.ToLower(ua)
 	if strings.Contains(lower, "+http") || botWord(ua) || slices.ContainsFunc(products, declaresBot) {
 		return ClientCrawler, false
