@@ -148,7 +148,8 @@ type Summary struct {
 	Requests int64   `json:"requests"`
 	Skipped  Skipped `json:"skipped"`
 	// Browsers are requests from browsers (identity.ClientBrowser: a
-	// browser's shape, nothing of a crawler): counted, never judged.
+	// browser's shape or a family ua-parser's data names, nothing of a
+	// crawler): counted, never judged.
 	Browsers int64 `json:"browsers"`
 	// Unnamed are requests whose User-Agent names no product token
 	// (empty, "-", or browser compatibility tokens only) and is no
