@@ -100,6 +100,7 @@ dt{font-weight:bold}
 <tr><th>requests naming no product (never judged)</th><td class="n">{{.Unnamed}}</td></tr>
 <tr><th>requests from other clients (libraries, tools)</th><td class="n">{{.OtherClients}}</td></tr>
 <tr><th>crawler catalogue</th><td><code>{{.Catalogue}}</code></td></tr>
+<tr><th>browser families (ua-parser)</th><td><code>{{.BrowserFamilies}}</code></td></tr>
 <tr><th>requests before the first robots.txt version</th><td class="n">{{.Unjudged}}</td></tr>
 <tr><th>period</th><td>{{stamp .First}} to {{stamp .Last}}</td></tr>
 <tr><th>robots.txt versions</th><td class="n">{{.Versions}}</td></tr>

@@ -94,6 +94,7 @@ func New(o Options) (*Auditor, error) {
 	}
 	a.res.Summary.Versions = o.History.Len()
 	a.res.Summary.Catalogue = a.ident.Catalogue().Version()
+	a.res.Summary.BrowserFamilies = a.ident.BrowserFamilies()
 	a.res.lists = map[string]*findingList{}
 	for _, k := range Kinds() {
 		l, err := newFindingList(o.TempDir)

@@ -161,6 +161,9 @@ type Summary struct {
 	// Catalogue is the crawler catalogue's version (its sources and
 	// their commits) that identified the crawlers.
 	Catalogue string `json:"catalogue"`
+	// BrowserFamilies is the version of ua-parser's data that told the
+	// browsers of no browser's shape apart ("uap-core@" and its commit).
+	BrowserFamilies string `json:"browser_families"`
 	// Unjudged are crawler requests made before the history's first
 	// version.
 	Unjudged int64 `json:"unjudged"`

@@ -98,6 +98,11 @@ func NewIdentifier(browserTokens []string, overrides []Override) *Identifier {
 // Catalogue is the crawler catalogue id recognises crawlers with.
 func (id *Identifier) Catalogue() *catalogue.Catalogue { return id.cat }
 
+// BrowserFamilies names the ua-parser data that Recognise tells apart
+// the headers of no browser's shape with: "uap-core@" and the first 12
+// hex digits of its commit. It loads that data (once per process).
+func (id *Identifier) BrowserFamilies() string { return id.families().Source.Version() }
+
 // Identify returns the identity of a crawler from its User-Agent header
 // value: the first matching override, else its candidates:
 //
