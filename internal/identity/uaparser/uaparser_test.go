@@ -2,6 +2,8 @@ package uaparser_test
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/robotsproxy/robotsproxy/internal/identity/uaparser"
+	"github.com/robotsproxy/robotsproxy/internal/identity/upstream"
 )
 
 // testdata is the repository's testdata folder.
@@ -153,5 +156,48 @@ func BenchmarkFamily(b *testing.B) {
 		ua := uas[i%len(uas)]
 		p.Family(ua)
 		p.Spider(ua)
+	}
+}
+
+// TestRefresh: the refresh that gen -update uap-core=COMMIT makes
+// downloads regexes.yaml, tests/test_ua.yaml and LICENSE at that commit,
+// by the repository and paths of their MANIFEST.tsv rows, and what it
+// writes builds.
+func TestRefresh(t *testing.T) {
+	rows, err := os.ReadFile(filepath.Join(testdata, "MANIFEST.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "MANIFEST.tsv")
+	os.WriteFile(manifest, rows, 0o644)
+	os.MkdirAll(filepath.Join(dir, "agents", "uap-core"), 0o755)
+	regexes, _ := os.ReadFile(filepath.Join(testdata, "agents", "uap-core", "regexes.yaml"))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/ua-parser/uap-core/abc/regexes.yaml":
+			w.Write(regexes)
+		case "/ua-parser/uap-core/abc/tests/test_ua.yaml":
+			w.Write([]byte("test_cases: []\n"))
+		case "/ua-parser/uap-core/abc/LICENSE":
+			w.Write([]byte("Apache License 2.0"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	agents := filepath.Join(dir, "agents")
+	if err := upstream.Update(srv.Client(), srv.URL, agents, manifest, []upstream.Source{uaparser.Upstream}, map[string]string{"uap-core": "abc"}); err != nil {
+		t.Fatal(err)
+	}
+	data, src, err := uaparser.ReadInput(agents, manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := uaparser.Build(data, src); err != nil || src.Commit != "abc" || src.LicenseText != "Apache License 2.0" {
+		t.Errorf("after the refresh: %v, source %+v", err, src)
+	}
+	if err := upstream.Update(srv.Client(), srv.URL, agents, manifest, []upstream.Source{uaparser.Upstream}, map[string]string{"uap-core": "missing"}); err == nil {
+		t.Error("a commit the server lacks: want an error")
 	}
 }
