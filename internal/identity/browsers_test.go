@@ -2,6 +2,7 @@ package identity_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/robotsproxy/robotsproxy/internal/identity"
@@ -85,5 +86,20 @@ func TestClassByFamily(t *testing.T) {
 		if got := id.Recognise(tt.ua); got.Client != tt.want { // remembered
 			t.Errorf("Recognise(%q) again: got %s, want %s", tt.ua, got.Client, tt.want)
 		}
+	}
+}
+
+// TestLongHeaderNotLookedUp: a header longer than any browser's (over
+// 1,024 octets, which the memo does not keep) is not looked up in
+// ua-parser's data, so that a log of such headers costs no regexp run
+// each: it stays what its shape says.
+func TestLongHeaderNotLookedUp(t *testing.T) {
+	id := identity.NewIdentifier(identity.DefaultBrowserTokens(), nil)
+	ua := "NCSA_Mosaic/2.0 (Windows 3.1; " + strings.Repeat("x", 1024) + ")"
+	if got := id.Recognise(ua).Client; got != identity.ClientOther {
+		t.Errorf("a %d-octet header: got %s, want other", len(ua), got)
+	}
+	if got := id.Recognise(ua[:30] + ")").Client; got != identity.ClientBrowser {
+		t.Errorf("its short form: got %s, want browser", got)
 	}
 }

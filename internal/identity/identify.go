@@ -129,11 +129,16 @@ func (id *Identifier) Identify(userAgent string) Identity {
 // crawler catalogue's entry for it (Recognition): what audit access-log
 // needs to judge crawlers and other clients and never browsers. A header
 // that neither marks a crawler nor has a browser's shape is looked up in
-// ua-parser's data (see Client) once, then remembered with the rest.
+// ua-parser's data (see Client) once, then remembered with the rest; but
+// not one longer than memoMaxUserAgent, which no browser sends and which
+// would be looked up again at each request: it stays what its shape says.
 func (id *Identifier) Recognise(userAgent string) Recognition {
 	r := id.recognition(userAgent)
 	if r.byFamily {
-		r.Client, r.byFamily = id.byFamily(userAgent, r.Client), false
+		if len(userAgent) <= memoMaxUserAgent {
+			r.Client = id.byFamily(userAgent, r.Client)
+		}
+		r.byFamily = false
 		id.remember(userAgent, r)
 	}
 	return r
