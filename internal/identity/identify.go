@@ -100,8 +100,8 @@ func (id *Identifier) Catalogue() *catalogue.Catalogue { return id.cat }
 
 // BrowserFamilies names the ua-parser data that Recognise tells apart
 // the headers of no browser's shape with: "uap-core@" and the first 12
-// hex digits of its commit. It loads that data (once per process).
-func (id *Identifier) BrowserFamilies() string { return id.families().Source.Version() }
+// hex digits of its commit. It reads the data's source, not its rules.
+func (id *Identifier) BrowserFamilies() string { return uaparser.EmbeddedSource().Version() }
 
 // Identify returns the identity of a crawler from its User-Agent header
 // value: the first matching override, else its candidates:

@@ -70,26 +70,33 @@ type Parser struct {
 // uap-core's, with a source) and compiles it. An error is data that does
 // not decode or a rule Go's regexp rejects.
 func Parse(data []byte, licenseText string) (*Parser, error) {
-	var f File
+	var f struct {
+		Source               Source `yaml:"source"`
+		uap.RegexDefinitions `yaml:",inline"`
+	}
 	if err := yaml.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("ua-parser data: %w", err)
 	}
-	if err := check(&f); err != nil {
-		return nil, fmt.Errorf("ua-parser data: %w", err)
-	}
-	var def uap.RegexDefinitions
-	if err := yaml.Unmarshal(data, &def); err != nil {
-		return nil, fmt.Errorf("ua-parser data: %w", err)
-	}
-	// The library keeps its own cache of parsed headers; identity
-	// remembers its answers itself, so the library's is kept at its least.
-	p, err := uap.New(uap.WithRegexDefinitions(def), uap.WithCacheSize(1),
-		uap.WithMode(uap.EUserAgentLookUpMode|uap.EDeviceLookUpMode))
+	p, err := compileRules(f.RegexDefinitions)
 	if err != nil {
 		return nil, fmt.Errorf("ua-parser data: %w", err)
 	}
 	f.Source.LicenseText = licenseText
-	return &Parser{Source: f.Source, Families: len(f.Families), Spiders: len(f.Spiders), p: p}, nil
+	return &Parser{Source: f.Source, Families: len(f.UA), Spiders: len(f.Device), p: p}, nil
+}
+
+// compileRules gives the rules to ua-parser's Go library, which compiles
+// them and panics on one that Go's regexp rejects: that is an error here.
+// The library keeps its own cache of parsed headers; identity remembers
+// its answers itself, so the library's is kept at its least.
+func compileRules(def uap.RegexDefinitions) (p *uap.Parser, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, fmt.Errorf("a rule Go's regexp rejects: %v", r)
+		}
+	}()
+	return uap.New(uap.WithRegexDefinitions(def), uap.WithCacheSize(1),
+		uap.WithMode(uap.EUserAgentLookUpMode|uap.EDeviceLookUpMode))
 }
 
 // Family returns the family of ua: the family of the first
@@ -113,6 +120,19 @@ var (
 	//go:embed data/LICENSE.uap-core
 	embeddedLicense string
 )
+
+// EmbeddedSource returns the source of the data built into the binary,
+// read without compiling its rules (which allocates some 12 MB).
+var EmbeddedSource = sync.OnceValue(func() Source {
+	var f struct {
+		Source Source `yaml:"source"`
+	}
+	if err := yaml.Unmarshal(embedded, &f); err != nil {
+		panic(fmt.Sprintf("embedded ua-parser data: %v", err))
+	}
+	f.Source.LicenseText = embeddedLicense
+	return f.Source
+})
 
 // Embedded returns the parser built into the binary, parsed and compiled
 // on first use; it panics if the embedded data is broken, which

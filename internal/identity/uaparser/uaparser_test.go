@@ -48,6 +48,9 @@ func TestEmbeddedIsBuilt(t *testing.T) {
 		s.License != "Apache-2.0" || !strings.Contains(s.LicenseText, "Apache License") {
 		t.Errorf("embedded: %d family rules, %d spider rules, source %+v", p.Families, p.Spiders, s)
 	}
+	if uaparser.EmbeddedSource() != s {
+		t.Errorf("EmbeddedSource %+v, want %+v", uaparser.EmbeddedSource(), s)
+	}
 	if v := s.Version(); v != "uap-core@"+s.Commit[:12] {
 		t.Errorf("version %q", v)
 	}
