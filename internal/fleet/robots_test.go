@@ -447,3 +447,57 @@ func TestFetchWaiterWokenByNotification(t *testing.T) {
 		t.Errorf("lock waits: got %v, want 1", waiter.counter("lock_waits"))
 	}
 }
+
+// TestForgetUnreachable: a shared unreachable record fetched before a
+// replica forgot the unreachable results (at its start, at a reload) is a
+// miss for it: it fetches robots.txt itself and shares the new result,
+// which the other replicas then use. Other results are not touched.
+func TestForgetUnreachable(t *testing.T) {
+	rs := startRedis(t)
+	o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
+	o.status = http.StatusServiceUnavailable
+	a, b := newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil)
+	if got := a.Fetch(context.Background(), "http", o.authority(), fetcher()); got.Result != policy.Unreachable {
+		t.Fatalf("first fetch: %s, want unreachable", got.Result)
+	}
+	if got := b.Fetch(context.Background(), "http", o.authority(), fetcher()); got.Result != policy.Unreachable || o.fetches.Load() != 1 {
+		t.Fatalf("b before: %s after %d origin fetches, want the shared unreachable record", got.Result, o.fetches.Load())
+	}
+	o.mu.Lock()
+	o.status = http.StatusOK // the operator fixed the origin
+	o.mu.Unlock()
+	time.Sleep(time.Millisecond) // the record's fetch is strictly before
+	b.ForgetUnreachable()
+	if got := b.Fetch(context.Background(), "http", o.authority(), fetcher()); got.Result != policy.Successful || o.fetches.Load() != 2 {
+		t.Fatalf("b after ForgetUnreachable: %s after %d origin fetches, want a fetch of its own, successful", got.Result, o.fetches.Load())
+	}
+	if got := a.Fetch(context.Background(), "http", o.authority(), fetcher()); got.Result != policy.Successful || o.fetches.Load() != 2 {
+		t.Errorf("a: %s after %d origin fetches, want b's shared successful result", got.Result, o.fetches.Load())
+	}
+	late := newReplica(t, rs.URL(), nil) // started after the successful fetch: uses it
+	if got := late.Fetch(context.Background(), "http", o.authority(), fetcher()); got.Result != policy.Successful || o.fetches.Load() != 2 {
+		t.Errorf("a replica started later: %s after %d origin fetches, want the shared successful result", got.Result, o.fetches.Load())
+	}
+	var none *Store
+	none.ForgetUnreachable() // nil-safe, as Fetch
+}
+
+// TestFetchCallerGivesUp: a crawler that disconnects while its replica
+// asks the store for robots.txt says nothing of the store, which stays
+// up and shared (the same rule as TestGateCallerGivesUp).
+func TestFetchCallerGivesUp(t *testing.T) {
+	rs := startRedis(t)
+	o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
+	r := newReplica(t, rs.URL(), nil)
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	r.Fetch(gone, "http", o.authority(), fetcher())
+	if r.counter("up") != 1 || r.counter("errors/lock") != 0 || r.counter("fallbacks/robots") != 0 {
+		t.Errorf("after a caller gave up: up %v, lock errors %v, robots fallbacks %v; want 1, 0, 0",
+			r.counter("up"), r.counter("errors/lock"), r.counter("fallbacks/robots"))
+	}
+	a := r.Fetch(context.Background(), "http", o.authority(), fetcher())
+	if a.Result != policy.Successful || r.counter("up") != 1 {
+		t.Errorf("the next caller: got %s, store up %v; want successful from the shared store, up", a.Result, r.counter("up"))
+	}
+}
