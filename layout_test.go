@@ -31,6 +31,8 @@ var layers = map[string]int{
 	"internal/politeness":              0,
 	"auditlog":                         0,
 	"internal/audit/report":            5, // reads lines through auditlog, checks the chain with audit/verify, keys sites as policy does
+	"internal/audit/site":              4, // where a line's request went, and the site a user types, as policy keys it
+	"internal/live":                    5, // the live view: the ring the audit writer fills, its stream and page; watch's client
 	"internal/redistest":               0,
 	"internal/keyfile":                 0,
 	"internal/dnstest":                 0, // a local DNS server for tests

@@ -57,6 +57,7 @@ func TestSignalsEndEveryCommand(t *testing.T) {
 		{name: "hash-password hashing", args: []string{"hash-password", "-cost", "31"}, stdin: "secret\n"},
 		{name: "hash-password waiting on stdin", args: []string{"hash-password"}},
 		{name: "healthcheck waiting for an answer", args: []string{"healthcheck", "-addr", silent.Addr().String(), "-timeout", "1m"}},
+		{name: "watch waiting for the stream", args: []string{"watch", "-admin", silent.Addr().String()}},
 		{name: "audit report waiting on stdin", args: []string{"audit", "report", "-"}},
 		{name: "audit verify opening a FIFO", args: []string{"audit", "verify", "-chain-only", fifo}},
 		{name: "audit access-log waiting on stdin", args: []string{"audit", "access-log", "-robots", robots, "-"}},

@@ -60,6 +60,17 @@ type Options struct {
 	// lines or seconds and at Close (see CheckpointOptions); Close closes
 	// it.
 	Checkpoints *Checkpoints
+	// Tap, when not nil, is given every line that reached the output, in
+	// the log's order, once the write that held it succeeded: the octets
+	// as written, "prev" included and the newline left out, and, when
+	// chaining, the line's SHA-256 (newline included: the "prev" of the
+	// line after it); zero when not chaining. The lost-lines marker is a
+	// line like the others. It is called by the caller that made the
+	// write, one call at a time and outside the Writer's lock, before the
+	// callers of those lines return: it must not block, and line is valid
+	// during the call only. A live view of the log reads it (package
+	// live).
+	Tap func(line []byte, sum [sha256.Size]byte)
 }
 
 // Unwriter is an output that can take back the last n octets written to
@@ -111,10 +122,11 @@ type Writer struct {
 	closed  bool
 
 	// Owned by the leader (one at a time; handed over under mu).
-	prev      [sha256.Size]byte // the chain's head: the last line in the log
-	chained   []byte            // the octets of the write in progress
-	dirty     int               // octets of a failed write not yet taken back
-	lost      uint64            // lines not written since the last write that was
+	prev      [sha256.Size]byte   // the chain's head: the last line in the log
+	chained   []byte              // the octets of the write in progress
+	sums      [][sha256.Size]byte // the SHA-256 of each line of chained, for Tap
+	dirty     int                 // octets of a failed write not yet taken back
+	lost      uint64              // lines not written since the last write that was
 	lostSince time.Time
 	written   uint64 // lines that reached the output
 
@@ -254,14 +266,22 @@ func (w *Writer) commit(raw []byte) error {
 		w.dirty = 0
 	}
 	buf, prev := w.chained[:0], w.prev
+	sums, keepSums := w.sums[:0], w.opts.Tap != nil && w.opts.Chain
 	if w.lost > 0 {
 		buf, prev = w.appendLine(buf, w.marker(), prev)
+		if keepSums {
+			sums = append(sums, prev)
+		}
 	}
 	for rest := raw; len(rest) > 0; {
 		i := bytes.IndexByte(rest, '\n') + 1
 		buf, prev = w.appendLine(buf, rest[:i], prev)
+		if keepSums {
+			sums = append(sums, prev)
+		}
 		rest = rest[i:]
 	}
+	w.sums = sums
 	if len(buf) == 0 { // Recover with nothing lost and nothing queued
 		w.failing.Store(false)
 		return nil
@@ -279,6 +299,9 @@ func (w *Writer) commit(raw []byte) error {
 	}
 	w.prev, w.lost = prev, 0
 	w.written += uint64(bytes.Count(buf, []byte{'\n'}))
+	if w.opts.Tap != nil {
+		w.tap(buf, sums)
+	}
 	w.failing.Store(false)
 	if c := w.opts.Checkpoints; c != nil {
 		if now := w.opts.Now(); c.due(w.written, now) {
@@ -286,6 +309,20 @@ func (w *Writer) commit(raw []byte) error {
 		}
 	}
 	return nil
+}
+
+// tap gives Options.Tap the lines of buf, a write that succeeded, with
+// their SHA-256 from sums (empty when not chaining).
+func (w *Writer) tap(buf []byte, sums [][sha256.Size]byte) {
+	for i := 0; len(buf) > 0; i++ {
+		n := bytes.IndexByte(buf, '\n')
+		var sum [sha256.Size]byte
+		if i < len(sums) {
+			sum = sums[i]
+		}
+		w.opts.Tap(buf[:n], sum)
+		buf = buf[n+1:]
+	}
 }
 
 // checkpoint queues the chain's head for the checkpoint log, written and

@@ -23,6 +23,7 @@ func commands(b build.Info) []command.Command {
 		command.KeysDirectory,
 		command.HashPassword,
 		command.Healthcheck,
+		command.Watch,
 		command.Version(b),
 	}
 }

@@ -17,8 +17,9 @@ import (
 type Config struct {
 	// Listen is the proxy's HOST:PORT. Default "127.0.0.1:8080".
 	Listen string `yaml:"listen"`
-	// AdminListen is the HOST:PORT of /healthz, /readyz and /metrics; "" disables the
-	// admin listener. Default "127.0.0.1:9090".
+	// AdminListen is the HOST:PORT of /healthz, /readyz, /metrics and
+	// the live view (/live); "" disables the admin listener. Default
+	// "127.0.0.1:9090".
 	AdminListen string `yaml:"admin_listen"`
 	// AllowPrivate lets the proxy and the robots.txt fetcher dial loopback,
 	// private and link-local addresses. Default false.
@@ -80,6 +81,8 @@ type Config struct {
 	Payments Payments `yaml:"payments"`
 	// Signing signs forwarded requests (Web Bot Auth).
 	Signing Signing `yaml:"signing"`
+	// Live configures the live view of decisions on the admin listener.
+	Live Live `yaml:"live"`
 	// ShutdownTimeout is how long a graceful shutdown waits for requests
 	// in flight. Default 10s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
@@ -421,5 +424,6 @@ func Default() Config {
 		Shared:          defaultShared(),
 		Payments:        Payments{Identities: []PaymentIdentity{}, BreachBlock: 24 * time.Hour},
 		Signing:         defaultSigning(),
+		Live:            defaultLive(),
 	}
 }

@@ -382,6 +382,9 @@ func (c *Config) Validate() error {
 	if err := c.validateSigning(); err != nil {
 		return err
 	}
+	if err := c.validateLive(); err != nil {
+		return err
+	}
 	return c.validateExposure()
 }
 

@@ -38,6 +38,9 @@ const (
 	// envBinary is a robotsproxy binary to measure; unset, the benchmark
 	// builds one from the module it runs in (go test's working directory).
 	envBinary = "ROBOTSPROXY_BENCH_BINARY"
+	// envSubscribers is the number of live view streams (/live/events)
+	// that read robotsproxy's decisions while it is measured; unset, none.
+	envSubscribers = "ROBOTSPROXY_BENCH_SUBSCRIBERS"
 	// envChild makes TestBareChild serve bare goproxy, on the address it
 	// prints, until its standard input closes; the value is the CA
 	// directory for interception, or "-" for none.
@@ -114,10 +117,11 @@ func newOrigin(b *testing.B, tlsOrigin bool) *httptest.Server {
 
 // proxyProcess is a proxy running in a child process.
 type proxyProcess struct {
-	cmd  *exec.Cmd
-	pid  int
-	addr string
-	ca   *mitm.CA // the CA of intercepted tunnels, nil for none
+	cmd   *exec.Cmd
+	pid   int
+	addr  string
+	admin string   // robotsproxy's admin listener
+	ca    *mitm.CA // the CA of intercepted tunnels, nil for none
 }
 
 // startProxy starts bare goproxy or the robotsproxy binary in front of o.
@@ -169,8 +173,24 @@ func startProxy(b *testing.B, kind string, o *httptest.Server, intercept bool) *
 		_ = p.cmd.Wait()
 	})
 	p.pid = p.cmd.Process.Pid
-	p.addr = waitAddr(b, kind, stdout, stderr)
+	p.addr, p.admin = waitAddr(b, kind, stdout, stderr)
+	if n, _ := strconv.Atoi(os.Getenv(envSubscribers)); n > 0 && kind == "robotsproxy" {
+		subscribe(b, p.admin, n)
+	}
 	return p
+}
+
+// subscribe opens n streams of the live view at admin, each read to the
+// end by a goroutine of this process, until the benchmark ends.
+func subscribe(b *testing.B, admin string, n int) {
+	for range n {
+		resp, err := http.Get("http://" + admin + "/live/events")
+		if err != nil || resp.StatusCode != 200 {
+			b.Fatalf("live view stream: %v %v", resp, err)
+		}
+		go func() { _, _ = io.Copy(io.Discard, resp.Body) }()
+		b.Cleanup(func() { resp.Body.Close() })
+	}
 }
 
 // robotsproxyArgs builds the robotsproxy binary (once, unless envBinary
@@ -217,10 +237,13 @@ func buildRobotsproxy(b *testing.B) string {
 	return built.bin
 }
 
-// waitAddr returns the proxy's address: the line "ADDR host:port" of
-// bare goproxy, or robotsproxy's "listening" log line for the proxy.
-func waitAddr(b *testing.B, kind string, stdout, stderr io.Reader) string {
+// waitAddr returns the proxy's address, the line "ADDR host:port" of
+// bare goproxy or robotsproxy's "listening" log line for the proxy, and
+// robotsproxy's admin listener's.
+func waitAddr(b *testing.B, kind string, stdout, stderr io.Reader) (string, string) {
 	addr := make(chan string, 1)
+	var admin atomic.Value
+	admin.Store("")
 	scan := func(r io.Reader, parse func(string) string) {
 		sc := bufio.NewScanner(r)
 		for sc.Scan() {
@@ -239,6 +262,9 @@ func waitAddr(b *testing.B, kind string, stdout, stderr io.Reader) string {
 		go func() { _, _ = io.Copy(io.Discard, stdout) }()
 		go scan(stderr, func(l string) string {
 			var m struct{ Message, Listener, Addr string }
+			if json.Unmarshal([]byte(l), &m) == nil && m.Message == "listening" && m.Listener == "admin" {
+				admin.Store(m.Addr)
+			}
 			if json.Unmarshal([]byte(l), &m) == nil && m.Message == "listening" && m.Listener == "proxy" {
 				return m.Addr
 			}
@@ -247,10 +273,13 @@ func waitAddr(b *testing.B, kind string, stdout, stderr io.Reader) string {
 	}
 	select {
 	case a := <-addr:
-		return a
+		for kind == "robotsproxy" && admin.Load() == "" {
+			time.Sleep(time.Millisecond)
+		}
+		return a, admin.Load().(string)
 	case <-time.After(30 * time.Second):
 		b.Fatalf("%s: no address within 30s", kind)
-		return ""
+		return "", ""
 	}
 }
 

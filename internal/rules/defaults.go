@@ -113,3 +113,19 @@ const (
 // DefaultMaxCerts bounds the cache of interception leaf certificates, one
 // per host (mitm.max_certs).
 const DefaultMaxCerts = 1024
+
+// Defaults of the live view (the live.* keys and live.Options).
+const (
+	// DefaultLiveMaxSubscribers caps the live view's streams
+	// (live.max_subscribers).
+	DefaultLiveMaxSubscribers = 8
+	// DefaultLiveRingBytes is the ring of recent decisions: 4 MiB, about
+	// 6,000 audit lines of 700 octets (live.ring_bytes).
+	DefaultLiveRingBytes = 4 << 20
+	// MinLiveRingBytes is the smallest ring: sixteen of the longest
+	// audit lines (64 KiB), so that every line fits.
+	MinLiveRingBytes = 1 << 20
+	// DefaultLiveWriteTimeout drops a stream whose subscriber takes no
+	// events for this long (live.write_timeout).
+	DefaultLiveWriteTimeout = 10 * time.Second
+)

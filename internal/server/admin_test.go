@@ -1,6 +1,9 @@
 package server
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/robotsproxy/robotsproxy/internal/live"
 )
 
 // TestAdminIndex: GET / on the admin listener lists every endpoint it
@@ -15,14 +20,23 @@ import (
 func TestAdminIndex(t *testing.T) {
 	ready := &readiness{}
 	ready.set(phaseServing)
-	srv := httptest.NewServer(adminHandler(prometheus.NewRegistry(), ready))
+	hub := live.New(live.Options{MaxSubscribers: 1, Chain: true})
+	line := []byte(`{"decision":"allow"}`)
+	sum := sha256.Sum256(append(bytes.Clone(line), '\n'))
+	hub.Tap(line, sum)
+	srv := httptest.NewServer(adminHandler(prometheus.NewRegistry(), ready, hub))
 	defer srv.Close()
+	defer hub.Close() // ends the stream before srv.Close waits for it
 	get := func(path string) (int, string) {
+		path = strings.Replace(path, "SHA256", hex.EncodeToString(sum[:]), 1)
 		resp, err := http.Get(srv.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
+		if resp.Header.Get("Content-Type") == "text/event-stream; charset=utf-8" {
+			return resp.StatusCode, "(a stream)" // it never ends: its headers answer
+		}
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
 	}

@@ -245,7 +245,7 @@ func TestCheckpointKeyFile(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			w, closeFn, err := auditWriter(cfg, io.Discard, nil)
+			w, closeFn, err := auditWriter(cfg, io.Discard, nil, nil)
 			if tc.wantErr {
 				if err == nil || !strings.Contains(err.Error(), "audit.checkpoint_hmac_key_file") {
 					t.Fatalf("got %v, want an error naming audit.checkpoint_hmac_key_file", err)

@@ -17,8 +17,10 @@ import (
 // paying, when configured) instead of the destination-guarded transport of
 // upstream.*; robots.txt is still fetched through the guard. Audit lines
 // go to cfg.Log.File, or to auditOut when it is empty. Serve requests with
-// Handler; Close drains the audit log.
+// Handler; Close drains the audit log. It serves no admin listener, so
+// no live view: the audit writer keeps no ring.
 func NewInProcess(cfg config.Config, base http.RoundTripper, auditOut io.Writer, logger zerolog.Logger) (*Server, error) {
+	cfg.AdminListen = ""
 	return assembleWith(cfg, auditOut, logger, prometheus.NewRegistry(), base)
 }
 

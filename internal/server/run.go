@@ -92,7 +92,11 @@ func (s *Server) serve(ctx context.Context, proxyLn, adminLn net.Listener) error
 	lns := []net.Listener{t.listen(proxyLn)}
 	names := []string{"proxy"}
 	if adminLn != nil {
-		servers = append(servers, serviceServer(s.admin, base, s.cfg.Client))
+		admin := serviceServer(s.admin, base, s.cfg.Client)
+		if s.live != nil {
+			admin.RegisterOnShutdown(s.live.Close) // its streams never end on their own
+		}
+		servers = append(servers, admin)
 		lns, names = append(lns, s.serviceListener("admin", adminLn)), append(names, "admin")
 	}
 	if s.dirLn != nil {

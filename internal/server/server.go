@@ -26,6 +26,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/fleet"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/license"
+	"github.com/robotsproxy/robotsproxy/internal/live"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
@@ -48,9 +49,12 @@ type Server struct {
 	ready    *readiness
 	run      RunOptions
 	admin    http.Handler
-	audit    io.Writer
-	closeFn  func() error
-	log      zerolog.Logger
+	// live is the live view of decisions on the admin listener, nil when
+	// it is off.
+	live    *live.Hub
+	audit   io.Writer
+	closeFn func() error
+	log     zerolog.Logger
 	// archive is the robots.txt and key archive, nil when off.
 	archive *audit.Archive
 	// keys is the key directory (Web Bot Auth), nil when none is
@@ -122,7 +126,8 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 		return nil, err
 	}
 	auditErrs := &auditErrors{log: logger, now: time.Now, interval: time.Second}
-	auditW, closeFn, err := auditWriter(cfg, stdout, auditErrs.report)
+	hub := liveView(cfg, reg)
+	auditW, closeFn, err := auditWriter(cfg, stdout, auditErrs.report, liveTap(hub))
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +161,7 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 		closeFn = closeBoth(closeFn, shared.Close)
 	}
 	return &Server{cfg: cfg, proxy: p, metrics: metrics, cache: cache, licenses: licenses, pinner: pinner, shared: shared, signer: signer,
-		https: https, ops: newOpsMetrics(reg, cfg, time.Now()), ready: ready, admin: adminHandler(reg, ready),
+		https: https, ops: newOpsMetrics(reg, cfg, time.Now()), ready: ready, admin: adminHandler(reg, ready, hub), live: hub,
 		audit: auditW, closeFn: closeFn, log: logger,
 		archive: archive, keys: newKeyDirectory(published, archive, "start", keysRead, logger)}, nil
 }
@@ -165,11 +170,12 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 // by lumberjack, behind the group-commit writer of package audit (which
 // also repairs a cut last line, chains lines when cfg.Audit.Chain, takes
 // back failed writes and appends checkpoints when
-// cfg.Audit.CheckpointFile). onError gets each failed write. The close
-// function drains it and closes the checkpoint log.
-func auditWriter(cfg config.Config, stdout io.Writer, onError func(error)) (*audit.Writer, func() error, error) {
+// cfg.Audit.CheckpointFile). onError gets each failed write, tap (nil:
+// none) each line written (the live view). The close function drains it
+// and closes the checkpoint log.
+func auditWriter(cfg config.Config, stdout io.Writer, onError func(error), tap func([]byte, [32]byte)) (*audit.Writer, func() error, error) {
 	opts := AuditOptions(cfg)
-	opts.OnError, opts.Now = onError, time.Now
+	opts.OnError, opts.Now, opts.Tap = onError, time.Now, tap
 	var out io.Writer = nopCloser{stdout}
 	if cfg.Log.File != "" {
 		f, prev, err := audit.OpenFile(AuditFileOptions(cfg))
@@ -199,6 +205,9 @@ var adminEndpoints = [...]struct{ path, what string }{
 	{"/healthz", "200 \"ok\" while the process serves"},
 	{"/readyz", "200 \"ready\" (or \"degraded: ...\") while serving; 503 with the reason before and during shutdown and while audit writes fail"},
 	{"/metrics", "Prometheus metrics (text exposition format)"},
+	{live.PathPage, "the live view: this replica's decisions as they happen, filterable (HTML page; docs/live.md)"},
+	{live.PathEvents, "the same decisions as Server-Sent Events, filtered by ?token=, host=, decision=, reason= (robotsproxy watch reads it)"},
+	{live.PathLine + "SHA256", "an audit line the live view keeps, by its SHA-256"},
 }
 
 // adminIndex answers GET / with the list of the admin endpoints, as text.
@@ -206,14 +215,15 @@ func adminIndex(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = io.WriteString(w, "robotsproxy admin endpoints (GET):\n")
 	for _, e := range adminEndpoints {
-		_, _ = fmt.Fprintf(w, "  %-9s %s\n", e.path, e.what)
+		_, _ = fmt.Fprintf(w, "  %-22s %s\n", e.path, e.what)
 	}
 }
 
 // adminHandler serves GET / (adminIndex: the endpoints), GET /healthz
-// (200 while the process serves), GET /readyz (see readiness) and GET
-// /metrics; any other path is 404.
-func adminHandler(reg registry, ready *readiness) http.Handler {
+// (200 while the process serves), GET /readyz (see readiness), GET
+// /metrics and the live view of hub (nil: off, its paths 404); any
+// other path is 404.
+func adminHandler(reg registry, ready *readiness, hub *live.Hub) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", adminIndex)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -222,5 +232,6 @@ func adminHandler(reg registry, ready *readiness) http.Handler {
 	})
 	mux.Handle("GET /readyz", ready)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	liveRoutes(mux, hub)
 	return mux
 }

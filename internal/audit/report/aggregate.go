@@ -1,11 +1,11 @@
 package report
 
 import (
-	"bytes"
 	"slices"
 	"strconv"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
+	"github.com/robotsproxy/robotsproxy/internal/audit/site"
 )
 
 // Bounds are the capacities of the report's top-k tables (see topK), in
@@ -126,7 +126,7 @@ type aggregator struct {
 	spendHosts *topK[spendStats]
 	decTL      timeline
 	accTL      timeline
-	sites      sites
+	sites      site.Memo
 	leftOut    []string // up to maxLeftOut sites of lines the filters left out
 	hostBuf    []byte
 	siteBuf    []byte
@@ -175,12 +175,12 @@ func (a *aggregator) tableBytes() (used, budget int64) {
 
 // add counts one parsed line.
 func (a *aggregator) add(r *record) {
-	st := a.sites.of(r.URL)
-	host := append(a.hostBuf[:0], st.host...)
+	st := a.sites.Of(r.URL)
+	host := append(a.hostBuf[:0], st.Host...)
 	a.hostBuf = host
 	if !a.f.keep(r, st) {
 		a.filtered++
-		a.noteLeftOut(st.origin)
+		a.noteLeftOut(st.Origin)
 		return
 	}
 	if a.counted == 0 || r.Time < a.first {
@@ -205,7 +205,7 @@ func (a *aggregator) add(r *record) {
 	if len(r.TokenSource) > 0 {
 		a.sources.add(r.TokenSource, col)
 	}
-	origin := append(a.siteBuf[:0], st.origin...)
+	origin := append(a.siteBuf[:0], st.Origin...)
 	a.siteBuf = origin
 	a.hosts.addBytes(origin)
 	c := classify(r)
@@ -283,33 +283,4 @@ func (a *aggregator) noteLeftOut(origin string) {
 	if len(a.leftOut) < maxLeftOut && !slices.Contains(a.leftOut, origin) {
 		a.leftOut = append(a.leftOut, origin)
 	}
-}
-
-// hostOf appends to dst the host of an audit url: the authority of an
-// absolute URL, or of "host:port" (CONNECT), without userinfo or port, in
-// lower case; IPv6 literals keep their brackets.
-func hostOf(dst, u []byte) []byte {
-	if i := bytes.Index(u, []byte("://")); i >= 0 {
-		u = u[i+3:]
-	}
-	if i := bytes.IndexAny(u, "/?#"); i >= 0 {
-		u = u[:i]
-	}
-	if i := bytes.LastIndexByte(u, '@'); i >= 0 {
-		u = u[i+1:]
-	}
-	if len(u) > 0 && u[0] == '[' {
-		if i := bytes.IndexByte(u, ']'); i >= 0 {
-			u = u[:i+1]
-		}
-	} else if i := bytes.IndexByte(u, ':'); i >= 0 {
-		u = u[:i]
-	}
-	for _, c := range u {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return dst
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/audit/site"
 )
 
 // maxTokenSeries is how many tokens get a decisions-over-time series.
@@ -98,7 +100,7 @@ func violationRow(e *topEntry[violation]) ViolationRow {
 	}
 	line, _ := strconv.ParseInt(f[3], 10, 64)
 	return ViolationRow{
-		Token: orNone(f[0]), Host: string(hostOf(nil, []byte(f[1]))), Origin: f[1], RobotsURL: f[2], RuleLine: line,
+		Token: orNone(f[0]), Host: string(site.AppendHost(nil, []byte(f[1]))), Origin: f[1], RobotsURL: f[2], RuleLine: line,
 		RobotsSHA256: f[4], Reason: f[5], Rule: f[6], Count: e.count, Error: e.err,
 		FirstSeen: utc(e.p.first), LastSeen: utc(e.p.last),
 	}
@@ -107,7 +109,7 @@ func violationRow(e *topEntry[violation]) ViolationRow {
 func hostRow(e *topEntry[hostStats]) HostRow {
 	p := e.p // a copy: closing the open spell must not change the table
 	r := HostRow{
-		Host: orNone(string(hostOf(nil, []byte(e.key)))), Origin: orNone(e.key), Authority: siteOf(e.key).authority,
+		Host: orNone(string(site.AppendHost(nil, []byte(e.key)))), Origin: orNone(e.key), Authority: site.Of([]byte(e.key)).Authority,
 		Requests: e.count, Error: e.err,
 		Denied: p.denied, WouldDeny: p.wouldDeny,
 		Successful: p.access[slotSuccessful], Unavailable: p.access[slotUnavailable],

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/audit/site"
 )
 
 // Options select and shape a report.
@@ -43,11 +45,11 @@ type filter struct {
 	hasSince     bool
 	hasUntil     bool
 	token        []byte
-	host         hostFilter
+	host         site.Filter
 }
 
 func newFilter(o Options) (filter, error) {
-	h, err := parseHostFilter(o.Host)
+	h, err := site.ParseFilter(o.Host)
 	if err != nil {
 		return filter{}, err
 	}
@@ -62,12 +64,12 @@ func newFilter(o Options) (filter, error) {
 }
 
 // keep reports whether a line of site st passes.
-func (f *filter) keep(r *record, st site) bool {
+func (f *filter) keep(r *record, st site.Site) bool {
 	switch {
 	case f.hasSince && r.Time < f.since,
 		f.hasUntil && r.Time >= f.until,
 		len(f.token) > 0 && !bytes.EqualFold(r.Token, f.token),
-		!f.host.keep(st):
+		!f.host.Keep(st):
 		return false
 	}
 	return true

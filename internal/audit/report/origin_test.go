@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -105,27 +104,5 @@ func TestNoMatchNamesSites(t *testing.T) {
 	want := "no line matches the filters (host 127.0.0.1:9999): 9 lines left out; sites in the log include http://127.0.0.1:8001, http://127.0.0.1:8002, http://127.0.0.1:8003, http://example.com, https://example.com"
 	if got := rep.NoMatch(); got != want {
 		t.Errorf("NoMatch:\ngot  %q\nwant %q", got, want)
-	}
-}
-
-// The memo of sites stays within its bounds, by entries and by octets,
-// and answers the same after it is emptied.
-func TestSitesMemoBounded(t *testing.T) {
-	var s sites
-	long := strings.Repeat("a", 2000)
-	for i := range 3 * maxSites {
-		u := fmt.Sprintf("https://h%d.example/x", i)
-		if i%2 == 0 {
-			u = fmt.Sprintf("https://%s%d.example/x", long[:60], i)
-		}
-		if got := s.of([]byte(u)); !strings.HasPrefix(got.origin, "https://") {
-			t.Fatalf("%s: %+v", u, got)
-		}
-		if len(s.m) > maxSites || s.bytes > maxSiteBytes {
-			t.Fatalf("after %d urls: %d entries, %d octets", i+1, len(s.m), s.bytes)
-		}
-	}
-	if got := s.of([]byte("HTTPS://u@H1.Example:443/y")); got != (site{origin: "https://h1.example", authority: "h1.example:443", host: "h1.example"}) {
-		t.Errorf("got %+v", got)
 	}
 }

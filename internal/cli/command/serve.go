@@ -89,12 +89,18 @@ type serveFlags struct {
 
 func newServeFlags(cmd Command, stderr io.Writer) *serveFlags {
 	fs := cmd.flagSet(`Run the proxy. Flags override the keys of the configuration file; the file
-is read again on SIGHUP, and the flags keep winning.`, stderr)
+is read again on SIGHUP, and the flags keep winning.
+
+The admin listener (admin_listen, -admin-listen; 127.0.0.1:9090 by default)
+serves /healthz, /readyz, /metrics, and the live view: /live, a page of this
+replica's decisions as they happen, filterable, and /live/events, the same as
+a stream that "robotsproxy watch" prints in a terminal (docs/live.md; the
+live.* keys bound it).`, stderr)
 	return &serveFlags{
 		fs:           fs,
 		config:       fs.String("config", defaultConfig, "configuration `FILE`"),
 		listen:       fs.String("listen", "", "proxy listen address `HOST:PORT` (overrides listen)"),
-		admin:        fs.String("admin-listen", "", "admin listen address `HOST:PORT` for /healthz, /readyz and /metrics (overrides admin_listen)"),
+		admin:        fs.String("admin-listen", "", "admin listen address `HOST:PORT` for /healthz, /readyz, /metrics and the live view /live (overrides admin_listen)"),
 		allowPrivate: fs.Bool("allow-private", false, "allow loopback, private and link-local destinations (overrides allow_private)"),
 		mode:         fs.String("mode", "", "how robots.txt denials are acted on, `MODE` enforce or report (overrides mode)"),
 		allowOpen:    fs.Bool("allow-open-proxy", false, "allow listening beyond loopback without identity.users or client_ranges, and an admin listener beyond loopback (overrides allow_open_proxy)"),
