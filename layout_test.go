@@ -42,7 +42,9 @@ var layers = map[string]int{
 	"internal/egress/payments/paytest": 2, // a pay per crawl origin for tests
 	"internal/egress/signing":          1, // Web Bot Auth signatures, an egress step (imports egress)
 	"internal/access":                  1,
-	"internal/identity":                1,
+	"internal/identity/catalogue":      1, // the crawler catalogue: built from upstream lists, embedded, matched (reads robots' name rule)
+	"internal/identity/catalogue/gen":  2, // the command that rebuilds the catalogue (go generate)
+	"internal/identity":                2, // names and classifies the client, with the catalogue
 	"internal/usage":                   1,
 	"internal/fleet":                   2, // shares access results
 	"internal/license":                 2, // RSL licenses: fetched by access, decided for usage's purposes

@@ -38,7 +38,7 @@ var namedCrawlers = []struct {
 	{"milanuncios.com.txt", "sitecheck.internetseer.com (For more info see: http://sitecheck.internetseer.com)", "/anuncios/", "sitecheck.internetseer.com", false, 0},
 	{"taobao.com.txt", "Mozilla/5.0 (Windows NT 6.1; WOW64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/50.0.2661.102 Safari/537.36; 360Spider", "/article/x", "360spider", true, 0},
 	{"www.biorxiv.org.txt", "Mozilla/5.0 (compatible; MJ12bot/v1.4.8; http://mj12bot.com/)", "/content/early", "mj12bot", false, 0},
-	{"www.brainyquote.com.txt", "larbin_2.6.2 (larbin@correa.org)", "/quotes/", "larbin_2.6.2", false, 0},
+	{"www.brainyquote.com.txt", "larbin_2.6.2 (larbin@correa.org)", "/quotes/", "larbin", false, 0}, // the crawler catalogue's name, first; its "larbin_2.6.2" groups apply too
 	{"www.ebsco.com.txt", "Mozilla/5.0 (compatible; MJ12bot/v1.4.8; http://mj12bot.com/)", "/", "mj12bot", false, 0},
 	{"www.nature.com.txt", "Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:72.0) Gecko/20100101 Firefox/72.0 (compatible; img2dataset; +https://github.com/rom1504/img2dataset)", "/articles/x", "img2dataset", false, 0},
 	{"www.researchsquare.com.txt", "Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:72.0) Gecko/20100101 Firefox/72.0 (compatible; img2dataset; +https://github.com/rom1504/img2dataset)", "/article/x", "img2dataset", false, 0},

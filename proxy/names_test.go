@@ -6,14 +6,18 @@ import (
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
-// namedRobots names three crawlers whose names are not RFC 9309 product
-// tokens, and lets every other crawler in.
+// namedRobots names four crawlers whose names are not RFC 9309 product
+// tokens (the last one unknown to the crawler catalogue), and lets every
+// other crawler in.
 const namedRobots = "User-agent: MJ12bot\nDisallow: /\n\nUser-agent: 360Spider\nDisallow: /\n\n" +
-	"User-agent: img2dataset\nDisallow: /\n\nUser-agent: *\nAllow: /\n"
+	"User-agent: img2dataset\nDisallow: /\n\nUser-agent: Zq7bot\nDisallow: /\n\nUser-agent: *\nAllow: /\n"
 
 // TestProxyNameRule: the proxy refuses a crawler whose User-Agent names a
 // product that a group names whole (the name rule, robots.IsAgentName),
-// before the origin sees it, and its audit line names the group.
+// before the origin sees it, and its audit line names the group. A longer
+// name is another crawler, unless the crawler catalogue recognises the
+// named one in it: crawler-user-agents' pattern "MJ12bot" matches
+// "MJ12botX".
 func TestProxyNameRule(t *testing.T) {
 	o := newOrigin(t, serveRobots(namedRobots))
 	h := newHarness(t, harnessOptions{})
@@ -24,7 +28,9 @@ func TestProxyNameRule(t *testing.T) {
 		{"Mozilla/5.0 (compatible; MJ12bot/v1.4.8; http://mj12bot.com/)", "MJ12bot", "mj12bot", 403},
 		{"Mozilla/5.0 (Windows NT 6.1; WOW64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/50.0.2661.102 Safari/537.36; 360Spider", "360Spider", "360spider", 403},
 		{"Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:72.0) Gecko/20100101 Firefox/72.0 (compatible; img2dataset; +https://github.com/rom1504/img2dataset)", "img2dataset", "img2dataset", 403},
-		{"MJ12botX/1.0", "MJ12botX", "*", 200},
+		{"Zq7bot/1.0", "Zq7bot", "zq7bot", 403},
+		{"Zq7botX/1.0", "Zq7botX", "*", 200},
+		{"MJ12botX/1.0", "MJ12botX", "mj12bot", 403},
 	}
 	for i, c := range cases {
 		path := "/page/" + c.token

@@ -3,6 +3,7 @@ package accesslog
 import (
 	"html/template"
 	"io"
+	"slices"
 )
 
 // htmlRows is the most findings of a kind shown in a crawler's section,
@@ -30,9 +31,9 @@ type htmlPage struct {
 
 func renderHTML(w io.Writer, r *Result) error {
 	p := htmlPage{R: r, Violations: r.Count(KindViolation), Disputable: r.Count(KindDisputable), Impostors: r.Count(KindImpostor)}
-	idx := map[string]int{}
-	for _, c := range r.Crawlers {
-		idx[c.Token] = len(p.Sections)
+	idx := map[crawlerKey]int{}
+	for _, c := range append(slices.Clip(r.Crawlers), r.OtherClients...) {
+		idx[crawlerKey{classOf(c.Class), c.Token}] = len(p.Sections)
 		s := htmlSection{Crawler: c, More: map[string]int64{}}
 		for _, d := range c.Timeline {
 			s.MaxDay = max(s.MaxDay, d.Requests)
@@ -42,9 +43,9 @@ func renderHTML(w io.Writer, r *Result) error {
 	shown := 0
 	for _, k := range Kinds() {
 		err := r.Each(k, func(f *Finding) error {
-			i, ok := idx[f.ProductToken]
+			i, ok := idx[crawlerKey{classOf(f.Class), f.ProductToken}]
 			if !ok {
-				i, ok = idx[OtherCrawlers]
+				i, ok = idx[crawlerKey{classOf(f.Class), OtherCrawlers}]
 			}
 			if !ok {
 				return nil
@@ -95,7 +96,10 @@ dt{font-weight:bold}
 <tr><th>lines read</th><td class="n">{{.Lines}}</td></tr>
 <tr><th>lines skipped</th><td>{{.Skipped.Malformed}} malformed, {{.Skipped.TooLong}} too long, {{.Skipped.InvalidUTF8}} not UTF-8</td></tr>
 <tr><th>requests</th><td class="n">{{.Requests}}</td></tr>
-<tr><th>requests naming no crawler (browsers)</th><td class="n">{{.Browsers}}</td></tr>
+<tr><th>requests from browsers (never judged)</th><td class="n">{{.Browsers}}</td></tr>
+<tr><th>requests naming no product (never judged)</th><td class="n">{{.Unnamed}}</td></tr>
+<tr><th>requests from other clients (libraries, tools)</th><td class="n">{{.OtherClients}}</td></tr>
+<tr><th>crawler catalogue</th><td><code>{{.Catalogue}}</code></td></tr>
 <tr><th>requests before the first robots.txt version</th><td class="n">{{.Unjudged}}</td></tr>
 <tr><th>period</th><td>{{stamp .First}} to {{stamp .Last}}</td></tr>
 <tr><th>robots.txt versions</th><td class="n">{{.Versions}}</td></tr>
@@ -103,12 +107,13 @@ dt{font-weight:bold}
 {{end}}
 <p>{{.Violations}} violations, {{.Disputable}} disputable requests, {{.Impostors}} impostors.</p>
 <h2>Crawlers</h2>
-<table><tr><th>product token</th><th>requests</th><th>verified</th><th>unverified</th><th>impostor</th><th>robots.txt fetches</th><th>violations</th><th>disputable</th></tr>
-{{range .R.Crawlers}}<tr><td><a href="#c-{{.Token}}">{{.Token}}</a></td><td class="n">{{.Requests}}</td><td class="n">{{.Verified}}</td><td class="n">{{.Unverified}}</td><td class="n">{{.Impostor}}</td><td class="n">{{.RobotsFetches}}</td><td class="n">{{.Violations}}</td><td class="n">{{.Disputable}}</td></tr>
-{{end}}</table>
+{{template "crawlers" .R.Crawlers}}
+{{if .R.OtherClients}}<h2>Other clients</h2>
+<p>Libraries and tools (curl, python-requests, ...): judged like crawlers, listed apart.</p>
+{{template "crawlers" .R.OtherClients}}{{end}}
 {{range .Sections}}
-<section id="c-{{.Token}}">
-<h2>{{.Token}}</h2>
+<section id="{{template "anchor" .Crawler}}">
+<h2>{{.Token}}{{if eq .Class "other"}} (other client){{end}}</h2>
 <p>Claimed by {{.Requests}} requests{{if or .Verified .Unverified .Impostor}}: {{.Verified}} verified, {{.Unverified}} unverified, {{.Impostor}} from addresses the crawler does not use (impostors){{end}}. {{.RobotsFetches}} fetches of /robots.txt.</p>
 {{if .Violations}}<h3>Violations</h3>{{template "findings" .Violations}}{{with index .More "violation"}}<p>{{.}} more: see the json or csv output.</p>{{end}}{{end}}
 {{if .Disputable}}<h3>Disputable requests</h3>{{template "findings" .Disputable}}{{with index .More "disputable"}}<p>{{.}} more: see the json or csv output.</p>{{end}}{{end}}
@@ -125,10 +130,15 @@ dt{font-weight:bold}
 <dl>
 <dt>violation</dt><dd>a request that every robots.txt version the crawler could legitimately have been using disallows: the versions in force during the 24 hours before it (RFC 9309 2.4 lets a crawler cache robots.txt that long), or since the crawler's last fetch of /robots.txt when that is later.</dd>
 <dt>disputable</dt><dd>a request that only some of those versions disallow.</dd>
+<dt>browser, other client</dt><dd>a request whose User-Agent has a browser's shape (a rendering engine, a platform comment) and nothing of a crawler's (the crawler catalogue does not know it, no "+http" contact, no "bot", "crawler" or "spider") comes from a browser: counted, never judged. A library or tool (curl, python-requests, ...) is another client: judged under its product token like a crawler, listed apart.</dd>
 <dt>impostor</dt><dd>a request that names a crawler whose published IP ranges do not contain its address (and whose reverse DNS, when checked, does not confirm it). Its requests are not held against the crawler it names.</dd>
 <dt>deciding version</dt><dd>the robots.txt version, by SHA-256 and period in force, whose rule is quoted.</dd>
 </dl>
 </body></html>
+{{define "anchor"}}{{if eq .Class "other"}}o{{else}}c{{end}}-{{.Token}}{{end}}
+{{define "crawlers"}}<table><tr><th>product token</th><th>requests</th><th>verified</th><th>unverified</th><th>impostor</th><th>robots.txt fetches</th><th>violations</th><th>disputable</th></tr>
+{{range .}}<tr><td><a href="#{{template "anchor" .}}">{{.Token}}</a></td><td class="n">{{.Requests}}</td><td class="n">{{.Verified}}</td><td class="n">{{.Unverified}}</td><td class="n">{{.Impostor}}</td><td class="n">{{.RobotsFetches}}</td><td class="n">{{.Violations}}</td><td class="n">{{.Disputable}}</td></tr>
+{{end}}</table>{{end}}
 {{define "findings"}}<table><tr><th>line</th><th>time</th><th>client</th><th>request</th><th>User-Agent</th><th>identity</th><th>rule</th><th>robots.txt version</th></tr>
 {{range .}}<tr><td>{{.File}}:{{.Line}}</td><td>{{stamp .Time}}</td><td>{{.Client}}</td><td><code>{{.Method}} {{.Path}}</code> {{.Status}}</td><td><code>{{.UserAgent}}</code></td><td>{{.Identity}}</td><td>{{if .Rule}}line {{.RuleLine}}: <code class="rule">{{.Rule}}</code>{{end}}</td><td>{{if .RobotsSHA256}}<code>{{.RobotsSHA256}}</code><br>in force {{with .RobotsFrom}}{{stamp .}}{{else}}throughout{{end}}{{with .RobotsUntil}} to {{stamp .}}{{end}}; {{.VersionsDisallowing}} of {{.VersionsConsidered}} versions disallow{{end}}</td></tr>
 {{end}}</table>{{end}}`))

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,7 +62,8 @@ type Auditor struct {
 	last     time.Time
 	days     int // crawler-days in the timelines
 	ident    *identity.Identifier
-	crawlers map[string]*crawlerState
+	crawlers map[crawlerKey]*crawlerState
+	credits  map[creditKey]string // see credit
 	res      Result
 }
 
@@ -86,9 +88,11 @@ func New(o Options) (*Auditor, error) {
 	a := &Auditor{
 		o:        o,
 		ident:    identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), // as check identifies
-		crawlers: map[string]*crawlerState{},
+		crawlers: map[crawlerKey]*crawlerState{},
+		credits:  map[creditKey]string{},
 	}
 	a.res.Summary.Versions = o.History.Len()
+	a.res.Summary.Catalogue = a.ident.Catalogue().Version()
 	a.res.lists = map[string]*findingList{}
 	for _, k := range Kinds() {
 		l, err := newFindingList(o.TempDir)
@@ -169,16 +173,31 @@ func (a *Auditor) judge(ctx context.Context, file string, line int64, e *Entry) 
 	if e.Time.After(a.last) {
 		a.last = e.Time
 	}
-	id := a.ident.Identify(string(e.UserAgent))
-	if id.Source == identity.SourceDefault {
-		sum.Browsers++ // no crawler named: never a violation
+	id := a.ident.Recognise(string(e.UserAgent))
+	switch {
+	case id.Client == identity.ClientBrowser:
+		sum.Browsers++ // a person's browser: never judged
+		return nil
+	case id.Source == identity.SourceDefault:
+		sum.Unnamed++ // no product token to judge under
 		return nil
 	}
-	cs := a.crawler(id.Token)
+	class := id.Client.String() // ClassCrawler or ClassOther
+	if id.Client == identity.ClientOther {
+		sum.OtherClients++
+	}
+	token, err := a.credit(string(e.UserAgent), id, e.Time)
+	if err != nil {
+		return err
+	}
+	cs := a.crawler(class, token)
+	if cs.c.Requests == 0 {
+		cs.c.Catalogue = a.catalogueOf(id, token)
+	}
 	cs.c.Requests++
 	day := a.day(cs, e.Time)
-	f := Finding{File: file, Line: line, Time: e.Time, ProductToken: id.Token}
-	if verdict := a.verify(ctx, id, string(e.Client)); verdict != "" {
+	f := Finding{File: file, Line: line, Time: e.Time, ProductToken: token, Class: class}
+	if verdict := a.verify(ctx, id.Identity, string(e.Client)); verdict != "" {
 		f.Identity = verdict
 		switch verdict {
 		case Verified:
@@ -198,14 +217,86 @@ func (a *Auditor) judge(ctx context.Context, file string, line int64, e *Entry) 
 }
 
 // verify returns the identity verdict for the first candidate token the
-// verifier knows, "" when it knows none.
+// verifier knows, else for the first whose leading part before a "-" it
+// knows (Googlebot-Mobile and Googlebot-Image are checked against
+// Googlebot's ranges), "" when it knows none.
 func (a *Auditor) verify(ctx context.Context, id identity.Identity, client string) string {
 	for _, c := range id.Candidates {
 		if a.o.Verifier.Claims(c) {
 			return a.o.Verifier.Verify(ctx, c, client)
 		}
 	}
+	for _, c := range id.Candidates {
+		if head, _, ok := strings.Cut(c, "-"); ok && a.o.Verifier.Claims(head) {
+			return a.o.Verifier.Verify(ctx, head, client)
+		}
+	}
 	return ""
+}
+
+// catalogueOf is what the crawler catalogue says of the crawler credited
+// as token, nil when its entry does not name it so: the entry that
+// recognised it, with ai.robots.txt's operator, function and respect when
+// that list names it too.
+func (a *Auditor) catalogueOf(id identity.Recognition, token string) *CatalogueEntry {
+	k := id.Known()
+	if k == nil || !slices.ContainsFunc(k.Names, func(n string) bool { return strings.EqualFold(n, token) }) {
+		return nil
+	}
+	e := &CatalogueEntry{Source: k.Source, Tags: k.Tags, URL: k.URL, Operator: k.Operator, Function: k.Function, Respect: k.Respect}
+	if ai := a.ident.Catalogue().NameEntry(token); ai != nil && e.Operator == "" {
+		e.Operator, e.Function, e.Respect = ai.Operator, ai.Function, ai.Respect
+	}
+	return e
+}
+
+// creditKey is a User-Agent header and the robots.txt version in force.
+type creditKey struct {
+	ua      string
+	version int
+}
+
+// maxCredits bounds the credits remembered.
+const maxCredits = 8192
+
+// credit returns the name a request is credited to: the identity's token
+// when the crawler catalogue named it, or when the header gives one
+// candidate; else the first candidate that a group of the robots.txt
+// version in force at t names (the candidate whose group decides:
+// "Device/1.0 (compatible; Foo/2.0)" is Foo on a site that names Foo),
+// else the token. A device or platform product that comes first in the
+// header is so never credited over the crawler the site names.
+func (a *Auditor) credit(ua string, id identity.Recognition, t time.Time) (string, error) {
+	if k := id.Known(); len(id.Candidates) < 2 || k != nil && slices.ContainsFunc(k.Names, func(n string) bool { return strings.EqualFold(n, id.Token) }) {
+		return id.Token, nil
+	}
+	h := a.o.History
+	_, v, _ := h.window(t, t)
+	if v < 0 {
+		return id.Token, nil
+	}
+	k := creditKey{ua, v}
+	if c, ok := a.credits[k]; ok {
+		return c, nil
+	}
+	l, err := h.get(v)
+	if err != nil {
+		return "", err
+	}
+	c := id.Token
+	if !l.absent {
+		for _, cand := range id.Candidates {
+			if vd := l.access.Robots.Test("/", cand); vd.Agent != "" && !vd.Fallback {
+				c = cand
+				break
+			}
+		}
+	}
+	if len(a.credits) >= maxCredits {
+		clear(a.credits)
+	}
+	a.credits[k] = c
+	return c, nil
 }
 
 // decide judges a crawler's request against every robots.txt version it

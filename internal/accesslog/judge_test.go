@@ -156,28 +156,43 @@ func TestVersionTime(t *testing.T) {
 
 func TestRenderFormats(t *testing.T) {
 	h := historyDir(t, map[string]string{"2026-11-01T00:00:00Z.txt": "User-agent: *\nDisallow: /p\n"})
-	r := judgeLog(t, h, line("2026-11-05T00:00:00Z", "1.2.3.4", "/p", "B/1")+line("2026-11-05T00:00:00Z", "1.2.3.4", "/p<script>", "C/1"))
+	r := judgeLog(t, h, line("2026-11-05T00:00:00Z", "1.2.3.4", "/p", "BBot/1")+line("2026-11-05T00:00:00Z", "1.2.3.4", "/p<script>", "curl/8.5.0"))
+	catalogue := r.Summary.Catalogue
+	if !strings.Contains(catalogue, "crawler-user-agents@") || len(r.Crawlers) != 1 || len(r.OtherClients) != 1 || r.OtherClients[0].Token != "curl" {
+		t.Fatalf("catalogue %q, crawlers %+v, other clients %+v", catalogue, r.Crawlers, r.OtherClients)
+	}
 	for _, f := range Formats() {
 		var buf bytes.Buffer
 		if err := Render(&buf, r, f); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		out := buf.String()
+		if !strings.Contains(out, catalogue) {
+			t.Errorf("%s: no catalogue version %q", f, catalogue)
+		}
 		switch f {
 		case "csv":
 			rows, err := csv.NewReader(&buf).ReadAll()
-			if err != nil || len(rows) != 3 || len(rows[1]) != len(csvHeader) || rows[1][0] != KindViolation {
+			if err != nil || len(rows) != 3 || len(rows[1]) != len(csvHeader) || rows[1][0] != KindViolation ||
+				rows[1][len(csvHeader)-2] != ClassCrawler || rows[2][len(csvHeader)-2] != ClassOther {
 				t.Errorf("csv: %v %q", err, rows)
 			}
 		case "html":
-			for _, want := range []string{`<section id="c-B">`, `<section id="c-C">`, "Disallow: /p", "/p&lt;script&gt;", "Words used"} {
+			for _, want := range []string{`<section id="c-BBot">`, `<section id="o-curl">`, "Other clients", "Disallow: /p", "/p&lt;script&gt;", "Words used"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("html: no %q", want)
 				}
 			}
 		case "text":
-			if !strings.Contains(out, `x.log:1 2026-11-05T00:00:00Z 1.2.3.4 B "B/1" GET /p rule="Disallow: /p" line=2`) {
-				t.Errorf("text:\n%s", out)
+			for _, want := range []string{`x.log:1 2026-11-05T00:00:00Z 1.2.3.4 BBot "BBot/1" GET /p rule="Disallow: /p" line=2`,
+				`x.log:2 2026-11-05T00:00:00Z 1.2.3.4 curl "curl/8.5.0" GET /p<script> class=other rule=`, "\nother client "} {
+				if !strings.Contains(out, want) {
+					t.Errorf("text: no %q in\n%s", want, out)
+				}
+			}
+		case "json":
+			if !strings.Contains(out, `"other_clients":[{"product_token":"curl","class":"other","catalogue":{"source":"crawler-user-agents","tags":["http-library"]`) {
+				t.Errorf("json: no other client curl, with its catalogue entry, in %s", out)
 			}
 		}
 	}

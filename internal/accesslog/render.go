@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -37,11 +38,13 @@ func Render(w io.Writer, r *Result, format string) error {
 // csvHeader is the csv output's header row.
 var csvHeader = []string{"kind", "file", "line", "time", "client", "method", "path", "status", "user_agent",
 	"product_token", "identity", "rule", "rule_line", "group", "path_resolved", "robots_sha256", "robots_from",
-	"robots_until", "robots_source", "window_start", "window_basis", "versions_considered", "versions_disallowing"}
+	"robots_until", "robots_source", "window_start", "window_basis", "versions_considered", "versions_disallowing", "class", "catalogue"}
 
 // CSVTables are the tables the csv output can write (RenderCSV):
 // "findings" (the default), a row per violation, disputable request and
-// impostor; "crawlers", a row per product token.
+// impostor; "crawlers", a row per product token, crawlers then other
+// clients (the class column). Every row ends with the crawler
+// catalogue's version, so that a table read alone still says it.
 func CSVTables() []string { return []string{"findings", "crawlers"} }
 
 // RenderCSV writes one table of r as CSV with a header row; an unknown
@@ -52,10 +55,10 @@ func RenderCSV(w io.Writer, r *Result, table string) error {
 		return renderCSV(w, r)
 	case "crawlers":
 		cw := csv.NewWriter(w)
-		cw.Write([]string{"product_token", "requests", "verified", "unverified", "impostor", "robots_fetches", "violations", "disputable"})
-		for _, c := range r.Crawlers {
+		cw.Write([]string{"product_token", "requests", "verified", "unverified", "impostor", "robots_fetches", "violations", "disputable", "class", "catalogue"})
+		for _, c := range append(slices.Clip(r.Crawlers), r.OtherClients...) {
 			cw.Write([]string{csvcell.Safe(c.Token), i64(c.Requests), i64(c.Verified), i64(c.Unverified), i64(c.Impostor), i64(c.RobotsFetches),
-				i64(c.Violations), i64(c.Disputable)})
+				i64(c.Violations), i64(c.Disputable), classOf(c.Class), r.Summary.Catalogue})
 		}
 		cw.Flush()
 		return cw.Error()
@@ -71,12 +74,21 @@ func renderCSV(w io.Writer, r *Result) error {
 		return err
 	}
 	for _, k := range Kinds() {
-		if err := r.Each(k, func(f *Finding) error { return cw.Write(csvRow(k, f)) }); err != nil {
+		if err := r.Each(k, func(f *Finding) error { return cw.Write(append(csvRow(k, f), classOf(f.Class), r.Summary.Catalogue)) }); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// classOf is class, ClassCrawler for "" (a Result decoded from an older
+// json output).
+func classOf(class string) string {
+	if class == "" {
+		return ClassCrawler
+	}
+	return class
 }
 
 func csvRow(kind string, f *Finding) []string {
@@ -110,15 +122,18 @@ func renderText(w io.Writer, r *Result) error {
 		fmt.Fprintf(tw, "log\t%s\t%d lines, sha256 %s\n", in.File, in.Lines, in.SHA256)
 	}
 	fmt.Fprintf(tw, "lines\t%d\t(skipped: %d malformed, %d too long, %d invalid UTF-8)\n", s.Lines, s.Skipped.Malformed, s.Skipped.TooLong, s.Skipped.InvalidUTF8)
-	fmt.Fprintf(tw, "requests\t%d\t(%d name no crawler, %d before the first robots.txt version)\n", s.Requests, s.Browsers, s.Unjudged)
+	fmt.Fprintf(tw, "requests\t%d\t(%d from browsers and %d naming no product, never judged; %d from other clients; %d before the first robots.txt version)\n",
+		s.Requests, s.Browsers, s.Unnamed, s.OtherClients, s.Unjudged)
+	fmt.Fprintf(tw, "crawler catalogue\t%s\n", s.Catalogue)
 	fmt.Fprintf(tw, "period\t%s .. %s\n", stamp(s.First), stamp(s.Last))
 	fmt.Fprintf(tw, "robots.txt versions\t%d\n", s.Versions)
 	fmt.Fprintf(tw, "violations\t%d\n", r.Count(KindViolation))
 	fmt.Fprintf(tw, "disputable\t%d\n", r.Count(KindDisputable))
 	fmt.Fprintf(tw, "impostors\t%d\n\n", r.Count(KindImpostor))
-	fmt.Fprintf(tw, "crawler\trequests\tverified\tunverified\timpostor\trobots.txt fetches\tviolations\tdisputable\n")
-	for _, c := range r.Crawlers {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", c.Token, c.Requests, c.Verified, c.Unverified, c.Impostor, c.RobotsFetches, c.Violations, c.Disputable)
+	textTable(tw, "crawler", r.Crawlers)
+	if len(r.OtherClients) > 0 {
+		fmt.Fprintln(tw)
+		textTable(tw, "other client", r.OtherClients)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -140,9 +155,20 @@ func renderText(w io.Writer, r *Result) error {
 	return nil
 }
 
+// textTable writes a table of crawlers headed by what they are.
+func textTable(tw io.Writer, what string, cs []*Crawler) {
+	fmt.Fprintf(tw, "%s\trequests\tverified\tunverified\timpostor\trobots.txt fetches\tviolations\tdisputable\n", what)
+	for _, c := range cs {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", c.Token, c.Requests, c.Verified, c.Unverified, c.Impostor, c.RobotsFetches, c.Violations, c.Disputable)
+	}
+}
+
 // textFinding is one finding on one line, its evidence included.
 func textFinding(f *Finding) string {
 	s := fmt.Sprintf("%s:%d %s %s %s %q %s %s", f.File, f.Line, stamp(&f.Time), f.Client, f.ProductToken, f.UserAgent, f.Method, f.Path)
+	if f.Class == ClassOther {
+		s += " class=other"
+	}
 	if f.Identity != "" {
 		s += " identity=" + f.Identity
 	}
@@ -168,9 +194,10 @@ func validity(f *Finding) string {
 // renderJSON writes the Result object, its findings streamed from disk.
 func renderJSON(w io.Writer, r *Result) error {
 	head, err := json.Marshal(struct {
-		Summary  Summary    `json:"summary"`
-		Crawlers []*Crawler `json:"crawlers"`
-	}{r.Summary, r.Crawlers})
+		Summary      Summary    `json:"summary"`
+		Crawlers     []*Crawler `json:"crawlers"`
+		OtherClients []*Crawler `json:"other_clients"`
+	}{r.Summary, r.Crawlers, r.OtherClients})
 	if err != nil {
 		return err
 	}

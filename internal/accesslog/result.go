@@ -3,6 +3,8 @@ package accesslog
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/identity/catalogue"
 )
 
 // Finding is one request listed in a Result: a violation, a disputable
@@ -18,8 +20,14 @@ type Finding struct {
 	Client    string `json:"client"`
 	Method    string `json:"method"`
 	UserAgent string `json:"user_agent"`
-	// ProductToken is the crawler's product token (identity.Identity.Token).
+	// ProductToken is the crawler the request is credited to (see
+	// Auditor): the crawler catalogue's name for it, else the candidate
+	// whose group the robots.txt in force names, else its first product
+	// token (identity.Identity.Token).
 	ProductToken string `json:"product_token"`
+	// Class is ClassCrawler, or ClassOther for a library or tool
+	// (identity.ClientOther), judged alike but reported apart.
+	Class string `json:"class"`
 	// Path is the request target as logged.
 	Path   string `json:"path"`
 	Status int    `json:"status"`
@@ -57,9 +65,24 @@ type Finding struct {
 	VersionsDisallowing int `json:"versions_disallowing,omitempty"`
 }
 
+// Classes of a judged client (Finding.Class, Crawler.Class): the names
+// identity.Client gives them.
+const (
+	// ClassCrawler: a crawler (identity.ClientCrawler).
+	ClassCrawler = catalogue.ClassCrawler
+	// ClassOther: another client, a library or tool such as curl or
+	// python-requests (identity.ClientOther).
+	ClassOther = catalogue.ClassOther
+)
+
 // Crawler is what a Result says of one product token.
 type Crawler struct {
 	Token string `json:"product_token"`
+	// Class is ClassCrawler, or ClassOther in Result.OtherClients.
+	Class string `json:"class"`
+	// Catalogue is what the crawler catalogue says of the crawler, nil
+	// when it does not know it by this name.
+	Catalogue *CatalogueEntry `json:"catalogue,omitempty"`
 	// Requests claim the token; Verified, Unverified and Impostor count
 	// their identity verdicts (all zero for a token that cannot be
 	// verified).
@@ -75,6 +98,18 @@ type Crawler struct {
 	TopViolated []PathCount `json:"top_violated"`
 	// Timeline counts requests and violations per UTC day.
 	Timeline []Day `json:"timeline"`
+}
+
+// CatalogueEntry is what the crawler catalogue says of a crawler: where
+// it is listed, crawler-user-agents' tags and URL, ai.robots.txt's
+// operator, function and respect for robots.txt (as written there).
+type CatalogueEntry struct {
+	Source   string   `json:"source"`
+	Tags     []string `json:"tags,omitempty"`
+	URL      string   `json:"url,omitempty"`
+	Operator string   `json:"operator,omitempty"`
+	Function string   `json:"function,omitempty"`
+	Respect  string   `json:"respect,omitempty"`
 }
 
 // PathCount is a path and how many times it was violated.
@@ -112,9 +147,19 @@ type Summary struct {
 	Lines    int64   `json:"lines"`
 	Requests int64   `json:"requests"`
 	Skipped  Skipped `json:"skipped"`
-	// Browsers are requests whose User-Agent names no crawler: counted,
-	// never a violation.
+	// Browsers are requests from browsers (identity.ClientBrowser: a
+	// browser's shape, nothing of a crawler): counted, never judged.
 	Browsers int64 `json:"browsers"`
+	// Unnamed are requests whose User-Agent names no product token
+	// (empty, "-", or browser compatibility tokens only) and is no
+	// browser's: counted, never judged.
+	Unnamed int64 `json:"unnamed"`
+	// OtherClients are requests from other clients (libraries and
+	// tools): judged, reported apart (Result.OtherClients).
+	OtherClients int64 `json:"other_clients"`
+	// Catalogue is the crawler catalogue's version (its sources and
+	// their commits) that identified the crawlers.
+	Catalogue string `json:"catalogue"`
 	// Unjudged are crawler requests made before the history's first
 	// version.
 	Unjudged int64 `json:"unjudged"`
@@ -130,11 +175,13 @@ type Summary struct {
 // with Each, or Load them into the slices; a Result decoded from JSON has
 // them in the slices.
 type Result struct {
-	Summary    Summary    `json:"summary"`
-	Crawlers   []*Crawler `json:"crawlers"`
-	Violations []Finding  `json:"violations"`
-	Disputable []Finding  `json:"disputable"`
-	Impostors  []Finding  `json:"impostors"`
+	Summary  Summary    `json:"summary"`
+	Crawlers []*Crawler `json:"crawlers"`
+	// OtherClients are the libraries and tools, judged like crawlers.
+	OtherClients []*Crawler `json:"other_clients"`
+	Violations   []Finding  `json:"violations"`
+	Disputable   []Finding  `json:"disputable"`
+	Impostors    []Finding  `json:"impostors"`
 
 	lists map[string]*findingList // by kind, nil when the slices hold them
 }

@@ -6,19 +6,24 @@ import (
 	"time"
 )
 
-// crawler returns the tally of token, OtherCrawlers' past maxCrawlers.
-func (a *Auditor) crawler(token string) *crawlerState {
-	if cs, ok := a.crawlers[token]; ok {
+// crawlerKey names a tally: a product token of a class.
+type crawlerKey struct{ class, token string }
+
+// crawler returns the tally of token in class, OtherCrawlers' past
+// maxCrawlers.
+func (a *Auditor) crawler(class, token string) *crawlerState {
+	k := crawlerKey{class, token}
+	if cs, ok := a.crawlers[k]; ok {
 		return cs
 	}
 	if len(a.crawlers) >= maxCrawlers {
-		token = OtherCrawlers
-		if cs, ok := a.crawlers[token]; ok {
+		k.token = OtherCrawlers
+		if cs, ok := a.crawlers[k]; ok {
 			return cs
 		}
 	}
-	cs := &crawlerState{c: Crawler{Token: token}, paths: map[string]int64{}, days: map[string]*Day{}}
-	a.crawlers[token] = cs
+	cs := &crawlerState{c: Crawler{Token: k.token, Class: class}, paths: map[string]int64{}, days: map[string]*Day{}}
+	a.crawlers[k] = cs
 	return cs
 }
 
@@ -60,7 +65,7 @@ func (a *Auditor) Result(n int) *Result {
 		first, last := a.first, a.last
 		r.Summary.First, r.Summary.Last = &first, &last
 	}
-	r.Crawlers = make([]*Crawler, 0, len(a.crawlers))
+	r.Crawlers, r.OtherClients = make([]*Crawler, 0, len(a.crawlers)), []*Crawler{}
 	for _, cs := range a.crawlers {
 		c := cs.c
 		c.TopViolated = []PathCount{}
@@ -81,16 +86,24 @@ func (a *Auditor) Result(n int) *Result {
 			c.Timeline = append(c.Timeline, *d)
 		}
 		slices.SortFunc(c.Timeline, func(x, y Day) int { return strings.Compare(x.Date, y.Date) })
-		r.Crawlers = append(r.Crawlers, &c)
-	}
-	slices.SortFunc(r.Crawlers, func(x, y *Crawler) int {
-		switch {
-		case x.Violations != y.Violations:
-			return int(y.Violations - x.Violations)
-		case x.Requests != y.Requests:
-			return int(y.Requests - x.Requests)
+		if c.Class == ClassOther {
+			r.OtherClients = append(r.OtherClients, &c)
+		} else {
+			r.Crawlers = append(r.Crawlers, &c)
 		}
-		return strings.Compare(x.Token, y.Token)
-	})
+	}
+	slices.SortFunc(r.Crawlers, byViolations)
+	slices.SortFunc(r.OtherClients, byViolations)
 	return &r
+}
+
+// byViolations orders crawlers by violations, then requests, then token.
+func byViolations(x, y *Crawler) int {
+	switch {
+	case x.Violations != y.Violations:
+		return int(y.Violations - x.Violations)
+	case x.Requests != y.Requests:
+		return int(y.Requests - x.Requests)
+	}
+	return strings.Compare(x.Token, y.Token)
 }

@@ -2,8 +2,10 @@ package identity
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
+	"github.com/robotsproxy/robotsproxy/internal/identity/catalogue"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/internal/rules"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -17,6 +19,12 @@ const (
 	SourceOverride IdentitySource = "override"
 	// SourceUserAgent: the tokens were read from the User-Agent header.
 	SourceUserAgent IdentitySource = "user-agent"
+	// SourceCatalogue: the token is the name the crawler catalogue gives
+	// the crawler it recognised in the User-Agent header (package
+	// catalogue), a name the header's products alone did not give first:
+	// "Slurp" for "Mozilla/5.0 (compatible; Yahoo! Slurp; ...)",
+	// "ips-agent" rather than "Fedora".
+	SourceCatalogue IdentitySource = "catalogue"
 	// SourceDefault: no User-Agent header, or no crawler token in it; the
 	// crawler obeys the "*" group (RFC 9309 2.2.1).
 	SourceDefault IdentitySource = "default"
@@ -47,6 +55,30 @@ type Identity struct {
 	User string
 }
 
+// Recognition is an Identity read from a User-Agent header with what the
+// header shows besides: the kind of client and the crawler catalogue's
+// entry. It is kept apart from Identity, which every request's state
+// carries and which so stays small.
+type Recognition struct {
+	Identity
+	// Client is what kind of client the header shows: ClientCrawler,
+	// ClientBrowser or ClientOther.
+	Client Client
+	// known is 1 + the index of the crawler catalogue's entry for the
+	// crawler (see Known), 0 for none.
+	known int32
+}
+
+// Known returns the crawler catalogue's entry for the crawler, the one
+// that named Token when Source is SourceCatalogue; nil when the catalogue
+// does not know it. Shared: do not modify it.
+func (i Recognition) Known() *catalogue.Entry {
+	if i.known == 0 {
+		return nil
+	}
+	return &catalogue.Embedded().Entries[i.known-1]
+}
+
 // Override maps User-Agent headers that match Pattern to a fixed product
 // token, taking precedence over the header's own tokens.
 type Override struct {
@@ -61,10 +93,11 @@ type Override struct {
 type Identifier struct {
 	browser   map[string]bool // lower-cased browser tokens
 	overrides []Override
+	cat       *catalogue.Catalogue
 
 	// memo remembers identities by User-Agent value: crawlers send the same
 	// header on every request. Bounded by memoMax; cleared when full.
-	memo *memo.Sync[string, Identity]
+	memo *memo.Sync[string, Recognition]
 }
 
 // memoMax bounds the identities remembered by an Identifier.
@@ -82,17 +115,39 @@ func NewIdentifier(browserTokens []string, overrides []Override) *Identifier {
 	for _, t := range browserTokens {
 		b[strings.ToLower(t)] = true
 	}
-	return &Identifier{browser: b, overrides: overrides, memo: memo.NewSync[string, Identity](memoMax)}
+	return &Identifier{browser: b, overrides: overrides, cat: catalogue.Embedded(),
+		memo: memo.NewSync[string, Recognition](memoMax)}
 }
 
+// Catalogue is the crawler catalogue id recognises crawlers with.
+func (id *Identifier) Catalogue() *catalogue.Catalogue { return id.cat }
+
 // Identify returns the identity of a crawler from its User-Agent header
-// value: the first matching override, else the product names found per the
-// RFC 9110 grammar (see ProductNames) that can match a group by the name
-// rule (robots.IsAgentName: RFC 9309 product tokens, and names such as
-// "MJ12bot", "360Spider" or "img2dataset" that sites name whole; "+http"
-// and "5.0" are left out), browser tokens left out, else "*". The
+// value: the first matching override, else its candidates:
+//
+//   - the names the crawler catalogue gives the crawlers it recognises in
+//     the header, when the header shows them as words (catalogue.Shows):
+//     "Slurp" for "Mozilla/5.0 (compatible; Yahoo! Slurp; ...)";
+//   - the product names found per the RFC 9110 grammar (see
+//     ProductNames) that can match a group by the name rule
+//     (robots.IsAgentName: RFC 9309 product tokens, and names such as
+//     "MJ12bot", "360Spider" or "img2dataset" that sites name whole;
+//     "+http" and "5.0" are left out);
+//
+// browser tokens left out, else "*". Token, the first candidate, is the
+// crawler the request is credited to: the catalogue's name, else the
+// first product whose name declares a bot ("bot", "crawl", "spider"),
+// else the first product; never a device ("SAMSUNG-SGH-E250/1.0 ...
+// (compatible; Googlebot-Mobile/2.1; ...)" is Googlebot-Mobile). The
 // returned Candidates slice is shared: do not modify it.
 func (id *Identifier) Identify(userAgent string) Identity {
+	return id.Recognise(userAgent).Identity
+}
+
+// Recognise is Identify with the kind of client the header shows and the
+// crawler catalogue's entry for it (Recognition): what audit access-log
+// needs to judge crawlers and other clients and never browsers.
+func (id *Identifier) Recognise(userAgent string) Recognition {
 	if ident, ok := id.memo.Get(userAgent); ok {
 		return ident
 	}
@@ -104,22 +159,57 @@ func (id *Identifier) Identify(userAgent string) Identity {
 	return ident
 }
 
-func (id *Identifier) identify(userAgent string) Identity {
+func (id *Identifier) identify(userAgent string) Recognition {
+	products := ProductNames(userAgent)
+	rec := id.recognise(userAgent, products)
+	r := Recognition{Client: classify(userAgent, products, rec), known: rec.known}
 	for _, o := range id.overrides {
 		if o.Pattern.MatchString(userAgent) {
-			return Identity{Token: o.Token, Candidates: []string{o.Token}, Source: SourceOverride}
+			r.Identity = Identity{Token: o.Token, Candidates: []string{o.Token}, Source: SourceOverride}
+			return r
 		}
 	}
-	var cands []string
-	for _, name := range ProductNames(userAgent) {
-		if robots.IsAgentName(name) && !id.browser[strings.ToLower(name)] && !containsFold(cands, name) {
-			cands = append(cands, name)
+	r.Identity = id.candidates(products, rec)
+	return r
+}
+
+// candidates orders a header's candidates: the catalogue's names of the
+// crawler it recognised, else its first product that declares a bot,
+// first; then the header's products; then the catalogue's terms.
+func (id *Identifier) candidates(products []string, rec recognition) Identity {
+	header := id.names(nil, products)
+	first := max(0, slices.IndexFunc(header, declaresBot))
+	source := SourceUserAgent
+	cands := id.names(nil, rec.names)
+	if len(cands) > 0 {
+		if len(header) == 0 || !strings.EqualFold(cands[0], header[first]) {
+			source = SourceCatalogue
 		}
+		cands = id.names(cands, header)
+	} else if first > 0 {
+		cands = append(append([]string{header[first]}, header[:first]...), header[first+1:]...)
+	} else {
+		cands = header
 	}
 	if len(cands) == 0 {
+		source = SourceCatalogue
+	}
+	if cands = id.names(cands, rec.terms); len(cands) == 0 {
 		return Identity{Token: "*", Source: SourceDefault}
 	}
-	return Identity{Token: cands[0], Candidates: cands, Source: SourceUserAgent}
+	return Identity{Token: cands[0], Candidates: cands, Source: source}
+}
+
+// names appends to dst each name of list that can name a group (the name
+// rule, robots.IsAgentName) and is no browser token, once
+// (case-insensitively).
+func (id *Identifier) names(dst, list []string) []string {
+	for _, n := range list {
+		if robots.IsAgentName(n) && !id.browser[strings.ToLower(n)] && !containsFold(dst, n) {
+			dst = append(dst, n)
+		}
+	}
+	return dst
 }
 
 func containsFold(list []string, s string) bool {
@@ -141,7 +231,9 @@ func containsFold(list []string, s string) bool {
 // "name/version" items inside comments, where crawlers usually identify
 // themselves: "Mozilla/5.0 (compatible; ExampleBot/0.1; +https://...)"
 // gives "Mozilla" and "ExampleBot". A bare value such as "ExampleBot" gives
-// itself. Malformed input yields what could be read, never an error.
+// itself; a URL's scheme is none ("https://linko.app/crawler" gives
+// "linko.app"). Malformed input yields what could be read, never an
+// error.
 func ProductNames(ua string) []string {
 	var names []string
 	for i := 0; i < len(ua); {
@@ -154,6 +246,10 @@ func ProductNames(ua string) []string {
 			j := i
 			for j < len(ua) && robots.IsTokenChar(ua[j]) {
 				j++
+			}
+			if strings.HasPrefix(ua[j:], "://") {
+				i = j + len("://") // a URL's scheme is no product; its host may be a name
+				continue
 			}
 			names = append(names, ua[i:j])
 			i = skipVersion(ua, j)

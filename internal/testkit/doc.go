@@ -1,8 +1,10 @@
 // Package testkit holds the helpers the module's tests share, so that no
 // test package keeps its own copy: a settable clock (Clock), counting
 // HTTP origins (Origin), a TCP echo server (Echo), readers of audit
-// lines (AuditSink, ReadAuditLines) and a TestMain that keeps serve's
-// state in a temporary directory (RunInStateDir). It is for tests only: nothing
+// lines (AuditSink, ReadAuditLines), a TestMain that keeps serve's
+// state in a temporary directory (RunInStateDir), and the real User-Agent
+// corpora of testdata/agents (CrawlerUserAgents, RealBrowsers). It is for
+// tests only: nothing
 // outside a _test.go file imports it, and it imports nothing of the
 // module.
 package testkit

@@ -1,9 +1,11 @@
 package report
 
 import (
+	"bytes"
 	"errors"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
+	"github.com/robotsproxy/robotsproxy/internal/identity"
 )
 
 // record is the part of one audit line the report reads: auditlog's
@@ -20,7 +22,8 @@ var recordFields = auditlog.Want(0).Of(auditlog.FieldTime, auditlog.FieldEnforce
 	auditlog.FieldURL, auditlog.FieldDecision, auditlog.FieldReason, auditlog.FieldRobotsReason,
 	auditlog.FieldToken, auditlog.FieldTokenSource, auditlog.FieldRobotsURL, auditlog.FieldRule,
 	auditlog.FieldAccess, auditlog.FieldRobotsSHA256, auditlog.FieldUser, auditlog.FieldPrice,
-	auditlog.FieldCharged, auditlog.FieldCurrency, auditlog.FieldNotPaid, auditlog.TruncatedSuffix)
+	auditlog.FieldCharged, auditlog.FieldCurrency, auditlog.FieldNotPaid, auditlog.FieldGroup, auditlog.FieldFallback,
+	auditlog.FieldCandidates, auditlog.TruncatedSuffix)
 
 // Why a line was skipped besides auditlog's errors (auditlog.ErrSyntax,
 // ErrTruncated, ErrType, ErrTooLong, ErrBadTime): it is not a request's
@@ -44,5 +47,25 @@ func parseRecord(b []byte, r *record) error {
 	case !r.HasDecision:
 		return errNoDecision
 	}
+	r.credit()
 	return nil
+}
+
+// credit sets Token to the crawler the line is credited to: its
+// product_token, unless that came from the User-Agent's products and the
+// group that decided names another of its candidates, the crawler the site
+// names ("SAMSUNG-SGH-E250/1.0 ... (compatible; Googlebot-Mobile/2.1;
+// ...)" decided by a Googlebot-Mobile group is Googlebot-Mobile), as audit
+// access-log credits a finding. A token the crawler catalogue gave
+// (token_source "catalogue") is the crawler already.
+func (r *record) credit() {
+	if string(r.TokenSource) != string(identity.SourceUserAgent) || r.StarFallback || len(r.Group) == 0 || bytes.EqualFold(r.Group, r.Token) {
+		return
+	}
+	for _, c := range r.Candidates {
+		if bytes.EqualFold(c, r.Group) {
+			r.Token = c
+			return
+		}
+	}
 }

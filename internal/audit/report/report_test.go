@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +233,34 @@ func TestViolationsRobotsReason(t *testing.T) {
 	wantReasons := []Count{{"backoff", 1, 1, 0}, {"crawl-delay", 1, 0, 1}, {"rule", 1, 0, 1}}
 	if !reflect.DeepEqual(rep.Summary.Reasons, wantReasons) {
 		t.Errorf("reasons: got %+v, want the logged ones %+v", rep.Summary.Reasons, wantReasons)
+	}
+}
+
+// TestCreditGoesToTheCrawler: a line whose product_token is the device
+// product that came first in its User-Agent is credited to the candidate
+// whose group decided; a pinned token and a catalogue's name stay.
+func TestCreditGoesToTheCrawler(t *testing.T) {
+	log := `{"time":"2026-11-22T10:00:00Z","method":"GET","url":"https://a.example/x","decision":"deny","reason":"rule","product_token":"SAMSUNG-SGH-E250","token_source":"user-agent","candidates":["SAMSUNG-SGH-E250","Googlebot-Mobile"],"group":"googlebot-mobile","star_fallback":false,"robots_url":"https://a.example/robots.txt","rule":"Disallow: /","rule_line":2,"access_result":"successful"}
+{"time":"2026-11-22T10:00:01Z","method":"GET","url":"https://a.example/y","decision":"deny","reason":"rule","product_token":"DoCoMo","token_source":"user-agent","candidates":["DoCoMo","Googlebot-Mobile"],"group":"*","star_fallback":true,"robots_url":"https://a.example/robots.txt","rule":"Disallow: /","rule_line":5,"access_result":"successful"}
+{"time":"2026-11-22T10:00:02Z","method":"GET","url":"https://a.example/z","decision":"deny","reason":"rule","product_token":"Slurp","token_source":"catalogue","candidates":["Slurp","Yahoo"],"group":"yahoo","star_fallback":false,"robots_url":"https://a.example/robots.txt","rule":"Disallow: /","rule_line":8,"access_result":"successful"}
+{"time":"2026-11-22T10:00:03Z","method":"GET","url":"https://a.example/w","decision":"deny","reason":"rule","product_token":"mybot","token_source":"credentials","candidates":["mybot"],"group":"googlebot-mobile","star_fallback":false,"robots_url":"https://a.example/robots.txt","rule":"Disallow: /","rule_line":2,"access_result":"successful"}
+`
+	rep, err := Collect([]string{writeFile(t, t.TempDir(), "audit.log", log)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rep.Tokens.Rows {
+		got = append(got, r.Token)
+	}
+	want := []string{"DoCoMo", "Googlebot-Mobile", "Slurp", "mybot"}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("crawlers %q, want %q", got, want)
+	}
+	for _, s := range rep.Summary.TokenSources {
+		if s.Key == "other" {
+			t.Errorf("token sources %+v: catalogue counted as other", rep.Summary.TokenSources)
+		}
 	}
 }

@@ -6,7 +6,7 @@ package report
 
 // tokenSources are the token_source values the proxy writes, in the order
 // of tokenStats.sources; anything else counts as the last, "other".
-var tokenSources = [...]string{"credentials", "client-range", "user-agent", "override", "default", "other"}
+var tokenSources = [...]string{"credentials", "client-range", "user-agent", "catalogue", "override", "default", "other"}
 
 type tokenStats struct {
 	byClass [classNotDecided + 1]uint64
