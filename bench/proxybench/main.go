@@ -292,7 +292,7 @@ func (e *env) cpuPhase(o options, tlsConfig *tls.Config, r results) error {
 			}
 			r.add(c.m, p.kind, s)
 			if o.verbose {
-				progress("  %s %s: %.1f µs CPU/request, %.2f writes/request, %.2f context switches/request, %.0f req/s, %d connections closed by the proxy, %d opened to the origin", c.m, p.kind, cpuUS(s), s.writesPerReq, s.switches, s.reqPerSec, s.redials, s.originDials)
+				progress("  %s %s: %.1f µs CPU/request (%.0f%% system), %.2f writes/request, %.2f context switches/request, %.0f req/s, %d connections closed by the proxy, %d opened to the origin", c.m, p.kind, cpuUS(s), 100*s.sysShare, s.writesPerReq, s.switches, s.reqPerSec, s.redials, s.originDials)
 			}
 		}
 		return nil

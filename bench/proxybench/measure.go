@@ -15,6 +15,7 @@ import (
 // sample is what one measurement of one proxy found.
 type sample struct {
 	cpuPerReq    time.Duration // the proxy process's CPU time per request
+	sysShare     float64       // the share of it in the kernel (system time)
 	writesPerReq float64       // its write system calls per request
 	switches     float64       // its context switches per request
 	redials      int64         // connections the proxy closed, dialled again
@@ -28,6 +29,7 @@ type sample struct {
 func measureLoad(p *process, t *target, l loadRun, o *origins) (sample, error) {
 	var cpu0, cpu1 time.Duration
 	var w0, w1, cs0, cs1, d0, d1 int64
+	var u0, u1, s0, s1 time.Duration
 	var errCPU error
 	before, after := l.between, l.after
 	l.between = func() {
@@ -38,6 +40,7 @@ func measureLoad(p *process, t *target, l loadRun, o *origins) (sample, error) {
 		w0, _ = writeCalls(p.pid)
 		cs0 = contextSwitches(p.pid)
 		d0 = o.dials.Load()
+		u0, s0 = userSystem(p.pid)
 	}
 	l.after = func() {
 		if after != nil {
@@ -50,6 +53,7 @@ func measureLoad(p *process, t *target, l loadRun, o *origins) (sample, error) {
 		w1, _ = writeCalls(p.pid)
 		cs1 = contextSwitches(p.pid)
 		d1 = o.dials.Load()
+		u1, s1 = userSystem(p.pid)
 	}
 	res, err := l.run(t)
 	if err != nil {
@@ -65,6 +69,7 @@ func measureLoad(p *process, t *target, l loadRun, o *origins) (sample, error) {
 		switches:     float64(cs1-cs0) / n,
 		redials:      res.redials,
 		originDials:  d1 - d0,
+		sysShare:     float64(s1-s0) / float64(max(1, (u1-u0)+(s1-s0))),
 		reqPerSec:    res.reqPerSec(),
 	}
 	if l.latencies {

@@ -32,11 +32,15 @@ type origins struct {
 	// dials counts the connections the origins accepted: a proxy that
 	// keeps its connections to them opens none once warm.
 	dials atomic.Int64
+	// robots counts the requests for robots.txt.
+	robots atomic.Int64
 }
 
 func startOrigins(dir string) (*origins, error) {
+	o := &origins{}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
+			o.robots.Add(1)
 			_, _ = io.WriteString(w, benchRobots)
 			return
 		}
@@ -46,7 +50,7 @@ func startOrigins(dir string) (*origins, error) {
 		_, _ = w.Write(make([]byte, n))
 	})
 	quiet := log.New(io.Discard, "", 0)
-	o := &origins{plain: httptest.NewUnstartedServer(h), tls: httptest.NewUnstartedServer(h)}
+	o.plain, o.tls = httptest.NewUnstartedServer(h), httptest.NewUnstartedServer(h)
 	o.plain.Config.ErrorLog, o.tls.Config.ErrorLog = quiet, quiet
 	count := func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {

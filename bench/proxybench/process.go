@@ -188,3 +188,21 @@ func contextSwitches(pid int) int64 {
 	}
 	return sum
 }
+
+// userSystem is the user and system CPU time of process pid so far
+// (utime and stime of /proc/PID/stat, in clock ticks of 10 ms).
+func userSystem(pid int) (user, system time.Duration) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0
+	}
+	// The fields after the command, which is in parentheses.
+	rest := string(data[strings.LastIndexByte(string(data), ')')+2:])
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0, 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64) // field 14, utime
+	st, _ := strconv.ParseInt(f[12], 10, 64) // field 15, stime
+	return time.Duration(ut) * 10 * time.Millisecond, time.Duration(st) * 10 * time.Millisecond
+}

@@ -76,6 +76,7 @@ func p50ms(s sample) float64    { return float64(s.p50) / float64(time.Milliseco
 func p99ms(s sample) float64    { return float64(s.p99) / float64(time.Millisecond) }
 func writes(s sample) float64   { return s.writesPerReq }
 func switches(s sample) float64 { return s.switches }
+func sysShare(s sample) float64 { return s.sysShare }
 func ratio(f func(sample) float64) func(a, b sample) float64 {
 	return func(a, b sample) float64 { return f(a) / f(b) }
 }
@@ -148,8 +149,8 @@ func printTable(w io.Writer, r results) {
 
 // printDetails writes, for each measurement, every proxy's medians.
 func printDetails(w io.Writer, r results, order []string) {
-	fmt.Fprintln(w, "| measurement | proxy | CPU/request | write calls/request | context switches/request | req/s | p50 | p99 | rounds |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| measurement | proxy | CPU/request | of it in the kernel | write calls/request | context switches/request | req/s | p50 | p99 | rounds |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	for _, m := range []string{mCPUAllowed, mCPUIntercepted, mLoad, mHey} {
 		for _, k := range order {
 			ss := r[m][k]
@@ -160,8 +161,8 @@ func printDetails(w io.Writer, r results, order []string) {
 			if ss[0].p99 > 0 {
 				p50, p99 = format(of(ss, p50ms), "ms"), format(of(ss, p99ms), "ms")
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %.2f | %.2f | %s | %s | %s | %d |\n", m, kindNames[k],
-				format(of(ss, cpuUS), "µs"), of(ss, writes), of(ss, switches), format(of(ss, rps), "req/s"), p50, p99, len(ss))
+			fmt.Fprintf(w, "| %s | %s | %s | %.0f%% | %.2f | %.2f | %s | %s | %s | %d |\n", m, kindNames[k],
+				format(of(ss, cpuUS), "µs"), 100*of(ss, sysShare), of(ss, writes), of(ss, switches), format(of(ss, rps), "req/s"), p50, p99, len(ss))
 		}
 	}
 }
