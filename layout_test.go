@@ -28,9 +28,9 @@ var layers = map[string]int{
 	"robots":                           0,
 	"internal/netguard":                0,
 	"internal/mitm":                    1, // caches certificates in internal/memo
-	"internal/politeness":              0,
+	"internal/politeness":              3, // spaces and pauses requests: policy.Politeness, policy.Ticket
 	"auditlog":                         0,
-	"internal/audit/report":            5, // reads lines through auditlog, checks the chain with audit/verify, keys sites as policy does
+	"internal/audit/report":            6, // reads lines through auditlog, checks the chain with audit/verify, keys sites as policy does
 	"internal/audit/site":              4, // where a line's request went, and the site a user types, as policy keys it
 	"internal/live":                    5, // the live view: the ring the audit writer fills, its stream and page; watch's client
 	"internal/redistest":               0,
@@ -41,18 +41,17 @@ var layers = map[string]int{
 	"internal/egress/payments":         1, // pay per crawl: the paying egress step and its ledger
 	"internal/egress/payments/paytest": 2, // a pay per crawl origin for tests
 	"internal/egress/signing":          1, // Web Bot Auth signatures, an egress step (imports egress)
-	"internal/access":                  1,
+	"internal/access":                  3, // fetches and caches robots.txt: policy.Access, for policy.Cache
 	"internal/identity/catalogue":      1, // the crawler catalogue: built from upstream lists, embedded, matched (reads robots' name rule)
 	"internal/identity/catalogue/gen":  2, // the command that rebuilds the catalogue (go generate)
-	"internal/identity":                2, // names and classifies the client, with the catalogue
-	"internal/usage":                   1,
-	"internal/fleet":                   2, // shares access results
-	"internal/license":                 2, // RSL licenses: fetched by access, decided for usage's purposes
-	"policy":                           3,
-	"internal/check":                   4,
-	"internal/audit":                   2, // the runtime writer: file, chain, checkpoints, robots.txt archive
-	"internal/audit/verify":            4, // the offline verifier: re-decides lines through policy
-	"internal/audit/audittest":         3, // fixtures the archive's, the verifier's and the audit commands' tests share
+	"internal/identity":                3, // User-Agents and pins, in policy's terms (policy.Identity, policy.Pin)
+	"internal/fleet":                   4, // shares access results
+	"internal/license":                 4, // RSL licenses: fetched by access, decided for usage's purposes
+	"policy":                           2, // the decision and its terms: identities, access results, usage; takes its sources as interfaces
+	"internal/check":                   5,
+	"internal/audit":                   4, // the runtime writer: file, chain, checkpoints, robots.txt archive
+	"internal/audit/verify":            5, // the offline verifier: re-decides lines through policy
+	"internal/audit/audittest":         5, // fixtures the archive's, the verifier's and the audit commands' tests share
 	"internal/accesslog":               5, // judges web server access logs through policy; reads the audit archive
 	"internal/config":                  4, // the schema: defaults and validation only (TestConfigIsSchema)
 	"internal/audit/report/loggen":     5,

@@ -121,7 +121,7 @@ const (
 	FieldRobotsReason = "robots_reason"
 	// FieldUnreachableCause is why the robots.txt in force was
 	// unreachable ("dns", "connect", "tls", "timeout", "status 500",
-	// "too-large", ...; see access.Cause), on lines whose access_result is
+	// "too-large", ...; see policy.Cause), on lines whose access_result is
 	// "unreachable" and whose cause is known.
 	FieldUnreachableCause = "unreachable_cause"
 
@@ -295,7 +295,7 @@ const (
 	FieldLicenseFetchedAt = "license_fetched_at"
 	// FieldLicenseDecision is what the license says for the request: one
 	// of permitted, prohibited, license-required, no-match, unavailable,
-	// unreadable (usage.LicenseDecision).
+	// unreadable (policy.LicenseDecision).
 	FieldLicenseDecision = "license_decision"
 	// FieldLicenseElement is the content element that applied, as
 	// <content url="..." server="...">.
@@ -313,6 +313,6 @@ const (
 	FieldLicenseLink = "license_link"
 	// FieldLicenseSource is where the license of FieldLicenseURL was
 	// named: "robots.txt" (a License line) or "link" (a Link header field
-	// of an earlier response for the same resource; usage.LicenseSource).
+	// of an earlier response for the same resource; policy.LicenseSource).
 	FieldLicenseSource = "license_source"
 )

@@ -1,8 +1,13 @@
 package auditlog
 
-// Values of FieldReason (and of FieldRobotsReason and FieldWaitReason,
-// which take a subset). policy.Reason's constants take their values from
-// these; the proxy writes ReasonNotProxied itself.
+// Reason is a value of FieldReason (and of FieldRobotsReason and
+// FieldWaitReason, which take a subset): why a request was allowed or
+// denied. policy.Reason is this type. The Reason* constants below are
+// every reason's one declaration; they are untyped, so that a reason read
+// from a line (a string) compares with them as it is.
+type Reason string
+
+// The reasons (values of Reason; the proxy writes ReasonNotProxied itself).
 const (
 	// ReasonRule: an allow or disallow rule matched (the longest match).
 	ReasonRule = "rule"

@@ -19,11 +19,11 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/config"
 	"github.com/robotsproxy/robotsproxy/internal/fleet"
 	"github.com/robotsproxy/robotsproxy/internal/redistest"
 	"github.com/robotsproxy/robotsproxy/internal/server"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // Parameters of BenchmarkFleetAtNetworkDistance.
@@ -120,9 +120,9 @@ func BenchmarkFleetColdAuthority(b *testing.B) {
 	}
 	a, hit := newStore(), newStore()
 	body := []byte(fleetRobots)
-	origin := func(_ context.Context, scheme, authority string) access.Access {
-		u := access.RobotsURL(scheme, authority)
-		return access.Access{Result: access.Successful, URL: u, FinalURL: u, Status: 200, MaxAge: -1,
+	origin := func(_ context.Context, scheme, authority string) policy.Access {
+		u := policy.RobotsURL(scheme, authority)
+		return policy.Access{Result: policy.Successful, URL: u, FinalURL: u, Status: 200, MaxAge: -1,
 			FetchedAt: time.Now(), Raw: body, SHA256: sha256.Sum256(body)}
 	}
 	ctx := context.Background()
@@ -139,10 +139,10 @@ func BenchmarkFleetColdAuthority(b *testing.B) {
 		mid := time.Now()
 		missTrips += delay.segments.Load() - seg
 		seg = delay.segments.Load()
-		if got := hit.Fetch(ctx, "https", auth, func(context.Context, string, string) access.Access {
+		if got := hit.Fetch(ctx, "https", auth, func(context.Context, string, string) policy.Access {
 			b.Fatalf("%s: fetched from the origin, want a store hit", auth)
-			return access.Access{}
-		}); got.Result != access.Successful {
+			return policy.Access{}
+		}); got.Result != policy.Successful {
 			b.Fatalf("%s: store hit %s, want successful", auth, got.Result)
 		}
 		read = append(read, time.Since(mid))

@@ -30,8 +30,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
-	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -289,11 +289,11 @@ func expect(r *robots.Robots, id identity.Identity, path string) expectation {
 	}
 	switch {
 	case v.Implicit:
-		e.reason = string(policy.ReasonImplicit)
+		e.reason = string(auditlog.ReasonImplicit)
 	case e.rule == nil:
-		e.reason = string(policy.ReasonNoMatch)
+		e.reason = string(auditlog.ReasonNoMatch)
 	default:
-		e.reason = string(policy.ReasonRule)
+		e.reason = string(auditlog.ReasonRule)
 	}
 	return e
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/robotsproxy/robotsproxy/enforce"
-	"github.com/robotsproxy/robotsproxy/internal/config"
 )
 
 // BenchmarkRoundTrip measures an allowed GET (robots.txt cached) to a
@@ -16,7 +15,7 @@ import (
 // the proxy's request path costs in process.
 func BenchmarkRoundTrip(b *testing.B) {
 	o := newOrigin(b, robotsTxt(200, "User-agent: *\nDisallow: /private/\n"))
-	cfg, err := config.Load(strings.NewReader("allow_private: true\n"))
+	cfg, err := enforce.ParseConfig(strings.NewReader("allow_private: true\n"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/internal/config"
 	"github.com/robotsproxy/robotsproxy/internal/server"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
@@ -17,15 +16,16 @@ import (
 // Options configure a Transport.
 type Options struct {
 	// Config is robotsproxy's configuration (LoadConfig, ParseConfig or
-	// DefaultConfig). A zero Config is replaced by DefaultConfig(), serve's
-	// defaults: mode enforce, no private destinations, crawl delays ignored
-	// unless politeness.crawl_delay is enforce.
+	// DefaultConfig). The zero Config is serve's defaults: mode enforce,
+	// no private destinations, crawl delays ignored unless
+	// politeness.crawl_delay is enforce.
 	Config Config
 	// Base carries allowed requests to their origins; default
 	// http.DefaultTransport.
 	Base http.RoundTripper
 	// Audit receives the audit lines, one JSON line per request, when
-	// Config.Log.File is empty; default os.Stdout, as the proxy's.
+	// the configuration's log.file is empty; default os.Stdout, as the
+	// proxy's.
 	Audit io.Writer
 	// Logger receives operational messages (robots.txt archive, audit
 	// write errors); default none.
@@ -45,10 +45,7 @@ type Transport struct {
 // New returns a Transport for o. Its error names the configuration key at
 // fault (an invalid Config, an unreadable log.file or key file).
 func New(o Options) (*Transport, error) {
-	cfg := o.Config
-	if cfg.Mode == "" { // the zero Config
-		cfg = config.Default()
-	}
+	cfg := o.Config.serve()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("enforce: %w", err)
 	}

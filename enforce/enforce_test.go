@@ -19,7 +19,6 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/enforce"
 	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
-	"github.com/robotsproxy/robotsproxy/internal/config"
 )
 
 // origin is a site: robots.txt answered by robots, every other path by
@@ -98,7 +97,7 @@ func (b *countingBase) RoundTrip(r *http.Request) (*http.Response, error) {
 // cfgYAML, over a counting base, and the buffer its audit lines go to.
 func newTransport(t *testing.T, cfgYAML string) (*enforce.Transport, *countingBase, *syncBuffer) {
 	t.Helper()
-	cfg, err := config.Load(strings.NewReader("allow_private: true\n" + cfgYAML))
+	cfg, err := enforce.ParseConfig(strings.NewReader("allow_private: true\n" + cfgYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +351,7 @@ func TestBodyCloseEarly(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	cfg := config.Default()
+	cfg := enforce.DefaultConfig()
 	cfg.Mode = "obey"
 	if _, err := enforce.New(enforce.Options{Config: cfg}); err == nil || !strings.Contains(err.Error(), "mode") {
 		t.Errorf("New with mode obey: %v, want an error naming mode", err)
@@ -375,7 +374,7 @@ func TestHTTPS(t *testing.T) {
 	o.Config.ErrorLog = log.New(io.Discard, "", 0) // the fetcher's handshake fails, as expected
 	o.StartTLS()
 	defer o.Close()
-	cfg, err := config.Load(strings.NewReader("allow_private: true\n"))
+	cfg, err := enforce.ParseConfig(strings.NewReader("allow_private: true\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +470,7 @@ func TestAuditUnwritable(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close() // every write fails: os.ErrClosed
-	cfg, err := config.Load(strings.NewReader("allow_private: true\n"))
+	cfg, err := enforce.ParseConfig(strings.NewReader("allow_private: true\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -61,18 +62,18 @@ func TestAuthenticateThrottled(t *testing.T) {
 	clock := testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	p, f := newStubPolicy("", policy.Options{Pinner: throttledPinner(t, clock, identity.ThrottleOptions{FailuresPerMinute: 6, Burst: 1})})
 	client := netip.MustParseAddr("192.0.2.1")
-	if _, d := p.Authenticate(t.Context(), basic("alice", "nope"), client); d == nil || d.Reason != policy.ReasonAuthFailed || d.RetryAfter != 0 || d.RetryAfterSeconds() != 0 {
-		t.Fatalf("first failure: got %+v, want reason %q and no RetryAfter", d, policy.ReasonAuthFailed)
+	if _, d := p.Authenticate(t.Context(), basic("alice", "nope"), client); d == nil || d.Reason != auditlog.ReasonAuthFailed || d.RetryAfter != 0 || d.RetryAfterSeconds() != 0 {
+		t.Fatalf("first failure: got %+v, want reason %q and no RetryAfter", d, auditlog.ReasonAuthFailed)
 	}
 	clock.Advance(500 * time.Millisecond)
 	_, d := p.Authenticate(t.Context(), basic("alice", "nope"), client)
-	if d == nil || d.Allowed || d.Reason != policy.ReasonAuthThrottled || d.NeedsAuth() {
-		t.Fatalf("second failure: got %+v, want a denial with reason %q that is not a 407", d, policy.ReasonAuthThrottled)
+	if d == nil || d.Allowed || d.Reason != auditlog.ReasonAuthThrottled || d.NeedsAuth() {
+		t.Fatalf("second failure: got %+v, want a denial with reason %q that is not a 407", d, auditlog.ReasonAuthThrottled)
 	}
 	if d.RetryAfter != 9500*time.Millisecond || d.RetryAfterSeconds() != 10 {
 		t.Errorf("got RetryAfter %v (%d s), want 9.5s (10 s)", d.RetryAfter, d.RetryAfterSeconds())
 	}
-	if d.Identity.User != "alice" || d.Identity.Token != "*" || !errors.Is(d.Err, identity.ErrProxyAuthThrottled) || strings.Contains(d.Err.Error(), "nope") {
+	if d.Identity.User != "alice" || d.Identity.Token != "*" || !errors.Is(d.Err, policy.ErrProxyAuthThrottled) || strings.Contains(d.Err.Error(), "nope") {
 		t.Errorf("got Identity %+v Err %v, want user alice, token *, an error wrapping ErrProxyAuthThrottled without the password", d.Identity, d.Err)
 	}
 	if len(f.Calls()) != 0 {
@@ -86,14 +87,14 @@ func TestRetryAfterSeconds(t *testing.T) {
 		after  time.Duration
 		want   int64
 	}{
-		{policy.ReasonAuthThrottled, 0, 1},
-		{policy.ReasonAuthThrottled, time.Nanosecond, 1},
-		{policy.ReasonAuthThrottled, time.Second, 1},
-		{policy.ReasonAuthThrottled, time.Second + time.Millisecond, 2},
-		{policy.ReasonAuthThrottled, 10 * time.Second, 10},
-		{policy.ReasonAuthThrottled, 2 * time.Hour, 7200},
-		{policy.ReasonAuthFailed, 10 * time.Second, 0},
-		{policy.ReasonRule, 0, 0},
+		{auditlog.ReasonAuthThrottled, 0, 1},
+		{auditlog.ReasonAuthThrottled, time.Nanosecond, 1},
+		{auditlog.ReasonAuthThrottled, time.Second, 1},
+		{auditlog.ReasonAuthThrottled, time.Second + time.Millisecond, 2},
+		{auditlog.ReasonAuthThrottled, 10 * time.Second, 10},
+		{auditlog.ReasonAuthThrottled, 2 * time.Hour, 7200},
+		{auditlog.ReasonAuthFailed, 10 * time.Second, 0},
+		{auditlog.ReasonRule, 0, 0},
 	}
 	for _, tt := range tests {
 		d := policy.Decision{Reason: tt.reason, RetryAfter: tt.after}

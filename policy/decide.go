@@ -1,9 +1,10 @@
 package policy
 
 import (
+	"net/http"
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -29,46 +30,46 @@ import (
 // The decision carries the access result's evidence (Access, Status, Err,
 // RobotsSHA256, RobotsFetchedAt, Robots) and the path reading that decided
 // (ResolvedPath). Identity, RobotsURL and Cache are left for the caller.
-func DecideAccess(a *access.Access, path string, tokens []string) Decision {
+func DecideAccess(a *Access, path string, tokens []string) Decision {
 	rs := readPath(path)
 	return decideAccess(a, &rs, tokens)
 }
 
 // decideAccess is DecideAccess on a path already read: Policy.decide reads
 // the path once, to see whether robots.txt must be fetched at all.
-func decideAccess(a *access.Access, rs *readings, tokens []string) Decision {
+func decideAccess(a *Access, rs *readings, tokens []string) Decision {
 	d := Decision{ResolvedPath: rs.resolved}
 	if rs.robotsTxt() {
 		// RFC 9309 2.2.2: the /robots.txt URI is implicitly allowed, when
 		// every reading of the path names it.
-		d.Allowed, d.Reason = true, ReasonImplicit
+		d.Allowed, d.Reason = true, auditlog.ReasonImplicit
 		return d
 	}
 	if a == nil {
-		d.Reason = ReasonUnreachable // RFC 9309 2.3.1.4: no result, complete disallow
+		d.Reason = auditlog.ReasonUnreachable // RFC 9309 2.3.1.4: no result, complete disallow
 		return d
 	}
 	d.Access, d.Status, d.Err, d.Cause = a.Result, a.Status, a.Err, a.Cause
 	d.RobotsSHA256, d.RobotsFetchedAt = a.SHA256, a.FetchedAt // the evidence
 	switch a.Result {
-	case access.Successful:
+	case Successful:
 		if a.Robots == nil {
-			d.Reason = ReasonUnreachable // no rules to read: fail closed
+			d.Reason = auditlog.ReasonUnreachable // no rules to read: fail closed
 			break
 		}
 		d.Verdict, d.ResolvedPath = rs.match(a.Robots, tokens)
 		d.Robots = a.Robots
 		readExtras(&d, a.Robots, rs, tokens)
-		d.Allowed, d.Reason = d.Verdict.Allowed, ReasonRule
+		d.Allowed, d.Reason = d.Verdict.Allowed, auditlog.ReasonRule
 		if !d.Verdict.Matched() {
-			d.Reason = ReasonNoMatch
+			d.Reason = auditlog.ReasonNoMatch
 		}
-	case access.Unavailable:
-		d.Allowed, d.Reason = true, ReasonUnavailable // RFC 9309 2.3.1.3
+	case Unavailable:
+		d.Allowed, d.Reason = true, auditlog.ReasonUnavailable // RFC 9309 2.3.1.3
 	default:
-		d.Reason = ReasonUnreachable // RFC 9309 2.3.1.4: complete disallow
+		d.Reason = auditlog.ReasonUnreachable // RFC 9309 2.3.1.4: complete disallow
 		if a.Refused {
-			d.Reason = ReasonDestination
+			d.Reason = auditlog.ReasonDestination
 		}
 	}
 	return d
@@ -96,4 +97,20 @@ func RequestPath(target string) string {
 		return t
 	}
 	return robots.PathOf(t)
+}
+
+// HTTPRequestPath returns the path and query req is decided on: its
+// request target exactly as the client sent it (RequestPath of
+// req.RequestURI), or, for a request that has none (one made in process,
+// or whose target a proxy has cleared before sending it on), its URL's
+// path and query as parsed.
+func HTTPRequestPath(req *http.Request) string {
+	if req.RequestURI != "" {
+		return RequestPath(req.RequestURI)
+	}
+	p := req.URL.EscapedPath()
+	if req.URL.RawQuery != "" || req.URL.ForceQuery {
+		p += "?" + req.URL.RawQuery
+	}
+	return p
 }

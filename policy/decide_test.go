@@ -3,35 +3,35 @@ package policy_test
 import (
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 func TestDecideAccess(t *testing.T) {
 	r := robots.Parse([]byte("User-agent: *\nDisallow: /action/\n"))
-	ok := &access.Access{Result: access.Successful, Status: 200, Robots: r}
+	ok := &policy.Access{Result: policy.Successful, Status: 200, Robots: r}
 	tests := []struct {
 		name     string
-		a        *access.Access
+		a        *policy.Access
 		path     string
 		allowed  bool
 		reason   policy.Reason
 		resolved string
 	}{
-		{"rule", ok, "/action/x", false, policy.ReasonRule, ""},
-		{"no rule", ok, "/other", true, policy.ReasonNoMatch, ""},
-		{"empty path is /", ok, "", true, policy.ReasonNoMatch, ""},
-		{"a reading decides", ok, "/a/..%2Faction/x", false, policy.ReasonRule, "/action/x"},
-		{"robots.txt without an access", nil, "/robots.txt", true, policy.ReasonImplicit, ""},
-		{"robots.txt whatever the access", &access.Access{Result: access.Unreachable}, "/robots.txt?x=1", true, policy.ReasonImplicit, ""},
-		{"not robots.txt under every reading", nil, "/robots.txt/../action/x", false, policy.ReasonUnreachable, "/action/x"},
-		{"unavailable", &access.Access{Result: access.Unavailable, Status: 404}, "/action/x", true, policy.ReasonUnavailable, ""},
-		{"unreachable", &access.Access{Result: access.Unreachable, Status: 500}, "/x", false, policy.ReasonUnreachable, ""},
-		{"destination refused", &access.Access{Result: access.Unreachable, Refused: true}, "/x", false, policy.ReasonDestination, ""},
-		{"no access: fail closed", nil, "/x", false, policy.ReasonUnreachable, ""},
-		{"unknown result: fail closed", &access.Access{Result: "bogus"}, "/x", false, policy.ReasonUnreachable, ""},
-		{"successful without rules: fail closed", &access.Access{Result: access.Successful}, "/x", false, policy.ReasonUnreachable, ""},
+		{"rule", ok, "/action/x", false, auditlog.ReasonRule, ""},
+		{"no rule", ok, "/other", true, auditlog.ReasonNoMatch, ""},
+		{"empty path is /", ok, "", true, auditlog.ReasonNoMatch, ""},
+		{"a reading decides", ok, "/a/..%2Faction/x", false, auditlog.ReasonRule, "/action/x"},
+		{"robots.txt without an access", nil, "/robots.txt", true, auditlog.ReasonImplicit, ""},
+		{"robots.txt whatever the access", &policy.Access{Result: policy.Unreachable}, "/robots.txt?x=1", true, auditlog.ReasonImplicit, ""},
+		{"not robots.txt under every reading", nil, "/robots.txt/../action/x", false, auditlog.ReasonUnreachable, "/action/x"},
+		{"unavailable", &policy.Access{Result: policy.Unavailable, Status: 404}, "/action/x", true, auditlog.ReasonUnavailable, ""},
+		{"unreachable", &policy.Access{Result: policy.Unreachable, Status: 500}, "/x", false, auditlog.ReasonUnreachable, ""},
+		{"destination refused", &policy.Access{Result: policy.Unreachable, Refused: true}, "/x", false, auditlog.ReasonDestination, ""},
+		{"no access: fail closed", nil, "/x", false, auditlog.ReasonUnreachable, ""},
+		{"unknown result: fail closed", &policy.Access{Result: "bogus"}, "/x", false, auditlog.ReasonUnreachable, ""},
+		{"successful without rules: fail closed", &policy.Access{Result: policy.Successful}, "/x", false, auditlog.ReasonUnreachable, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

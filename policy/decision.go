@@ -4,115 +4,19 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/access"
-	"github.com/robotsproxy/robotsproxy/internal/identity"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
-// Reason says why a request was allowed or denied.
-type Reason string
-
-const (
-	// ReasonRule: an allow or disallow rule matched (the longest match).
-	ReasonRule Reason = Reason(auditlog.ReasonRule)
-	// ReasonNoMatch: no rule matched the path, or no group applied; the
-	// path is allowed (RFC 9309 2.2.1, 2.2.2).
-	ReasonNoMatch Reason = Reason(auditlog.ReasonNoMatch)
-	// ReasonUnavailable: robots.txt was unavailable; everything is allowed
-	// (RFC 9309 2.3.1.3).
-	ReasonUnavailable Reason = Reason(auditlog.ReasonUnavailable)
-	// ReasonUnreachable: robots.txt was unreachable; complete disallow
-	// (RFC 9309 2.3.1.4).
-	ReasonUnreachable Reason = Reason(auditlog.ReasonUnreachable)
-	// ReasonImplicit: the request is for /robots.txt, which is always
-	// allowed (RFC 9309 2.2.2).
-	ReasonImplicit Reason = Reason(auditlog.ReasonImplicit)
-	// ReasonOverride: the operator's configuration exempts the host.
-	ReasonOverride Reason = Reason(auditlog.ReasonOverride)
-	// ReasonDestination: the destination resolves to a refused address
-	// (loopback, private, link-local, ...).
-	ReasonDestination Reason = Reason(auditlog.ReasonDestination)
-	// ReasonBadRequest: the request URL cannot be enforced (no host, or a
-	// scheme robots.txt does not cover).
-	ReasonBadRequest Reason = Reason(auditlog.ReasonBadRequest)
-	// ReasonHostDenied: the host is on the deny list, or not on a non-empty
-	// allow list.
-	ReasonHostDenied Reason = Reason(auditlog.ReasonHostDenied)
-	// ReasonConnectRefused: the configuration refuses every CONNECT.
-	ReasonConnectRefused Reason = Reason(auditlog.ReasonConnectRefused)
-	// ReasonConnectPort: CONNECT to a port outside the allowed ones.
-	ReasonConnectPort Reason = Reason(auditlog.ReasonConnectPort)
-	// ReasonUnidentifiedTunnel: a CONNECT that names no product token and
-	// has no pinned identity, refused because it would get only a
-	// host-level decision under "*" (Options.RequireConnectIdentity).
-	ReasonUnidentifiedTunnel Reason = Reason(auditlog.ReasonUnidentifiedTunnel)
-	// ReasonIntercept: a CONNECT tunnel that is intercepted; each request
-	// inside it is decided on its own.
-	ReasonIntercept Reason = Reason(auditlog.ReasonIntercept)
-	// ReasonAuthRequired: proxy authentication is required and the request
-	// has none (HTTP 407).
-	ReasonAuthRequired Reason = Reason(auditlog.ReasonAuthRequired)
-	// ReasonAuthFailed: the request's proxy credentials are wrong (HTTP 407).
-	ReasonAuthFailed Reason = Reason(auditlog.ReasonAuthFailed)
-	// ReasonAuthThrottled: the client address or the user name has used up
-	// its failed proxy authentication attempts; the credentials were not
-	// checked (HTTP 429 with Retry-After).
-	ReasonAuthThrottled Reason = Reason(auditlog.ReasonAuthThrottled)
-	// ReasonURITooLong: the request target is longer than
-	// client.max_request_target_bytes (HTTP 414); refused before any
-	// policy work.
-	ReasonURITooLong Reason = Reason(auditlog.ReasonURITooLong)
-	// ReasonHeaderTooLarge: the request line and headers exceed
-	// client.max_header_bytes (HTTP 431, sent by the HTTP server).
-	ReasonHeaderTooLarge Reason = Reason(auditlog.ReasonHeaderTooLarge)
-	// ReasonMalformed: the HTTP server could not parse the request
-	// (HTTP 400, 417, 501 or 505, sent by the HTTP server).
-	ReasonMalformed Reason = Reason(auditlog.ReasonMalformed)
-	// ReasonClientTimeout: the client sent part of a request line and
-	// headers, then nothing more for client.read_header_timeout; no
-	// response is sent (status 0).
-	ReasonClientTimeout Reason = Reason(auditlog.ReasonClientTimeout)
-	// ReasonShutdown: the proxy shut down before the request was decided
-	// (HTTP 503, or status 0 when nothing could be sent).
-	ReasonShutdown Reason = Reason(auditlog.ReasonShutdown)
-	// ReasonCrawlDelay: the request came before the robots.txt crawl delay
-	// of its product token at its authority had passed since the previous
-	// one, and could not wait for its turn (politeness.crawl_delay; HTTP
-	// 429 with Retry-After).
-	ReasonCrawlDelay Reason = Reason(auditlog.ReasonCrawlDelay)
-	// ReasonBackoff: the origin asked the product token to slow down (429,
-	// or 503 with Retry-After) and the pause had not ended
-	// (politeness.backoff; HTTP 429 with Retry-After).
-	ReasonBackoff Reason = Reason(auditlog.ReasonBackoff)
-	// ReasonHostConcurrency: the authority had
-	// politeness.max_concurrent_per_host requests in flight (HTTP 429 with
-	// Retry-After).
-	ReasonHostConcurrency Reason = Reason(auditlog.ReasonHostConcurrency)
-	// ReasonUsage: a purpose declared for the crawler is one the site
-	// refuses for the path, by a Content-Usage rule or a Content-Signal
-	// line of robots.txt (usage.enforce; HTTP 403). Decision.Usage holds
-	// the deciding line.
-	ReasonUsage Reason = Reason(auditlog.ReasonUsage)
-	// ReasonLicense: the RSL license robots.txt names prohibits a purpose
-	// declared for the crawler for the path, or it could not be read
-	// (fail closed) (usage.enforce; HTTP 403). Decision.Usage.License
-	// holds the license URL and the element.
-	ReasonLicense Reason = Reason(auditlog.ReasonLicense)
-	// ReasonLicenseRequired: the license's content element for the path
-	// names a License Server: a license token is required, which
-	// robotsproxy does not obtain (usage.enforce; HTTP 403).
-	ReasonLicenseRequired Reason = Reason(auditlog.ReasonLicenseRequired)
-	// ReasonAuditUnavailable: the audit log could not be written and
-	// audit.on_write_error is refuse: the request is answered 503 and not
-	// forwarded.
-	ReasonAuditUnavailable Reason = Reason(auditlog.ReasonAuditUnavailable)
-)
+// Reason says why a request was allowed or denied: a value of the audit
+// line's reason field, declared once in package auditlog, the schema
+// (auditlog.ReasonRule, auditlog.ReasonUnreachable, ...). The 403, the
+// audit line, the metrics labels and check -json all show it as it is.
+type Reason = auditlog.Reason
 
 // NeedsAuth reports whether the decision is a proxy authentication failure,
 // answered with 407 Proxy Authentication Required.
 func (d *Decision) NeedsAuth() bool {
-	return d.Reason == ReasonAuthRequired || d.Reason == ReasonAuthFailed
+	return d.Reason == auditlog.ReasonAuthRequired || d.Reason == auditlog.ReasonAuthFailed
 }
 
 // Decision is the verdict on one request and everything that explains it.
@@ -132,7 +36,7 @@ type Decision struct {
 	// Cause is why the robots.txt in force was unreachable, CauseNone
 	// unless Access is Unreachable (see UnreachableCause). Next to the
 	// flags: the request's state keeps its size class.
-	Cause access.Cause
+	Cause Cause
 	// Reason says why.
 	Reason Reason
 	// RobotsReason is robots.txt's reason when the politeness step
@@ -141,17 +45,17 @@ type Decision struct {
 	// robots_reason.
 	RobotsReason Reason
 	// Identity is who the crawler is.
-	Identity identity.Identity
+	Identity Identity
 	// Verdict is the matcher's answer; zero unless Access is Successful.
 	Verdict robots.Verdict
 	// RobotsURL is the robots.txt URL of the request's authority.
 	RobotsURL string
 	// Access is the access result in force, "" when none was needed.
-	Access access.AccessResult
+	Access AccessResult
 	// Status is the HTTP status of that robots.txt fetch, 0 when none.
 	Status int
 	// Cache says where the access result came from.
-	Cache access.CacheState
+	Cache CacheState
 	// Err is the fetch or request error behind the decision, if any.
 	Err error
 	// RobotsSHA256 is the SHA-256 of the robots.txt body in force (see
@@ -178,12 +82,12 @@ type Decision struct {
 	// for the crawler's product tokens, read for the path reading that
 	// decided (ResolvedPath), else for the path as sent. Nil when no
 	// robots.txt was read or it states none. Shared: do not modify it.
-	UsagePrefs usage.Preferences
+	UsagePrefs Preferences
 	// Usage is the purposes declared for the crawler and the usage
 	// preferences that applied to the request (see package usage), nil
-	// when none was declared and none stated; for ReasonUsage,
+	// when none was declared and none stated; for auditlog.ReasonUsage,
 	// Usage.Refused and Usage.Deciding say why.
-	Usage *usage.Evaluation
+	Usage *Usage
 	// ResolvedPath is the request path as an origin may resolve it (dot
 	// segments, empty segments, escaped dots and slashes; see MatchPath),
 	// percent-normalised as rules are matched (RFC 9309 2.2.2): the reading
@@ -198,7 +102,7 @@ type Decision struct {
 // authentication, or a politeness refusal.
 func (d *Decision) TooManyRequests() bool {
 	switch d.Reason {
-	case ReasonAuthThrottled, ReasonCrawlDelay, ReasonBackoff, ReasonHostConcurrency:
+	case auditlog.ReasonAuthThrottled, auditlog.ReasonCrawlDelay, auditlog.ReasonBackoff, auditlog.ReasonHostConcurrency:
 		return !d.Allowed
 	}
 	return false
@@ -216,10 +120,10 @@ func (d *Decision) RetryAfterSeconds() int64 {
 
 // UnreachableCause returns why the robots.txt in force was unreachable,
 // as the 403 and the audit line show it ("dns", "tls", "status 500", ...;
-// see access.Cause.Text), or "" when it was not unreachable or its cause
+// see Cause.Text), or "" when it was not unreachable or its cause
 // is not known (a result shared by a replica that did not record it).
 func (d *Decision) UnreachableCause() string {
-	if d.Access != access.Unreachable {
+	if d.Access != Unreachable {
 		return ""
 	}
 	return d.Cause.Text(d.Status)

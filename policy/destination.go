@@ -10,8 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
-	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
@@ -20,6 +19,8 @@ var (
 	errConnectRefused = errors.New("CONNECT is refused by configuration")
 	errConnectPort    = errors.New("CONNECT port is not allowed")
 	errConnectNoPort  = errors.New("want host:port with an explicit port (RFC 9110 9.3.6)")
+	// errConnectInTunnel: a CONNECT read inside an intercepted tunnel.
+	errConnectInTunnel = errors.New("CONNECT inside an intercepted tunnel: send the requests themselves")
 	// errUnidentifiedTunnel is the error of reason "unidentified-tunnel".
 	errUnidentifiedTunnel = errors.New("CONNECT names no product token and the client is not pinned; connect.require_identity refuses a host-level tunnel under \"*\"")
 )
@@ -90,8 +91,10 @@ func (p *Policy) destinationAllowed(host string) bool {
 	return len(p.allow) == 0 || p.allow.match(host)
 }
 
-// DecideConnect decides a CONNECT request for r.Host (host:port). Refusal
-// by configuration, a port outside the allowed CONNECT ports and the host
+// DecideConnect decides a CONNECT request for r.Host (host:port). One read
+// inside an intercepted tunnel (r.Tunnel set) is refused (reason
+// bad-request): a tunnel is not opened inside another. Refusal by
+// configuration, a port outside the allowed CONNECT ports and the host
 // lists come first. Then, when intercept is true, the tunnel is allowed
 // (reason "intercept") and every request inside it is decided on its own
 // with Decide. Otherwise the decision is host-level: with
@@ -102,29 +105,33 @@ func (p *Policy) destinationAllowed(host string) bool {
 // http for port 80 and https for any other port.
 func (p *Policy) DecideConnect(ctx context.Context, r Request, intercept bool) Decision {
 	d := Decision{Identity: p.IdentityOf(r)}
+	if r.Tunnel != "" { // a tunnel is not opened inside another
+		d.Reason, d.Err = auditlog.ReasonBadRequest, errConnectInTunnel
+		return d
+	}
 	if p.opts.RefuseConnect {
-		d.Reason, d.Err = ReasonConnectRefused, errConnectRefused
+		d.Reason, d.Err = auditlog.ReasonConnectRefused, errConnectRefused
 		return d
 	}
 	scheme, authority, err := ConnectAuthority(r.Host)
 	if err != nil {
-		d.Reason, d.Err = ReasonBadRequest, err
+		d.Reason, d.Err = auditlog.ReasonBadRequest, err
 		return d
 	}
-	d.RobotsURL = access.RobotsURL(scheme, authority)
+	d.RobotsURL = RobotsURL(scheme, authority)
 	_, portStr, _ := net.SplitHostPort(authority)
 	port, _ := strconv.Atoi(portStr)
 	switch {
 	case !slices.Contains(p.ports, port):
-		d.Reason, d.Err = ReasonConnectPort, fmt.Errorf("port %d: %w (allowed: %v)", port, errConnectPort, p.ports)
+		d.Reason, d.Err = auditlog.ReasonConnectPort, fmt.Errorf("port %d: %w (allowed: %v)", port, errConnectPort, p.ports)
 	case !p.destinationAllowed(hostOf(authority)):
-		d.Reason, d.Err = ReasonHostDenied, fmt.Errorf("%s: %w", hostOf(authority), errHostDenied)
+		d.Reason, d.Err = auditlog.ReasonHostDenied, fmt.Errorf("%s: %w", hostOf(authority), errHostDenied)
 	case intercept:
-		d.Allowed, d.Reason = true, ReasonIntercept
-	case p.opts.RequireConnectIdentity && d.Identity.Source == identity.SourceDefault && !p.exempts.match(hostOf(authority)):
+		d.Allowed, d.Reason = true, auditlog.ReasonIntercept
+	case p.opts.RequireConnectIdentity && d.Identity.Source == SourceDefault && !p.exempts.match(hostOf(authority)):
 		// An exempt host is not decided by robots.txt: who asks does not
 		// matter there.
-		d.Reason, d.Err = ReasonUnidentifiedTunnel, errUnidentifiedTunnel
+		d.Reason, d.Err = auditlog.ReasonUnidentifiedTunnel, errUnidentifiedTunnel
 	default:
 		// Host-level: robots.txt's decision for "/" of the authority. A
 		// tunnel carries no request of its own to decide usage for: the
@@ -162,18 +169,21 @@ func ConnectAuthority(target string) (scheme, authority string, err error) {
 // "proxy-auth-failed", which the proxy answers with 407, or
 // "proxy-auth-throttled" with RetryAfter set, answered with 429. ctx bounds
 // the wait for a bcrypt slot.
-func (p *Policy) Authenticate(ctx context.Context, proxyAuthorization string, client netip.Addr) (identity.Pin, *Decision) {
+func (p *Policy) Authenticate(ctx context.Context, proxyAuthorization string, client netip.Addr) (Pin, *Decision) {
+	if p.opts.Pinner == nil {
+		return Pin{}, nil
+	}
 	pin, err := p.opts.Pinner.Pin(ctx, proxyAuthorization, client)
 	if err == nil {
 		return pin, nil
 	}
-	d := &Decision{Reason: ReasonAuthFailed, Err: err, Identity: identity.Identity{Token: "*", Source: identity.SourceDefault, User: pin.User}}
-	var throttled *identity.ThrottledError
+	d := &Decision{Reason: auditlog.ReasonAuthFailed, Err: err, Identity: Identity{Token: "*", Source: SourceDefault, User: pin.User}}
+	var throttled *ThrottledError
 	switch {
-	case errors.Is(err, identity.ErrProxyAuthRequired):
-		d.Reason = ReasonAuthRequired
+	case errors.Is(err, ErrProxyAuthRequired):
+		d.Reason = auditlog.ReasonAuthRequired
 	case errors.As(err, &throttled):
-		d.Reason, d.RetryAfter = ReasonAuthThrottled, throttled.RetryAfter
+		d.Reason, d.RetryAfter = auditlog.ReasonAuthThrottled, throttled.RetryAfter
 	}
 	return pin, d
 }
@@ -192,14 +202,4 @@ func Exemptions(hosts []string) func(scheme, hostport string) (bool, error) {
 		}
 		return l.match(hostOf(authority)), nil
 	}
-}
-
-// DecideDialRefused turns d, the decision of a request that was being
-// forwarded, into a denial with reason destination-refused: the
-// destination guard refused the address dialled (err; a DNS answer that
-// changed after the robots.txt fetch). It is enforced whatever the mode:
-// the destination policy is the operator's, never robots.txt's.
-func DecideDialRefused(d *Decision, err error) {
-	d.Allowed, d.Reason, d.Err = false, ReasonDestination, err
-	d.ReportOnly = false
 }

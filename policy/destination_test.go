@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -27,14 +28,14 @@ type countingFetch struct {
 	calls []string
 }
 
-func (f *countingFetch) Fetch(_ context.Context, scheme, authority string) access.Access {
+func (f *countingFetch) Fetch(_ context.Context, scheme, authority string) policy.Access {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, scheme+"://"+authority)
 	if f.body == "" {
 		return unavailableAccess("n", -1)
 	}
-	return access.Access{Result: access.Successful, Status: 200, MaxAge: -1, Robots: robots.Parse([]byte(f.body))}
+	return policy.Access{Result: policy.Successful, Status: 200, MaxAge: -1, Robots: robots.Parse([]byte(f.body))}
 }
 
 func (f *countingFetch) Calls() []string {
@@ -72,7 +73,7 @@ func TestDecidePinned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pinOf := func(header, client string) identity.Pin {
+	pinOf := func(header, client string) policy.Pin {
 		var addr netip.Addr
 		if client != "" {
 			addr = netip.MustParseAddr(client)
@@ -89,7 +90,7 @@ func TestDecidePinned(t *testing.T) {
 
 	tests := []struct {
 		name string
-		pin  identity.Pin
+		pin  policy.Pin
 		ua   string
 		path string
 
@@ -97,31 +98,31 @@ func TestDecidePinned(t *testing.T) {
 		wantReason  policy.Reason
 		wantLine    int
 		wantToken   string
-		wantSource  identity.IdentitySource
+		wantSource  policy.IdentitySource
 		wantUser    string
 	}{
 		{name: "pinned token's own rule", pin: credPin, ua: "", path: "/pinned-only/x",
-			wantReason: policy.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantReason: auditlog.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "pinned token, UA names another crawler with a group", pin: credPin, ua: uaExampleBot, path: "/pinned-ok",
-			wantAllowed: true, wantReason: policy.ReasonNoMatch, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantAllowed: true, wantReason: auditlog.ReasonNoMatch, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "pinned token, UA's rule does not apply", pin: credPin, ua: uaExampleBot, path: "/private",
-			wantAllowed: true, wantReason: policy.ReasonNoMatch, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantAllowed: true, wantReason: auditlog.ReasonNoMatch, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "pinned token, UA of a crawler without that rule does not lift it", pin: credPin, ua: "ExampleBot/1.0", path: "/pinned-only",
-			wantReason: policy.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantReason: auditlog.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "pinned token, browser UA does not fall back to star", pin: credPin, ua: uaChromeWindows, path: "/public",
-			wantAllowed: true, wantReason: policy.ReasonNoMatch, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantAllowed: true, wantReason: auditlog.ReasonNoMatch, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "pin wins over an override", pin: credPin, ua: "Overridden/1", path: "/private",
-			wantAllowed: true, wantReason: policy.ReasonNoMatch, wantToken: "PinnedBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantAllowed: true, wantReason: auditlog.ReasonNoMatch, wantToken: "PinnedBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "range pin", pin: rangePin, ua: "PinnedBot/1.0", path: "/pinned-ok",
-			wantReason: policy.ReasonRule, wantLine: 6, wantToken: "ExampleBot", wantSource: identity.SourceClientRange},
+			wantReason: auditlog.ReasonRule, wantLine: 6, wantToken: "ExampleBot", wantSource: policy.SourceClientRange},
 		{name: "range pin, spoofed UA", pin: rangePin, ua: "PinnedBot/1.0", path: "/pinned-only",
-			wantAllowed: true, wantReason: policy.ReasonNoMatch, wantToken: "ExampleBot", wantSource: identity.SourceClientRange},
-		{name: "zero pin: the UA decides", pin: identity.Pin{}, ua: "PinnedBot/1.0", path: "/pinned-only",
-			wantReason: policy.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: identity.SourceUserAgent},
-		{name: "zero pin: an override decides", pin: identity.Pin{}, ua: "Overridden/1", path: "/private",
-			wantReason: policy.ReasonRule, wantLine: 5, wantToken: "ExampleBot", wantSource: identity.SourceOverride},
-		{name: "zero pin, no UA: star", pin: identity.Pin{}, ua: "", path: "/pinned-ok",
-			wantReason: policy.ReasonRule, wantLine: 9, wantToken: "*", wantSource: identity.SourceDefault},
+			wantAllowed: true, wantReason: auditlog.ReasonNoMatch, wantToken: "ExampleBot", wantSource: policy.SourceClientRange},
+		{name: "zero pin: the UA decides", pin: policy.Pin{}, ua: "PinnedBot/1.0", path: "/pinned-only",
+			wantReason: auditlog.ReasonRule, wantLine: 2, wantToken: "PinnedBot", wantSource: policy.SourceUserAgent},
+		{name: "zero pin: an override decides", pin: policy.Pin{}, ua: "Overridden/1", path: "/private",
+			wantReason: auditlog.ReasonRule, wantLine: 5, wantToken: "ExampleBot", wantSource: policy.SourceOverride},
+		{name: "zero pin, no UA: star", pin: policy.Pin{}, ua: "", path: "/pinned-ok",
+			wantReason: auditlog.ReasonRule, wantLine: 9, wantToken: "*", wantSource: policy.SourceDefault},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,7 +189,7 @@ func TestDecideHostLists(t *testing.T) {
 		{name: "deny dot: subdomain", deny: []string{".example.com"}, host: "a.b.example.com:81", wantDenied: true},
 		{name: "deny dot: suffix lookalike", deny: []string{".example.com"}, host: "badexample.com"},
 		{name: "deny: robots.txt is denied too", deny: []string{"example.com"}, host: "example.com", path: "/robots.txt", wantDenied: true},
-		{name: "deny: another host's robots.txt", deny: []string{"example.com"}, host: "example.org", path: "/robots.txt", wantReason: policy.ReasonImplicit},
+		{name: "deny: another host's robots.txt", deny: []string{"example.com"}, host: "example.org", path: "/robots.txt", wantReason: auditlog.ReasonImplicit},
 
 		// Both.
 		{name: "deny wins over allow: same entry", allow: []string{"example.com"}, deny: []string{"example.com"}, host: "example.com", wantDenied: true},
@@ -197,7 +198,7 @@ func TestDecideHostLists(t *testing.T) {
 		{name: "allowed sibling of a denied host", allow: []string{".example.com"}, deny: []string{"secret.example.com"}, host: "www.example.com"},
 		{name: "deny wins over exempt", deny: []string{"example.com"}, exempt: []string{"example.com"}, host: "example.com", wantDenied: true},
 		{name: "not on the allow list wins over exempt", allow: []string{"other.test"}, exempt: []string{"example.com"}, host: "example.com", wantDenied: true},
-		{name: "allowed and exempt", allow: []string{".example.com"}, exempt: []string{"www.example.com"}, host: "www.example.com", wantReason: policy.ReasonOverride},
+		{name: "allowed and exempt", allow: []string{".example.com"}, exempt: []string{"www.example.com"}, host: "www.example.com", wantReason: auditlog.ReasonOverride},
 
 		// IDNA.
 		{name: "IDNA: U-label entry, A-label host", deny: []string{"bücher.example"}, host: "xn--bcher-kva.example", wantDenied: true},
@@ -232,7 +233,7 @@ func TestDecideHostLists(t *testing.T) {
 		{name: "trailing dot: entry", deny: []string{"example.com."}, host: "example.com", wantDenied: true},
 		{name: "trailing dot: dot-form entry", deny: []string{".example.com."}, host: "a.example.com", wantDenied: true},
 		{name: "trailing dot: allow", allow: []string{"example.com"}, host: "example.com."},
-		{name: "trailing dot: exempt", exempt: []string{"example.com"}, host: "example.com.", wantReason: policy.ReasonOverride},
+		{name: "trailing dot: exempt", exempt: []string{"example.com"}, host: "example.com.", wantReason: auditlog.ReasonOverride},
 		{name: "trailing dot: lookalike still apart", deny: []string{".example.com"}, host: "badexample.com."},
 		{name: "IPv6 not allowed", allow: []string{"::1"}, host: "[::2]", wantDenied: true},
 	}
@@ -251,9 +252,9 @@ func TestDecideHostLists(t *testing.T) {
 			d := p.Decide(context.Background(), req)
 			calls := f.Calls()
 			if tt.wantDenied {
-				if d.Allowed || d.Reason != policy.ReasonHostDenied || d.Err == nil {
+				if d.Allowed || d.Reason != auditlog.ReasonHostDenied || d.Err == nil {
 					t.Errorf("allow %q deny %q: Decide(%+v): got Allowed %v Reason %q Err %v, want denied with %q and an error",
-						tt.allow, tt.deny, req, d.Allowed, d.Reason, d.Err, policy.ReasonHostDenied)
+						tt.allow, tt.deny, req, d.Allowed, d.Reason, d.Err, auditlog.ReasonHostDenied)
 				}
 				if len(calls) != 0 {
 					t.Errorf("allow %q deny %q: Decide(%+v): got robots.txt fetches %q, want none", tt.allow, tt.deny, req, calls)
@@ -264,13 +265,13 @@ func TestDecideHostLists(t *testing.T) {
 			} else {
 				want := tt.wantReason
 				if want == "" {
-					want = policy.ReasonUnavailable
+					want = auditlog.ReasonUnavailable
 				}
 				if !d.Allowed || d.Reason != want {
 					t.Errorf("allow %q deny %q: Decide(%+v): got Allowed %v Reason %q (Err %v), want allowed with %q",
 						tt.allow, tt.deny, req, d.Allowed, d.Reason, d.Err, want)
 				}
-				if wantFetch := want == policy.ReasonUnavailable; wantFetch != (len(calls) == 1) {
+				if wantFetch := want == auditlog.ReasonUnavailable; wantFetch != (len(calls) == 1) {
 					t.Errorf("Decide(%+v): got robots.txt fetches %q, want %v", req, calls, wantFetch)
 				}
 			}
@@ -291,14 +292,14 @@ func TestNewKeepsNoReference(t *testing.T) {
 	if d := p.Decide(ctx, policy.Request{Scheme: "http", Host: "www.example.com", Path: "/"}); !d.Allowed {
 		t.Errorf("www.example.com after changing the lists: got %q, want allowed", d.Reason)
 	}
-	if d := p.Decide(ctx, policy.Request{Scheme: "http", Host: "secret.example.com", Path: "/"}); d.Reason != policy.ReasonHostDenied {
-		t.Errorf("secret.example.com after changing the lists: got %q, want %q", d.Reason, policy.ReasonHostDenied)
+	if d := p.Decide(ctx, policy.Request{Scheme: "http", Host: "secret.example.com", Path: "/"}); d.Reason != auditlog.ReasonHostDenied {
+		t.Errorf("secret.example.com after changing the lists: got %q, want %q", d.Reason, auditlog.ReasonHostDenied)
 	}
-	if d := p.DecideConnect(ctx, policy.Request{Host: "www.example.com:8443"}, true); d.Reason != policy.ReasonConnectPort {
-		t.Errorf("CONNECT :8443 after changing the ports: got %q, want %q", d.Reason, policy.ReasonConnectPort)
+	if d := p.DecideConnect(ctx, policy.Request{Host: "www.example.com:8443"}, true); d.Reason != auditlog.ReasonConnectPort {
+		t.Errorf("CONNECT :8443 after changing the ports: got %q, want %q", d.Reason, auditlog.ReasonConnectPort)
 	}
-	if d := p.DecideConnect(ctx, policy.Request{Host: "www.example.com:443"}, true); d.Reason != policy.ReasonIntercept {
-		t.Errorf("CONNECT :443 after changing the ports: got %q, want %q", d.Reason, policy.ReasonIntercept)
+	if d := p.DecideConnect(ctx, policy.Request{Host: "www.example.com:443"}, true); d.Reason != auditlog.ReasonIntercept {
+		t.Errorf("CONNECT :443 after changing the ports: got %q, want %q", d.Reason, auditlog.ReasonIntercept)
 	}
 }
 
@@ -318,7 +319,7 @@ func TestDecideConnect(t *testing.T) {
 		o         policy.Options
 		host      string
 		ua        string // "" means uaExampleBot; noUA sends none
-		pin       identity.Pin
+		pin       policy.Pin
 		intercept bool
 
 		wantAllowed   bool
@@ -329,113 +330,113 @@ func TestDecideConnect(t *testing.T) {
 		wantToken     string // "" means ExampleBot
 	}{
 		{name: "default port 443", body: allowAll, host: "example.com:443",
-			wantAllowed: true, wantReason: policy.ReasonRule, wantLine: 2,
+			wantAllowed: true, wantReason: auditlog.ReasonRule, wantLine: 2,
 			wantRobotsURL: "https://example.com/robots.txt", wantFetches: []string{"https://example.com:443"}},
 		// No port is ambiguous (decided as 443, dialled as 80 by goproxy):
 		// refused before any fetch, in every spelling.
-		{name: "no port is a bad request", body: allowAll, host: "example.com", wantReason: policy.ReasonBadRequest},
-		{name: "no port, IPv6 literal", body: allowAll, host: "[2001:db8::1]", wantReason: policy.ReasonBadRequest},
-		{name: "no port, trailing dot", body: allowAll, host: "example.com.", wantReason: policy.ReasonBadRequest},
-		{name: "empty port", body: allowAll, host: "example.com:", wantReason: policy.ReasonBadRequest},
-		{name: "bare IPv6 with a port-like tail", body: allowAll, host: "2001:db8::1:443", wantReason: policy.ReasonBadRequest},
+		{name: "no port is a bad request", body: allowAll, host: "example.com", wantReason: auditlog.ReasonBadRequest},
+		{name: "no port, IPv6 literal", body: allowAll, host: "[2001:db8::1]", wantReason: auditlog.ReasonBadRequest},
+		{name: "no port, trailing dot", body: allowAll, host: "example.com.", wantReason: auditlog.ReasonBadRequest},
+		{name: "empty port", body: allowAll, host: "example.com:", wantReason: auditlog.ReasonBadRequest},
+		{name: "bare IPv6 with a port-like tail", body: allowAll, host: "2001:db8::1:443", wantReason: auditlog.ReasonBadRequest},
 		{name: "default ports refuse 8443", body: allowAll, host: "example.com:8443",
-			wantReason: policy.ReasonConnectPort, wantRobotsURL: "https://example.com:8443/robots.txt"},
+			wantReason: auditlog.ReasonConnectPort, wantRobotsURL: "https://example.com:8443/robots.txt"},
 		{name: "default ports refuse 80", body: allowAll, host: "example.com:80",
-			wantReason: policy.ReasonConnectPort, wantRobotsURL: "http://example.com/robots.txt"},
+			wantReason: auditlog.ReasonConnectPort, wantRobotsURL: "http://example.com/robots.txt"},
 		{name: "default ports refuse 22 even when intercepting", body: allowAll, host: "example.com:22", intercept: true,
-			wantReason: policy.ReasonConnectPort, wantRobotsURL: "https://example.com:22/robots.txt"},
+			wantReason: auditlog.ReasonConnectPort, wantRobotsURL: "https://example.com:22/robots.txt"},
 		{name: "custom ports allow 8443", body: allowAll, o: policy.Options{ConnectPorts: []int{443, 8443}}, host: "example.com:8443",
-			wantAllowed: true, wantReason: policy.ReasonRule, wantLine: 2,
+			wantAllowed: true, wantReason: auditlog.ReasonRule, wantLine: 2,
 			wantRobotsURL: "https://example.com:8443/robots.txt", wantFetches: []string{"https://example.com:8443"}},
 		{name: "custom ports without 443 refuse 443", body: allowAll, o: policy.Options{ConnectPorts: []int{8443}}, host: "example.com:443",
-			wantReason: policy.ReasonConnectPort, wantRobotsURL: "https://example.com/robots.txt"},
+			wantReason: auditlog.ReasonConnectPort, wantRobotsURL: "https://example.com/robots.txt"},
 		{name: "port 80 uses the http robots.txt", body: allowAll, o: policy.Options{ConnectPorts: []int{80, 443}}, host: "Example.com:80",
-			wantAllowed: true, wantReason: policy.ReasonRule, wantLine: 2,
+			wantAllowed: true, wantReason: auditlog.ReasonRule, wantLine: 2,
 			wantRobotsURL: "http://example.com/robots.txt", wantFetches: []string{"http://example.com:80"}},
 		{name: "port 080 is port 80", body: allowAll, o: policy.Options{ConnectPorts: []int{80}}, host: "example.com:080",
-			wantAllowed: true, wantReason: policy.ReasonRule, wantLine: 2,
+			wantAllowed: true, wantReason: auditlog.ReasonRule, wantLine: 2,
 			wantRobotsURL: "http://example.com/robots.txt", wantFetches: []string{"http://example.com:80"}},
 		{name: "port 8080 is not port 80", body: allowAll, o: policy.Options{ConnectPorts: []int{8080}}, host: "example.com:8080",
-			wantAllowed: true, wantReason: policy.ReasonRule, wantLine: 2,
+			wantAllowed: true, wantReason: auditlog.ReasonRule, wantLine: 2,
 			wantRobotsURL: "https://example.com:8080/robots.txt", wantFetches: []string{"https://example.com:8080"}},
 		{name: "port 80 denied by the http robots.txt", body: denyRoot, o: policy.Options{ConnectPorts: []int{80}}, host: "example.com:80",
-			wantReason: policy.ReasonRule, wantLine: 2,
+			wantReason: auditlog.ReasonRule, wantLine: 2,
 			wantRobotsURL: "http://example.com/robots.txt", wantFetches: []string{"http://example.com:80"}},
 		{name: "IPv6 literal", body: allowAll, host: "[2001:DB8::1]:443",
-			wantAllowed: true, wantReason: policy.ReasonRule, wantLine: 2,
+			wantAllowed: true, wantReason: auditlog.ReasonRule, wantLine: 2,
 			wantRobotsURL: "https://[2001:db8::1]/robots.txt", wantFetches: []string{"https://[2001:db8::1]:443"}},
 		{name: "IDNA host", body: allowAll, host: "bücher.example:443",
-			wantAllowed: true, wantReason: policy.ReasonRule, wantLine: 2,
+			wantAllowed: true, wantReason: auditlog.ReasonRule, wantLine: 2,
 			wantRobotsURL: "https://xn--bcher-kva.example/robots.txt", wantFetches: []string{"https://xn--bcher-kva.example:443"}},
 		{name: "host-level deny by a rule on /", body: denyRoot, host: "example.com:443",
-			wantReason: policy.ReasonRule, wantLine: 2,
+			wantReason: auditlog.ReasonRule, wantLine: 2,
 			wantRobotsURL: "https://example.com/robots.txt", wantFetches: []string{"https://example.com:443"}},
 		{name: "host-level deny for the UA's group only", body: denyExampleBot, host: "example.com:443",
-			wantReason: policy.ReasonRule, wantLine: 2,
+			wantReason: auditlog.ReasonRule, wantLine: 2,
 			wantRobotsURL: "https://example.com/robots.txt", wantFetches: []string{"https://example.com:443"}},
 		{name: "host-level: another UA's group allows", body: denyExampleBot, host: "example.com:443", ua: "OtherBot/1.0",
-			wantAllowed: true, wantReason: policy.ReasonRule, wantLine: 5, wantToken: "OtherBot",
+			wantAllowed: true, wantReason: auditlog.ReasonRule, wantLine: 5, wantToken: "OtherBot",
 			wantRobotsURL: "https://example.com/robots.txt", wantFetches: []string{"https://example.com:443"}},
 		{name: "host-level: the pin decides, not the UA", body: denyExampleBot, host: "example.com:443", pin: mustRangePin(t, "OtherBot"),
-			wantAllowed: true, wantReason: policy.ReasonRule, wantLine: 5, wantToken: "OtherBot",
+			wantAllowed: true, wantReason: auditlog.ReasonRule, wantLine: 5, wantToken: "OtherBot",
 			wantRobotsURL: "https://example.com/robots.txt", wantFetches: []string{"https://example.com:443"}},
 		{name: "host-level: unavailable robots.txt allows", body: "", host: "example.com:443",
-			wantAllowed: true, wantReason: policy.ReasonUnavailable,
+			wantAllowed: true, wantReason: auditlog.ReasonUnavailable,
 			wantRobotsURL: "https://example.com/robots.txt", wantFetches: []string{"https://example.com:443"}},
 		{name: "host-level: exempt host", body: denyRoot, o: policy.Options{ExemptHosts: []string{"example.com"}}, host: "example.com:443",
-			wantAllowed: true, wantReason: policy.ReasonOverride, wantRobotsURL: "https://example.com/robots.txt"},
+			wantAllowed: true, wantReason: auditlog.ReasonOverride, wantRobotsURL: "https://example.com/robots.txt"},
 		{name: "intercept: allowed without a fetch", body: denyRoot, host: "example.com:443", intercept: true,
-			wantAllowed: true, wantReason: policy.ReasonIntercept, wantRobotsURL: "https://example.com/robots.txt"},
+			wantAllowed: true, wantReason: auditlog.ReasonIntercept, wantRobotsURL: "https://example.com/robots.txt"},
 		{name: "intercept on a custom port", body: denyRoot, o: policy.Options{ConnectPorts: []int{8443}}, host: "example.com:8443", intercept: true,
-			wantAllowed: true, wantReason: policy.ReasonIntercept, wantRobotsURL: "https://example.com:8443/robots.txt"},
+			wantAllowed: true, wantReason: auditlog.ReasonIntercept, wantRobotsURL: "https://example.com:8443/robots.txt"},
 		{name: "intercept keeps the identity", body: denyRoot, host: "example.com:443", intercept: true, pin: mustRangePin(t, "OtherBot"),
-			wantAllowed: true, wantReason: policy.ReasonIntercept, wantToken: "OtherBot", wantRobotsURL: "https://example.com/robots.txt"},
+			wantAllowed: true, wantReason: auditlog.ReasonIntercept, wantToken: "OtherBot", wantRobotsURL: "https://example.com/robots.txt"},
 		{name: "refused", body: allowAll, o: policy.Options{RefuseConnect: true}, host: "example.com:443",
-			wantReason: policy.ReasonConnectRefused},
+			wantReason: auditlog.ReasonConnectRefused},
 		{name: "refused even when intercepting", body: allowAll, o: policy.Options{RefuseConnect: true}, host: "example.com:443", intercept: true,
-			wantReason: policy.ReasonConnectRefused},
+			wantReason: auditlog.ReasonConnectRefused},
 		{name: "refused before a bad authority", body: allowAll, o: policy.Options{RefuseConnect: true}, host: "exa mple.com:443",
-			wantReason: policy.ReasonConnectRefused},
+			wantReason: auditlog.ReasonConnectRefused},
 		{name: "refused even when exempt", body: allowAll, o: policy.Options{RefuseConnect: true, ExemptHosts: []string{"example.com"}}, host: "example.com:443",
-			wantReason: policy.ReasonConnectRefused},
+			wantReason: auditlog.ReasonConnectRefused},
 		{name: "deny list", body: allowAll, o: policy.Options{DenyHosts: []string{".example.com"}}, host: "www.example.com:443",
-			wantReason: policy.ReasonHostDenied, wantRobotsURL: "https://www.example.com/robots.txt"},
+			wantReason: auditlog.ReasonHostDenied, wantRobotsURL: "https://www.example.com/robots.txt"},
 		{name: "deny list when intercepting", body: allowAll, o: policy.Options{DenyHosts: []string{".example.com"}}, host: "www.example.com:443", intercept: true,
-			wantReason: policy.ReasonHostDenied, wantRobotsURL: "https://www.example.com/robots.txt"},
+			wantReason: auditlog.ReasonHostDenied, wantRobotsURL: "https://www.example.com/robots.txt"},
 		{name: "allow list when intercepting", body: allowAll, o: policy.Options{AllowHosts: []string{"other.test"}}, host: "example.com:443", intercept: true,
-			wantReason: policy.ReasonHostDenied, wantRobotsURL: "https://example.com/robots.txt"},
+			wantReason: auditlog.ReasonHostDenied, wantRobotsURL: "https://example.com/robots.txt"},
 		{name: "on the allow list", body: allowAll, o: policy.Options{AllowHosts: []string{"example.com"}}, host: "EXAMPLE.COM:443", intercept: true,
-			wantAllowed: true, wantReason: policy.ReasonIntercept, wantRobotsURL: "https://example.com/robots.txt"},
+			wantAllowed: true, wantReason: auditlog.ReasonIntercept, wantRobotsURL: "https://example.com/robots.txt"},
 		{name: "port checked before the host lists", body: allowAll, o: policy.Options{DenyHosts: []string{"example.com"}}, host: "example.com:8443",
-			wantReason: policy.ReasonConnectPort, wantRobotsURL: "https://example.com:8443/robots.txt"},
+			wantReason: auditlog.ReasonConnectPort, wantRobotsURL: "https://example.com:8443/robots.txt"},
 		// connect.require_identity: a tunnel that names no crawler is
 		// refused before any fetch when it would be decided under "*".
 		{name: "no identity: decided under * by default", body: denyExampleBot, host: "example.com:443", ua: noUA,
-			wantAllowed: true, wantReason: policy.ReasonRule, wantLine: 5, wantToken: "*",
+			wantAllowed: true, wantReason: auditlog.ReasonRule, wantLine: 5, wantToken: "*",
 			wantRobotsURL: "https://example.com/robots.txt", wantFetches: []string{"https://example.com:443"}},
 		{name: "require identity: no User-Agent", body: allowAll, o: requireIdentity, host: "example.com:443", ua: noUA,
-			wantReason: policy.ReasonUnidentifiedTunnel, wantToken: "*", wantRobotsURL: "https://example.com/robots.txt"},
+			wantReason: auditlog.ReasonUnidentifiedTunnel, wantToken: "*", wantRobotsURL: "https://example.com/robots.txt"},
 		{name: "require identity: browser tokens only", body: allowAll, o: requireIdentity, host: "example.com:443", ua: "Mozilla/5.0 (X11; Linux x86_64)",
-			wantReason: policy.ReasonUnidentifiedTunnel, wantToken: "*", wantRobotsURL: "https://example.com/robots.txt"},
+			wantReason: auditlog.ReasonUnidentifiedTunnel, wantToken: "*", wantRobotsURL: "https://example.com/robots.txt"},
 		{name: "require identity: a product token is decided as before", body: denyExampleBot, o: requireIdentity, host: "example.com:443",
-			wantReason: policy.ReasonRule, wantLine: 2,
+			wantReason: auditlog.ReasonRule, wantLine: 2,
 			wantRobotsURL: "https://example.com/robots.txt", wantFetches: []string{"https://example.com:443"}},
 		{name: "require identity: a pin is an identity", body: denyExampleBot, o: requireIdentity, host: "example.com:443", ua: noUA, pin: mustRangePin(t, "OtherBot"),
-			wantAllowed: true, wantReason: policy.ReasonRule, wantLine: 5, wantToken: "OtherBot",
+			wantAllowed: true, wantReason: auditlog.ReasonRule, wantLine: 5, wantToken: "OtherBot",
 			wantRobotsURL: "https://example.com/robots.txt", wantFetches: []string{"https://example.com:443"}},
 		{name: "require identity: intercepted tunnels decide each request", body: allowAll, o: requireIdentity, host: "example.com:443", ua: noUA, intercept: true,
-			wantAllowed: true, wantReason: policy.ReasonIntercept, wantToken: "*", wantRobotsURL: "https://example.com/robots.txt"},
+			wantAllowed: true, wantReason: auditlog.ReasonIntercept, wantToken: "*", wantRobotsURL: "https://example.com/robots.txt"},
 		{name: "require identity: the port is checked first", body: allowAll, o: requireIdentity, host: "example.com:8443", ua: noUA,
-			wantReason: policy.ReasonConnectPort, wantToken: "*", wantRobotsURL: "https://example.com:8443/robots.txt"},
+			wantReason: auditlog.ReasonConnectPort, wantToken: "*", wantRobotsURL: "https://example.com:8443/robots.txt"},
 		{name: "require identity: an exempt host needs none", body: denyRoot, o: policy.Options{RequireConnectIdentity: true, ExemptHosts: []string{"example.com"}},
-			host: "example.com:443", ua: noUA, wantAllowed: true, wantReason: policy.ReasonOverride, wantToken: "*", wantRobotsURL: "https://example.com/robots.txt"},
-		{name: "bad authority: space", body: allowAll, host: "exa mple.com:443", wantReason: policy.ReasonBadRequest},
-		{name: "bad authority: no host", body: allowAll, host: ":443", wantReason: policy.ReasonBadRequest},
-		{name: "bad authority: empty", body: allowAll, host: "", wantReason: policy.ReasonBadRequest},
-		{name: "bad authority: port 0", body: allowAll, host: "example.com:0", wantReason: policy.ReasonBadRequest},
-		{name: "bad authority: port too large", body: allowAll, host: "example.com:65536", wantReason: policy.ReasonBadRequest},
-		{name: "bad authority: non-numeric port", body: allowAll, host: "example.com:https", wantReason: policy.ReasonBadRequest},
-		{name: "bad authority when intercepting", body: allowAll, host: "a/b:443", intercept: true, wantReason: policy.ReasonBadRequest},
+			host: "example.com:443", ua: noUA, wantAllowed: true, wantReason: auditlog.ReasonOverride, wantToken: "*", wantRobotsURL: "https://example.com/robots.txt"},
+		{name: "bad authority: space", body: allowAll, host: "exa mple.com:443", wantReason: auditlog.ReasonBadRequest},
+		{name: "bad authority: no host", body: allowAll, host: ":443", wantReason: auditlog.ReasonBadRequest},
+		{name: "bad authority: empty", body: allowAll, host: "", wantReason: auditlog.ReasonBadRequest},
+		{name: "bad authority: port 0", body: allowAll, host: "example.com:0", wantReason: auditlog.ReasonBadRequest},
+		{name: "bad authority: port too large", body: allowAll, host: "example.com:65536", wantReason: auditlog.ReasonBadRequest},
+		{name: "bad authority: non-numeric port", body: allowAll, host: "example.com:https", wantReason: auditlog.ReasonBadRequest},
+		{name: "bad authority when intercepting", body: allowAll, host: "a/b:443", intercept: true, wantReason: auditlog.ReasonBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -466,14 +467,14 @@ func TestDecideConnect(t *testing.T) {
 			if d.Identity.Token != wantToken {
 				t.Errorf("DecideConnect(%+v, %v): got Identity %+v, want Token %q", req, tt.intercept, d.Identity, wantToken)
 			}
-			denied := !d.Allowed && d.Reason != policy.ReasonRule
+			denied := !d.Allowed && d.Reason != auditlog.ReasonRule
 			if denied != (d.Err != nil) {
 				t.Errorf("DecideConnect(%+v, %v): got Err %v, want an error exactly for a denial other than by a rule", req, tt.intercept, d.Err)
 			}
-			if d.Reason == policy.ReasonUnidentifiedTunnel && !strings.Contains(d.Err.Error(), "require_identity") {
+			if d.Reason == auditlog.ReasonUnidentifiedTunnel && !strings.Contains(d.Err.Error(), "require_identity") {
 				t.Errorf("DecideConnect(%+v, %v): got Err %q, want it to name connect.require_identity", req, tt.intercept, d.Err)
 			}
-			if d.Reason == policy.ReasonConnectPort && !strings.Contains(d.Err.Error(), "port") {
+			if d.Reason == auditlog.ReasonConnectPort && !strings.Contains(d.Err.Error(), "port") {
 				t.Errorf("DecideConnect(%+v, %v): got Err %q, want it to name the port", req, tt.intercept, d.Err)
 			}
 		})
@@ -481,7 +482,7 @@ func TestDecideConnect(t *testing.T) {
 }
 
 // mustRangePin returns the pin of a client in a range pinned to token.
-func mustRangePin(t *testing.T, token string) identity.Pin {
+func mustRangePin(t *testing.T, token string) policy.Pin {
 	t.Helper()
 	p, err := identity.NewPinner(identity.PinOptions{Ranges: []identity.ClientRange{{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: token}}})
 	if err != nil {
@@ -520,14 +521,14 @@ func TestAuthenticate(t *testing.T) {
 	}{
 		{name: "credentials", pinner: pinner, header: basic("alice", "pw"), client: outside, wantToken: "AliceBot"},
 		{name: "range", pinner: pinner, client: netip.MustParseAddr("10.9.8.7"), wantToken: "RangeBot"},
-		{name: "nothing, required", pinner: pinner, client: outside, wantReason: policy.ReasonAuthRequired},
-		{name: "nothing, no address, required", pinner: pinner, wantReason: policy.ReasonAuthRequired},
-		{name: "wrong password", pinner: pinner, header: basic("alice", "nope"), client: outside, wantReason: policy.ReasonAuthFailed, wantUser: "alice"},
-		{name: "wrong password inside the range", pinner: pinner, header: basic("alice", "nope"), client: netip.MustParseAddr("10.0.0.1"), wantReason: policy.ReasonAuthFailed, wantUser: "alice"},
-		{name: "unknown user", pinner: pinner, header: basic("eve", "pw"), client: outside, wantReason: policy.ReasonAuthFailed, wantUser: "eve"},
-		{name: "not Basic", pinner: pinner, header: "Negotiate abc", client: outside, wantReason: policy.ReasonAuthFailed},
+		{name: "nothing, required", pinner: pinner, client: outside, wantReason: auditlog.ReasonAuthRequired},
+		{name: "nothing, no address, required", pinner: pinner, wantReason: auditlog.ReasonAuthRequired},
+		{name: "wrong password", pinner: pinner, header: basic("alice", "nope"), client: outside, wantReason: auditlog.ReasonAuthFailed, wantUser: "alice"},
+		{name: "wrong password inside the range", pinner: pinner, header: basic("alice", "nope"), client: netip.MustParseAddr("10.0.0.1"), wantReason: auditlog.ReasonAuthFailed, wantUser: "alice"},
+		{name: "unknown user", pinner: pinner, header: basic("eve", "pw"), client: outside, wantReason: auditlog.ReasonAuthFailed, wantUser: "eve"},
+		{name: "not Basic", pinner: pinner, header: "Negotiate abc", client: outside, wantReason: auditlog.ReasonAuthFailed},
 		{name: "nothing, optional", pinner: optional, client: outside},
-		{name: "wrong password, optional", pinner: optional, header: basic("alice", "nope"), client: outside, wantReason: policy.ReasonAuthFailed, wantUser: "alice"},
+		{name: "wrong password, optional", pinner: optional, header: basic("alice", "nope"), client: outside, wantReason: auditlog.ReasonAuthFailed, wantUser: "alice"},
 		{name: "no Pinner", pinner: nil, header: basic("alice", "nope"), client: outside},
 	}
 	for _, tt := range tests {
@@ -553,8 +554,8 @@ func TestAuthenticate(t *testing.T) {
 				t.Errorf("Authenticate(%q, %v): got Allowed %v Reason %q NeedsAuth %v Err %v, want denied with %q, NeedsAuth and an error",
 					tt.header, tt.client, d.Allowed, d.Reason, d.NeedsAuth(), d.Err, tt.wantReason)
 			}
-			if d.Identity.Token != "*" || d.Identity.Source != identity.SourceDefault || d.Identity.User != tt.wantUser {
-				t.Errorf("Authenticate(%q, %v): got denial Identity %+v, want Token * Source %q User %q", tt.header, tt.client, d.Identity, identity.SourceDefault, tt.wantUser)
+			if d.Identity.Token != "*" || d.Identity.Source != policy.SourceDefault || d.Identity.User != tt.wantUser {
+				t.Errorf("Authenticate(%q, %v): got denial Identity %+v, want Token * Source %q User %q", tt.header, tt.client, d.Identity, policy.SourceDefault, tt.wantUser)
 			}
 			if d.Err != nil && strings.Contains(d.Err.Error(), "nope") {
 				t.Errorf("Authenticate(%q, %v): got Err %q, which holds the password tried", tt.header, tt.client, d.Err)
@@ -565,21 +566,21 @@ func TestAuthenticate(t *testing.T) {
 
 func TestNeedsAuth(t *testing.T) {
 	for _, r := range []policy.Reason{
-		policy.ReasonRule, policy.ReasonNoMatch, policy.ReasonUnavailable, policy.ReasonUnreachable,
-		policy.ReasonImplicit, policy.ReasonOverride, policy.ReasonDestination, policy.ReasonBadRequest,
-		policy.ReasonHostDenied, policy.ReasonConnectRefused, policy.ReasonConnectPort, policy.ReasonIntercept,
-		policy.ReasonAuthRequired, policy.ReasonAuthFailed, "",
+		auditlog.ReasonRule, auditlog.ReasonNoMatch, auditlog.ReasonUnavailable, auditlog.ReasonUnreachable,
+		auditlog.ReasonImplicit, auditlog.ReasonOverride, auditlog.ReasonDestination, auditlog.ReasonBadRequest,
+		auditlog.ReasonHostDenied, auditlog.ReasonConnectRefused, auditlog.ReasonConnectPort, auditlog.ReasonIntercept,
+		auditlog.ReasonAuthRequired, auditlog.ReasonAuthFailed, "",
 	} {
-		want := r == policy.ReasonAuthRequired || r == policy.ReasonAuthFailed
+		want := r == auditlog.ReasonAuthRequired || r == auditlog.ReasonAuthFailed
 		d := policy.Decision{Reason: r}
 		if got := d.NeedsAuth(); got != want {
 			t.Errorf("Decision{Reason: %q}.NeedsAuth(): got %v, want %v", r, got, want)
 		}
 	}
-	if policy.ReasonAuthRequired != "proxy-auth-required" || policy.ReasonAuthFailed != "proxy-auth-failed" ||
-		policy.ReasonHostDenied != "host-denied" || policy.ReasonConnectRefused != "connect-refused" ||
-		policy.ReasonConnectPort != "connect-port" || policy.ReasonIntercept != "intercept" ||
-		policy.ReasonUnidentifiedTunnel != "unidentified-tunnel" {
+	if auditlog.ReasonAuthRequired != "proxy-auth-required" || auditlog.ReasonAuthFailed != "proxy-auth-failed" ||
+		auditlog.ReasonHostDenied != "host-denied" || auditlog.ReasonConnectRefused != "connect-refused" ||
+		auditlog.ReasonConnectPort != "connect-port" || auditlog.ReasonIntercept != "intercept" ||
+		auditlog.ReasonUnidentifiedTunnel != "unidentified-tunnel" {
 		t.Errorf("reason strings changed; they are part of the audit log and metrics labels")
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -18,10 +16,10 @@ func TestDecisionCarriesExtras(t *testing.T) {
 	r := robots.Parse([]byte("User-agent: *\nDisallow: /nothing/\nCrawl-delay: 2\nContent-Signal: search=yes\n\n" +
 		"User-agent: ExampleBot\nCrawl-delay: 7\nRequest-rate: 1/10s\nContent-Signal: ai-train=no\n" +
 		"Content-Usage: /ai/ train-ai=n\nDisallow: /private/\n"))
-	ok := &access.Access{Result: access.Successful, Status: 200, Robots: r}
+	ok := &policy.Access{Result: policy.Successful, Status: 200, Robots: r}
 	tests := []struct {
 		name   string
-		a      *access.Access
+		a      *policy.Access
 		path   string
 		tokens []string
 		delay  time.Duration // 0: none
@@ -33,9 +31,9 @@ func TestDecisionCarriesExtras(t *testing.T) {
 		{"the reading that decided", ok, "/x/..%2Fai/y", []string{"ExampleBot"}, 7 * time.Second,
 			"line 10: Content-Usage: /ai/ train-ai=n|line 9: Content-Signal: ai-train=no"},
 		{"catch-all group", ok, "/ai/x", []string{"OtherBot"}, 2 * time.Second, "line 4: Content-Signal: search=yes"},
-		{"no robots.txt read", &access.Access{Result: access.Unavailable, Status: 404}, "/x", []string{"ExampleBot"}, 0, ""},
+		{"no robots.txt read", &policy.Access{Result: policy.Unavailable, Status: 404}, "/x", []string{"ExampleBot"}, 0, ""},
 		{"no access", nil, "/x", []string{"ExampleBot"}, 0, ""},
-		{"none stated", &access.Access{Result: access.Successful, Status: 200, Robots: robots.Parse([]byte("User-agent: *\nDisallow: /x\n"))},
+		{"none stated", &policy.Access{Result: policy.Successful, Status: 200, Robots: robots.Parse([]byte("User-agent: *\nDisallow: /x\n"))},
 			"/y", []string{"ExampleBot"}, 0, ""},
 	}
 	for _, tt := range tests {
@@ -52,7 +50,7 @@ func TestDecisionCarriesExtras(t *testing.T) {
 }
 
 // prefLines joins the lines of p with "|".
-func prefLines(p usage.Preferences) string {
+func prefLines(p policy.Preferences) string {
 	var lines []string
 	for _, s := range p {
 		lines = append(lines, s.String())
@@ -65,7 +63,7 @@ func prefLines(p usage.Preferences) string {
 func BenchmarkDecideAccessExtras(b *testing.B) {
 	r := robots.Parse([]byte("User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n\n" +
 		"User-agent: ExampleBot\nDisallow: /nope/\nCrawl-delay: 5\n"))
-	a := &access.Access{Result: access.Successful, Status: 200, Robots: r}
+	a := &policy.Access{Result: policy.Successful, Status: 200, Robots: r}
 	tokens := []string{"ExampleBot"}
 	b.ReportAllocs()
 	for b.Loop() {

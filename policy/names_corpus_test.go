@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -55,7 +54,7 @@ func TestNamedCrawlersInTheCorpus(t *testing.T) {
 		covered[tt.file] = true
 		t.Run(tt.file+" "+tt.agent, func(t *testing.T) {
 			r := parseCorpusFile(t, tt.file)
-			a := &access.Access{Result: access.Successful, Status: 200, Robots: r}
+			a := &policy.Access{Result: policy.Successful, Status: 200, Robots: r}
 			d := policy.DecideAccess(a, tt.path, id.Identify(tt.ua).Candidates)
 			if d.Verdict.Agent != tt.agent || d.Verdict.Fallback || d.Allowed != tt.allowed {
 				t.Errorf("%s: UA %q, %s: got group %q (fallback %v) allowed %v, want group %q allowed %v",

@@ -7,6 +7,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // serve answers every request with status, body and header key-value pairs.
@@ -30,6 +31,6 @@ func newFetcher(o access.FetcherOptions) *access.Fetcher {
 }
 
 // unavailableAccess is a scripted 404 result; label goes in FinalURL.
-func unavailableAccess(label string, maxAge time.Duration) access.Access {
-	return access.Access{Result: access.Unavailable, Status: 404, FinalURL: label, MaxAge: maxAge}
+func unavailableAccess(label string, maxAge time.Duration) policy.Access {
+	return policy.Access{Result: policy.Unavailable, Status: 404, FinalURL: label, MaxAge: maxAge}
 }

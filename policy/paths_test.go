@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -130,19 +131,19 @@ func TestDecidePathSpellings(t *testing.T) {
 		wantResolved string
 		wantFetches  int
 	}{
-		{"/public/../private/secret.txt", false, policy.ReasonRule, 2, "/private/secret.txt", 1},
-		{"/public/..%2Fprivate/secret.txt", false, policy.ReasonRule, 2, "/private/secret.txt", 1},
-		{`/public\..\private\secret.txt`, false, policy.ReasonRule, 2, "/private/secret.txt", 1},
-		{"/public/..;/private/secret.txt", false, policy.ReasonRule, 2, "/private/secret.txt", 1},
-		{"/a//c", true, policy.ReasonNoMatch, 0, "/a/c", 1},
-		{"/public/page", true, policy.ReasonRule, 4, "", 1},
-		{"/robots.txt", true, policy.ReasonImplicit, 0, "", 0},
-		{"/robots%2Etxt?x=/../private", true, policy.ReasonImplicit, 0, "", 0},
-		{"/robots.txt/../private", false, policy.ReasonRule, 2, "/private", 1},
-		{"/robots.txt%2F..%2Fprivate", false, policy.ReasonRule, 2, "/private", 1},
-		{"/robots.txt%2F..", true, policy.ReasonNoMatch, 0, "/", 1},
-		{"/x/../robots.txt", true, policy.ReasonNoMatch, 0, "/robots.txt", 1},
-		{"/private/../robots.txt", false, policy.ReasonRule, 2, "/robots.txt", 1},
+		{"/public/../private/secret.txt", false, auditlog.ReasonRule, 2, "/private/secret.txt", 1},
+		{"/public/..%2Fprivate/secret.txt", false, auditlog.ReasonRule, 2, "/private/secret.txt", 1},
+		{`/public\..\private\secret.txt`, false, auditlog.ReasonRule, 2, "/private/secret.txt", 1},
+		{"/public/..;/private/secret.txt", false, auditlog.ReasonRule, 2, "/private/secret.txt", 1},
+		{"/a//c", true, auditlog.ReasonNoMatch, 0, "/a/c", 1},
+		{"/public/page", true, auditlog.ReasonRule, 4, "", 1},
+		{"/robots.txt", true, auditlog.ReasonImplicit, 0, "", 0},
+		{"/robots%2Etxt?x=/../private", true, auditlog.ReasonImplicit, 0, "", 0},
+		{"/robots.txt/../private", false, auditlog.ReasonRule, 2, "/private", 1},
+		{"/robots.txt%2F..%2Fprivate", false, auditlog.ReasonRule, 2, "/private", 1},
+		{"/robots.txt%2F..", true, auditlog.ReasonNoMatch, 0, "/", 1},
+		{"/x/../robots.txt", true, auditlog.ReasonNoMatch, 0, "/robots.txt", 1},
+		{"/private/../robots.txt", false, auditlog.ReasonRule, 2, "/robots.txt", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {

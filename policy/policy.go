@@ -4,9 +4,20 @@
 // (section 2.3.1), and how long results are cached (section 2.4). The
 // steps after robots.txt are decided here too: the usage preferences and
 // RSL licenses that apply to the purposes declared for the crawler
-// (DecideUsage, DecideLicense) and politeness admission
-// (DecideAdmission). The proxy acts on the Decision; check and audit
-// verify decide through the same functions.
+// (DecideUsage, DecideLicense), politeness admission (Admit,
+// DecideAdmission), what an origin's answer says (Observe), and the
+// refusals a proxy makes on its own (DecideTargetTooLong,
+// DecideAuditUnavailable, DecideShutdown, ...). A Decision is finished
+// where it is made and carries its own words (Text, Deciding): the proxy
+// renders it, and check and audit verify decide through the same
+// functions.
+//
+// A Policy reads the world through the interfaces of its Options: an
+// Identifier names the crawler, a Cache gives robots.txt access results,
+// a Pinner pins identities to credentials and client ranges, Licenses
+// read RSL licenses and Politeness spaces requests. The robotsproxy
+// server plugs in its own; a program may plug in others, and every type
+// they speak is this package's.
 package policy
 
 import (
@@ -19,21 +30,24 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
-	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/internal/rules"
 )
 
 // Options configure a Policy.
 type Options struct {
-	// Identifier finds product tokens. Required.
-	Identifier *identity.Identifier
-	// Cache holds robots.txt access results. Required.
-	Cache *access.Cache
+	// Identifier finds product tokens in User-Agent header values; nil
+	// finds none, so that every request that is not pinned is decided
+	// under the "*" group (RFC 9309 2.2.1).
+	Identifier Identifier
+	// Cache gives the robots.txt access results that decide requests.
+	// Nil has none: every request that needs robots.txt is decided as if
+	// it were unreachable, a complete disallow (RFC 9309 2.3.1.4).
+	Cache Cache
 	// Pinner pins identities by proxy credentials and client address; nil
 	// pins nothing.
-	Pinner *identity.Pinner
+	Pinner Pinner
 	// ExemptHosts are hosts whose requests are allowed without consulting
 	// robots.txt (reason "override"). "example.com" matches that host only;
 	// ".example.com" matches every subdomain of it too.
@@ -42,8 +56,8 @@ type Options struct {
 	// DenyHosts are hosts they may never go to (reason "host-denied"). Same
 	// forms as ExemptHosts; the deny list wins.
 	AllowHosts, DenyHosts []string
-	// ConnectPorts are the ports CONNECT may reach; empty means
-	// rules.DefaultConnectPorts (443).
+	// ConnectPorts are the ports CONNECT may reach; empty means 443 only
+	// (connect.ports' default).
 	ConnectPorts []int
 	// RefuseConnect refuses every CONNECT (reason "connect-refused").
 	RefuseConnect bool
@@ -61,6 +75,9 @@ type Options struct {
 	// preferences and licenses robots.txt states (see DecideUsage,
 	// DecideLicense); the zero value declares none and reads no license.
 	Usage UsageOptions
+	// Politeness spaces and pauses the requests to be forwarded (see
+	// Admit); nil admits every request at once.
+	Politeness Politeness
 }
 
 // Policy decides requests. It is safe for concurrent use.
@@ -95,16 +112,21 @@ type Request struct {
 	UserAgent string
 	// Pin is the request's pinned identity (see Authenticate); when its
 	// Token is set it overrides the User-Agent.
-	Pin identity.Pin
+	Pin Pin
 	// Tunnel is the canonical authority of the intercepted CONNECT tunnel
 	// the request came in, "" outside one: a request naming another
 	// authority is refused (reason bad-request), since the tunnel's checks
-	// (port, host lists) were made for its own authority only.
+	// (port, host lists) were made for its own authority only, and so is
+	// a CONNECT (DecideConnect).
 	Tunnel string
 }
 
-// Identify returns the crawler identity for a User-Agent header value.
-func (p *Policy) Identify(userAgent string) identity.Identity {
+// Identify returns the crawler identity for a User-Agent header value
+// (Options.Identifier).
+func (p *Policy) Identify(userAgent string) Identity {
+	if p.opts.Identifier == nil {
+		return Identity{Token: "*", Source: SourceDefault}
+	}
 	return p.opts.Identifier.Identify(userAgent)
 }
 
@@ -112,7 +134,7 @@ func (p *Policy) Identify(userAgent string) identity.Identity {
 // documented order: a pinned identity (credentials, then client range),
 // then User-Agent overrides, then the User-Agent's own product tokens,
 // then "*".
-func (p *Policy) IdentityOf(r Request) identity.Identity {
+func (p *Policy) IdentityOf(r Request) Identity {
 	if r.Pin.Token != "" {
 		return r.Pin.Identity()
 	}
@@ -142,7 +164,7 @@ func (p *Policy) Decide(ctx context.Context, r Request) Decision {
 
 // markReportOnly sets d.ReportOnly: true only for a robots.txt denial of
 // a request whose mode is report.
-func (p *Policy) markReportOnly(d *Decision, pin identity.Pin) {
+func (p *Policy) markReportOnly(d *Decision, pin Pin) {
 	mode := pin.Mode
 	if mode == "" {
 		mode = p.opts.Mode
@@ -157,11 +179,11 @@ func (p *Policy) decide(ctx context.Context, r Request) Decision {
 	if r.Tunnel != "" && (t.err != nil || t.authority != r.Tunnel) {
 		// Refused before the other authority's robots.txt would be
 		// fetched, past the tunnel's port and host checks.
-		d.Reason, d.Err = ReasonBadRequest, fmt.Errorf("request host %q is not the tunnel's %q", r.Host, r.Tunnel)
+		d.Reason, d.Err = auditlog.ReasonBadRequest, fmt.Errorf("request host %q is not the tunnel's %q", r.Host, r.Tunnel)
 		return d
 	}
 	if t.err != nil {
-		d.Reason, d.Err = ReasonBadRequest, t.err
+		d.Reason, d.Err = auditlog.ReasonBadRequest, t.err
 		return d
 	}
 	d.RobotsURL = t.robotsURL
@@ -169,17 +191,19 @@ func (p *Policy) decide(ctx context.Context, r Request) Decision {
 	rs := readPath(r.Path)
 	switch {
 	case t.denied != nil:
-		d.Reason, d.Err, d.ResolvedPath = ReasonHostDenied, t.denied, rs.resolved
+		d.Reason, d.Err, d.ResolvedPath = auditlog.ReasonHostDenied, t.denied, rs.resolved
 		return d
 	case t.exempt:
-		d.Allowed, d.Reason, d.ResolvedPath = true, ReasonOverride, rs.resolved
+		d.Allowed, d.Reason, d.ResolvedPath = true, auditlog.ReasonOverride, rs.resolved
 		return d
 	}
-	var a *access.Access
+	var a *Access
 	if !rs.robotsTxt() { // the implicitly allowed /robots.txt needs no fetch
-		var got access.Access
-		got, d.Cache = p.opts.Cache.GetKeyed(ctx, t.key, t.scheme, t.authority)
-		a = &got
+		if p.opts.Cache != nil {
+			var got Access
+			got, d.Cache = p.opts.Cache.GetKeyed(ctx, t.key, t.scheme, t.authority)
+			a = &got
+		}
 	}
 	out := decideAccess(a, &rs, d.Identity.Candidates)
 	out.Identity, out.RobotsURL, out.Cache = d.Identity, d.RobotsURL, d.Cache
@@ -228,5 +252,8 @@ func Authority(scheme, hostport string) (string, string, error) {
 // ClientRange returns the client range (identity.client_ranges) that pins
 // client's requests, and false when none does.
 func (p *Policy) ClientRange(client netip.Addr) (netip.Prefix, bool) {
+	if p.opts.Pinner == nil {
+		return netip.Prefix{}, false
+	}
 	return p.opts.Pinner.RangeOf(client)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
@@ -45,75 +46,75 @@ func TestDecide(t *testing.T) {
 		wantReason   policy.Reason
 		wantLine     int // line of the deciding rule; 0 means none
 		wantFallback bool
-		wantAccess   access.AccessResult
+		wantAccess   policy.AccessResult
 		wantStatus   int
-		wantCache    access.CacheState
+		wantCache    policy.CacheState
 		wantFetches  int64
 	}{
 		{
 			name: "ExampleBot disallowed path", status: 200, body: exampleRobots, ua: uaExampleBot, path: "/private/x",
-			wantAllowed: false, wantReason: policy.ReasonRule, wantLine: 2,
-			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
+			wantAllowed: false, wantReason: auditlog.ReasonRule, wantLine: 2,
+			wantAccess: policy.Successful, wantStatus: 200, wantCache: policy.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "ExampleBot other path", status: 200, body: exampleRobots, ua: uaExampleBot, path: "/public",
-			wantAllowed: true, wantReason: policy.ReasonNoMatch,
-			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
+			wantAllowed: true, wantReason: auditlog.ReasonNoMatch,
+			wantAccess: policy.Successful, wantStatus: 200, wantCache: policy.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "ExampleBot percent-encoded disallowed path", status: 200, body: exampleRobots, ua: uaExampleBot, path: "/%70rivate?q=1",
-			wantAllowed: false, wantReason: policy.ReasonRule, wantLine: 2,
-			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
+			wantAllowed: false, wantReason: auditlog.ReasonRule, wantLine: 2,
+			wantAccess: policy.Successful, wantStatus: 200, wantCache: policy.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "no User-Agent gets the star group", status: 200, body: exampleRobots, ua: "", path: "/public",
-			wantAllowed: false, wantReason: policy.ReasonRule, wantLine: 5, wantFallback: true,
-			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
+			wantAllowed: false, wantReason: auditlog.ReasonRule, wantLine: 5, wantFallback: true,
+			wantAccess: policy.Successful, wantStatus: 200, wantCache: policy.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "browser gets the star group", status: 200, body: exampleRobots, ua: uaChromeWindows, path: "/public",
-			wantAllowed: false, wantReason: policy.ReasonRule, wantLine: 5, wantFallback: true,
-			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
+			wantAllowed: false, wantReason: auditlog.ReasonRule, wantLine: 5, wantFallback: true,
+			wantAccess: policy.Successful, wantStatus: 200, wantCache: policy.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "empty path is /", status: 200, body: exampleRobots, ua: "", path: "",
-			wantAllowed: false, wantReason: policy.ReasonRule, wantLine: 5, wantFallback: true,
-			wantAccess: access.Successful, wantStatus: 200, wantCache: access.CacheMiss, wantFetches: 1,
+			wantAllowed: false, wantReason: auditlog.ReasonRule, wantLine: 5, wantFallback: true,
+			wantAccess: policy.Successful, wantStatus: 200, wantCache: policy.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "robots.txt is implicitly allowed without a fetch", status: 200, body: exampleRobots, ua: "", path: "/robots.txt",
-			wantAllowed: true, wantReason: policy.ReasonImplicit,
+			wantAllowed: true, wantReason: auditlog.ReasonImplicit,
 		},
 		{
 			name: "robots.txt with a query", status: 200, body: exampleRobots, ua: uaExampleBot, path: "/robots.txt?x=1",
-			wantAllowed: true, wantReason: policy.ReasonImplicit,
+			wantAllowed: true, wantReason: auditlog.ReasonImplicit,
 		},
 		{
 			name: "percent-encoded robots.txt", status: 200, body: exampleRobots, ua: "", path: "/robots%2Etxt",
-			wantAllowed: true, wantReason: policy.ReasonImplicit,
+			wantAllowed: true, wantReason: auditlog.ReasonImplicit,
 		},
 		{
 			name: "404 means unavailable: allowed", status: 404, body: exampleRobots, ua: "", path: "/private",
-			wantAllowed: true, wantReason: policy.ReasonUnavailable,
-			wantAccess: access.Unavailable, wantStatus: 404, wantCache: access.CacheMiss, wantFetches: 1,
+			wantAllowed: true, wantReason: auditlog.ReasonUnavailable,
+			wantAccess: policy.Unavailable, wantStatus: 404, wantCache: policy.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "500 means unreachable: denied", status: 500, body: "User-agent: *\nAllow: /\n", ua: uaExampleBot, path: "/public",
-			wantAllowed: false, wantReason: policy.ReasonUnreachable,
-			wantAccess: access.Unreachable, wantStatus: 500, wantCache: access.CacheMiss, wantFetches: 1,
+			wantAllowed: false, wantReason: auditlog.ReasonUnreachable,
+			wantAccess: policy.Unreachable, wantStatus: 500, wantCache: policy.CacheMiss, wantFetches: 1,
 		},
 		{
 			name: "guard refusal: denied", status: 200, body: "User-agent: *\nAllow: /\n", guard: &netguard.Guard{}, ua: uaExampleBot, path: "/public",
-			wantAllowed: false, wantReason: policy.ReasonDestination,
-			wantAccess: access.Unreachable, wantStatus: 0, wantCache: access.CacheMiss, wantFetches: 0,
+			wantAllowed: false, wantReason: auditlog.ReasonDestination,
+			wantAccess: policy.Unreachable, wantStatus: 0, wantCache: policy.CacheMiss, wantFetches: 0,
 		},
 		{
 			name: "exempt host: allowed without a fetch", status: 200, body: exampleRobots, exempt: []string{"127.0.0.1"}, ua: "", path: "/private",
-			wantAllowed: true, wantReason: policy.ReasonOverride,
+			wantAllowed: true, wantReason: auditlog.ReasonOverride,
 		},
 		{
 			name: "scheme without robots.txt", status: 200, body: exampleRobots, scheme: "ftp", ua: uaExampleBot, path: "/public",
-			wantAllowed: false, wantReason: policy.ReasonBadRequest,
+			wantAllowed: false, wantReason: auditlog.ReasonBadRequest,
 		},
 	}
 	for _, tt := range tests {
@@ -141,7 +142,7 @@ func TestDecide(t *testing.T) {
 			if got := o.Hits(); got != tt.wantFetches {
 				t.Errorf("Decide(%+v): origin got %d requests, want %d", req, got, tt.wantFetches)
 			}
-			if tt.wantReason == policy.ReasonBadRequest {
+			if tt.wantReason == auditlog.ReasonBadRequest {
 				if d.Err == nil || d.RobotsURL != "" {
 					t.Errorf("Decide(%+v): got Err %v RobotsURL %q, want an error and no URL", req, d.Err, d.RobotsURL)
 				}
@@ -168,17 +169,17 @@ func TestDecideCaches(t *testing.T) {
 		ctx         context.Context
 		path        string
 		wantAllowed bool
-		wantCache   access.CacheState
+		wantCache   policy.CacheState
 	}{
-		{cancelled, "/private/x", false, access.CacheMiss},
-		{context.Background(), "/public", true, access.CacheHit},
-		{context.Background(), "/private", false, access.CacheHit},
+		{cancelled, "/private/x", false, policy.CacheMiss},
+		{context.Background(), "/public", true, policy.CacheHit},
+		{context.Background(), "/private", false, policy.CacheHit},
 	}
 	for i, s := range steps {
 		d := p.Decide(s.ctx, policy.Request{Scheme: "http", Host: o.Listener.Addr().String(), Path: s.path, UserAgent: uaExampleBot})
-		if d.Allowed != s.wantAllowed || d.Cache != s.wantCache || d.Access != access.Successful {
+		if d.Allowed != s.wantAllowed || d.Cache != s.wantCache || d.Access != policy.Successful {
 			t.Errorf("step %d: Decide(%s): got Allowed %v Cache %q Access %q (Err %v), want Allowed %v Cache %q Access %q",
-				i, s.path, d.Allowed, d.Cache, d.Access, d.Err, s.wantAllowed, s.wantCache, access.Successful)
+				i, s.path, d.Allowed, d.Cache, d.Access, d.Err, s.wantAllowed, s.wantCache, policy.Successful)
 		}
 	}
 	if got := o.Hits(); got != 1 {
@@ -217,7 +218,7 @@ func TestDecideExemptHosts(t *testing.T) {
 		t.Run(strings.Join(tt.exempt, ",")+" "+tt.host, func(t *testing.T) {
 			var fetches []string
 			var mu sync.Mutex
-			c := access.NewCache(func(_ context.Context, scheme, authority string) access.Access {
+			c := access.NewCache(func(_ context.Context, scheme, authority string) policy.Access {
 				mu.Lock()
 				defer mu.Unlock()
 				fetches = append(fetches, scheme+"://"+authority)
@@ -226,9 +227,9 @@ func TestDecideExemptHosts(t *testing.T) {
 			exempt := slices.Clone(tt.exempt)
 			p := policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: c, ExemptHosts: exempt})
 			d := p.Decide(context.Background(), policy.Request{Scheme: "http", Host: tt.host, Path: "/x"})
-			want := policy.ReasonUnavailable
+			want := policy.Reason(auditlog.ReasonUnavailable)
 			if tt.wantExempt {
-				want = policy.ReasonOverride
+				want = auditlog.ReasonOverride
 			}
 			if !d.Allowed || d.Reason != want || tt.wantExempt != (len(fetches) == 0) {
 				t.Errorf("ExemptHosts %q, host %q: got Allowed %v Reason %q after fetches %q, want Allowed true Reason %q", tt.exempt, tt.host, d.Allowed, d.Reason, fetches, want)
@@ -316,7 +317,7 @@ func TestRobotsURL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.scheme+" "+tt.authority, func(t *testing.T) {
-			if got := access.RobotsURL(tt.scheme, tt.authority); got != tt.want {
+			if got := policy.RobotsURL(tt.scheme, tt.authority); got != tt.want {
 				t.Errorf("RobotsURL(%q, %q): got %q, want %q", tt.scheme, tt.authority, got, tt.want)
 			}
 		})
@@ -341,7 +342,7 @@ func TestDecideRobotsURL(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.scheme+" "+tt.host, func(t *testing.T) {
 			var fetched string
-			c := access.NewCache(func(_ context.Context, scheme, authority string) access.Access {
+			c := access.NewCache(func(_ context.Context, scheme, authority string) policy.Access {
 				fetched = scheme + "://" + authority
 				return unavailableAccess("n", -1)
 			}, access.CacheOptions{})

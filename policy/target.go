@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 )
 
@@ -60,7 +59,7 @@ func (p *Policy) newTarget(scheme, hostport string) *target {
 		return &target{err: err}
 	}
 	t := &target{scheme: scheme, authority: authority, host: hostOf(authority),
-		robotsURL: access.RobotsURL(scheme, authority), key: access.Key(scheme, authority)}
+		robotsURL: RobotsURL(scheme, authority), key: CacheKey(scheme, authority)}
 	if !p.destinationAllowed(t.host) {
 		t.denied = fmt.Errorf("%s: %w", t.host, errHostDenied)
 	}

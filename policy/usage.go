@@ -4,8 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/internal/license"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -20,12 +19,32 @@ type UsageOptions struct {
 	Enforce bool
 	// Declarations are the purposes declared per product token; nil
 	// declares none. Those of users and client ranges come with their pin
-	// (identity.Pin.Purposes).
-	Declarations *usage.Declarations
+	// (Pin.Purposes).
+	Declarations *Declarations
 	// Licenses fetch and cache the RSL licenses robots.txt files name
 	// (License lines) and those responses name in Link header fields,
 	// read for requests with declared purposes. Nil reads none.
-	Licenses *license.Source
+	Licenses Licenses
+}
+
+// Licenses read the RSL licenses that robots.txt files name (License
+// lines) and those responses name in Link header fields (the robotsproxy
+// server's fetch, cache and archive them). Implementations are safe for
+// concurrent use.
+type Licenses interface {
+	// Check returns what the license robots.txt r names says about a
+	// request for path at host by a crawler declared for purposes,
+	// fetching it when needed; nil when r names none or no purpose is
+	// declared. A license that cannot be read is returned with
+	// LicenseUnreadable (fail closed).
+	Check(ctx context.Context, r *robots.Robots, host, path string, purposes []string) *License
+	// CheckLink is Check for the license an earlier response for
+	// resource (the canonical authority and the path as decided) named
+	// in a Link header field (RememberLink); nil when none is remembered.
+	CheckLink(ctx context.Context, resource, host, path string, purposes []string) *License
+	// RememberLink remembers url, the license a response for resource
+	// named in a Link header field, for CheckLink; url "" forgets it.
+	RememberLink(resource, url string)
 }
 
 // decideUsage is Decide's usage step, run on every decision Decide makes:
@@ -49,31 +68,31 @@ func (p *Policy) decideUsage(ctx context.Context, d *Decision, r Request) {
 
 // DecideUsage records in d how the purposes declared for the crawler
 // compare with the usage preferences robots.txt states for the request
-// (d.UsagePrefs; see usage.Evaluate), and, with enforce, turns d into a
+// (d.UsagePrefs; see EvaluateUsage), and, with enforce, turns d into a
 // denial, reason usage-preference, when a declared purpose is refused and
 // d would forward the request: a usage preference denies only what
 // robots.txt allows. Decide applies the request's mode after it (report
 // mode forwards the denial). The proxy (through Decide) and audit verify
 // decide usage preferences through it.
 func DecideUsage(d *Decision, purposes []string, enforce bool) {
-	e := usage.Evaluate(purposes, d.UsagePrefs)
+	e := EvaluateUsage(purposes, d.UsagePrefs)
 	d.Usage = &e
 	if !enforce || e.Refused == "" || !d.Allowed {
 		return
 	}
-	d.Allowed, d.Reason = false, ReasonUsage
+	d.Allowed, d.Reason = false, auditlog.ReasonUsage
 }
 
 // readLicense reads the RSL licenses that apply to the request: the one
 // robots.txt names (a License line) and the one an earlier response for
-// the same resource named in a Link header field (ObserveLicenseLink). A
+// the same resource named in a Link header field (Observe). A
 // purpose either refuses is refused: the robots.txt license is read
 // first, and the Link one decides only when robots.txt's does not refuse
 // the request. nil when neither applies.
-func (p *Policy) readLicense(ctx context.Context, d *Decision, r Request, purposes []string) *usage.License {
+func (p *Policy) readLicense(ctx context.Context, d *Decision, r Request, purposes []string) *License {
 	src := p.opts.Usage.Licenses
 	path := d.DecidedPath(r.Path)
-	var l *usage.License
+	var l *License
 	if d.Robots.HasLicense() {
 		l = src.Check(ctx, d.Robots, r.Host, path, purposes)
 	}
@@ -87,41 +106,26 @@ func (p *Policy) readLicense(ctx context.Context, d *Decision, r Request, purpos
 
 // DecideLicense records in d what an RSL license says about the request
 // (l; nil records nothing), and, with enforce, turns d into a denial when
-// l refuses it (usage.License.Refuses) and d would forward the request:
+// l refuses it (License.Refuses) and d would forward the request:
 // reason license-required when a License Server token is required,
 // license for a prohibited purpose or a license that could not be read
 // (fail closed). Decide applies the request's mode after it. The proxy
 // (through Decide) and audit verify decide licenses through it.
-func DecideLicense(d *Decision, l *usage.License, enforce bool) {
+func DecideLicense(d *Decision, l *License, enforce bool) {
 	if l == nil {
 		return
 	}
 	if d.Usage == nil {
-		d.Usage = &usage.Evaluation{}
+		d.Usage = &Usage{}
 	}
 	d.Usage.License = l
 	if !enforce || !l.Refuses() || !d.Allowed {
 		return
 	}
-	d.Allowed, d.Reason = false, ReasonLicense
-	if l.Decision == usage.LicenseRequired {
-		d.Reason = ReasonLicenseRequired
+	d.Allowed, d.Reason = false, auditlog.ReasonLicense
+	if l.Decision == LicenseRequired {
+		d.Reason = auditlog.ReasonLicenseRequired
 	}
-}
-
-// ObserveLicenseLink remembers the license a response to the request
-// decided as d named in a Link header field (url; "" when it named none),
-// so that later requests for the same resource read it (see Decide). It
-// does so when purposes were declared for the request, robots.txt was
-// read and UsageOptions.Licenses is set; a successful response (2xx,
-// success) naming none forgets what was remembered. path is the request's
-// path as sent (Request.Path).
-func (p *Policy) ObserveLicenseLink(d *Decision, path, url string, success bool) {
-	src := p.opts.Usage.Licenses
-	if src == nil || d.Usage == nil || len(d.Usage.Purposes) == 0 || d.Robots == nil || url == "" && !success {
-		return
-	}
-	src.RememberLink(d.licenseResource(d.DecidedPath(path)), url)
 }
 
 // DecidedPath returns the path the request was decided on: the reading
@@ -162,5 +166,5 @@ func readExtras(d *Decision, r *robots.Robots, rs *readings, tokens []string) {
 	if r.HasContentUsage() {
 		u = r.Usage(path, tokens...)
 	}
-	d.UsagePrefs = usage.FromRobots(u, e)
+	d.UsagePrefs = RobotsPreferences(u, e)
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -15,7 +15,7 @@ import (
 // is refused before robots.txt is fetched.
 func TestDecideUsageStep(t *testing.T) {
 	const body = "User-agent: *\nAllow: /\nContent-Usage: train-ai=n\n"
-	decl := usage.NewDeclarations(map[string][]string{"TrainBot": {usage.TrainAI}})
+	decl := policy.NewDeclarations(map[string][]string{"TrainBot": {policy.PurposeTrainAI}})
 	tests := []struct {
 		name        string
 		enforce     bool
@@ -26,10 +26,10 @@ func TestDecideUsageStep(t *testing.T) {
 		wantReason  policy.Reason
 		wantRefused string
 	}{
-		{"refused, enforced", true, "", "TrainBot/1.0", false, false, policy.ReasonUsage, usage.TrainAI},
-		{"refused, report mode", true, policy.ModeReport, "TrainBot/1.0", false, true, policy.ReasonUsage, usage.TrainAI},
-		{"refused, recorded only", false, "", "TrainBot/1.0", true, false, policy.ReasonRule, usage.TrainAI},
-		{"nothing declared", true, "", "OtherBot/1.0", true, false, policy.ReasonRule, ""},
+		{"refused, enforced", true, "", "TrainBot/1.0", false, false, auditlog.ReasonUsage, policy.PurposeTrainAI},
+		{"refused, report mode", true, policy.ModeReport, "TrainBot/1.0", false, true, auditlog.ReasonUsage, policy.PurposeTrainAI},
+		{"refused, recorded only", false, "", "TrainBot/1.0", true, false, auditlog.ReasonRule, policy.PurposeTrainAI},
+		{"nothing declared", true, "", "OtherBot/1.0", true, false, auditlog.ReasonRule, ""},
 	}
 	ctx := context.Background()
 	for _, tt := range tests {
@@ -52,11 +52,11 @@ func TestDecideUsageStep(t *testing.T) {
 	}
 	p, f := newStubPolicy(body, policy.Options{})
 	d := p.Decide(ctx, policy.Request{Scheme: "https", Host: "other.example:443", Path: "/", UserAgent: "TrainBot/1.0", Tunnel: "example.com:443"})
-	if d.Allowed || d.Reason != policy.ReasonBadRequest || d.RobotsURL != "" || len(f.Calls()) != 0 {
+	if d.Allowed || d.Reason != auditlog.ReasonBadRequest || d.RobotsURL != "" || len(f.Calls()) != 0 {
 		t.Errorf("a tunnel's foreign authority: got allowed %v reason %s robots_url %q, %d fetches; want bad-request before any fetch",
 			d.Allowed, d.Reason, d.RobotsURL, len(f.Calls()))
 	}
-	if d := p.Decide(ctx, policy.Request{Scheme: "https", Host: "EXAMPLE.com", Path: "/", UserAgent: "TrainBot/1.0", Tunnel: "example.com:443"}); d.Reason != policy.ReasonRule {
-		t.Errorf("the tunnel's own authority, spelled otherwise: got reason %s, want %s", d.Reason, policy.ReasonRule)
+	if d := p.Decide(ctx, policy.Request{Scheme: "https", Host: "EXAMPLE.com", Path: "/", UserAgent: "TrainBot/1.0", Tunnel: "example.com:443"}); d.Reason != auditlog.ReasonRule {
+		t.Errorf("the tunnel's own authority, spelled otherwise: got reason %s, want %s", d.Reason, auditlog.ReasonRule)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -23,10 +23,10 @@ func BenchmarkAuditLine(b *testing.B) {
 	r.Header.Set("User-Agent", "Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)")
 	rb := robots.Parse([]byte("User-agent: ExampleBot\nDisallow: /nope/\n"))
 	st := &state{start: time.Now(), target: "http://example.com/size/100", decided: true}
-	st.decision = policy.Decision{Allowed: true, Reason: policy.ReasonNoMatch,
-		Identity: identity.Identity{Token: "ExampleBot", Source: identity.SourceUserAgent, Candidates: []string{"ExampleBot"}},
+	st.decision = policy.Decision{Allowed: true, Reason: auditlog.ReasonNoMatch,
+		Identity: identity.Identity{Token: "ExampleBot", Source: policy.SourceUserAgent, Candidates: []string{"ExampleBot"}},
 		Verdict:  rb.Test("/size/100", "ExampleBot"), RobotsURL: "http://example.com/robots.txt",
-		Access: access.Successful, Status: http.StatusOK, Cache: access.CacheHit,
+		Access: policy.Successful, Status: http.StatusOK, Cache: policy.CacheHit,
 		RobotsSHA256: sha256.Sum256([]byte("x")), RobotsFetchedAt: time.Now()}
 	b.ReportAllocs()
 	for b.Loop() {

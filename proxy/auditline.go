@@ -10,7 +10,6 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/egress"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -228,7 +227,7 @@ func cutEncoded(s string, max int) (string, bool) {
 const maxUsageRuleBytes = 2 * auditlog.MaxListEntryBytes
 
 // usageFields adds the usage fields of the decision to an audit line.
-func usageFields(f fieldWriter, e *zerolog.Event, ev *usage.Evaluation) *zerolog.Event {
+func usageFields(f fieldWriter, e *zerolog.Event, ev *policy.Usage) *zerolog.Event {
 	if ev == nil {
 		return e
 	}
@@ -237,7 +236,7 @@ func usageFields(f fieldWriter, e *zerolog.Event, ev *usage.Evaluation) *zerolog
 	}
 	if values := ev.Prefs.Values(); len(values) > 0 {
 		dict := zerolog.Dict()
-		for _, purpose := range usage.Purposes() {
+		for _, purpose := range policy.Purposes() {
 			if v, ok := values[purpose]; ok {
 				dict = dict.Str(purpose, string(v))
 			}
@@ -259,7 +258,7 @@ func usageFields(f fieldWriter, e *zerolog.Event, ev *usage.Evaluation) *zerolog
 }
 
 // licenseFields adds the license fields of the decision to an audit line.
-func licenseFields(f fieldWriter, e *zerolog.Event, ev *usage.Evaluation) *zerolog.Event {
+func licenseFields(f fieldWriter, e *zerolog.Event, ev *policy.Usage) *zerolog.Event {
 	if ev.LicenseLink != "" {
 		e = f.str(e, auditlog.FieldLicenseLink, ev.LicenseLink)
 	}
@@ -292,10 +291,10 @@ func licenseFields(f fieldWriter, e *zerolog.Event, ev *usage.Evaluation) *zerol
 
 // politeFields adds the politeness fields of a request to its audit line.
 func politeFields(e *zerolog.Event, st *state) *zerolog.Event {
-	t := st.ticket
-	if t == nil {
+	if st.ticket == nil {
 		return e
 	}
+	t := st.ticket.Answer()
 	if t.Waited > 0 || t.Refused != "" {
 		e = e.Float64(auditlog.FieldWaitedMS, ms(t.Waited))
 	}

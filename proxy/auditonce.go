@@ -6,8 +6,6 @@ import (
 	"sync"
 
 	"github.com/rs/zerolog"
-
-	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // requestAudit owns a request's guarantee of exactly one audit line.
@@ -94,8 +92,6 @@ var errAuditLine = errors.New("the audit line was not written: the response is c
 // auditUnavailable records the denial of a request that is not forwarded
 // because the audit log is failing, and returns its answer (503).
 func (p *Proxy) auditUnavailable(req *http.Request, st *state) *http.Response {
-	d := st.decide(policy.Decision{Reason: policy.ReasonAuditUnavailable,
-		Identity: p.policy().IdentityOf(policy.Request{UserAgent: req.Header.Get("User-Agent"), Pin: st.pin}),
-		Err:      errors.New("the audit log cannot be written (audit.on_write_error: refuse)")})
+	d := st.decide(p.policy().DecideAuditUnavailable(st.identityRequest(req)))
 	return rejectResponse(req, d, p.opts.AuthRealm)
 }

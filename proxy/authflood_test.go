@@ -56,7 +56,7 @@ func runAuthFlood(tb testing.TB, cost int, o identity.ThrottleOptions, clock *te
 	}
 	throttledPinner(tb, cost, o, clock)(&popts)
 	srv := httptest.NewServer(proxy.New(proxy.Options{Policy: policy.New(popts),
-		Transport: proxy.NewTransport(guard, proxy.TransportOptions{}), Audit: io.Discard}))
+		Transport: proxy.NewTransport(proxy.TransportOptions{AllowPrivate: guard.AllowPrivate, AllowPrivateRanges: guard.Allow}), Audit: io.Discard}))
 	tb.Cleanup(srv.Close)
 	target := origin.URL + "/page"
 	client := func(user, password string) *http.Client {

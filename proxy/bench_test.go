@@ -89,7 +89,7 @@ func newBenchProxy(b *testing.B, kind string, origin *httptest.Server, intercept
 	if origin.TLS != nil {
 		upstream = origin.Client().Transport.(*http.Transport).TLSClientConfig
 	}
-	tr := proxy.NewTransport(guard, proxy.TransportOptions{TLS: upstream})
+	tr := proxy.NewTransport(proxy.TransportOptions{AllowPrivate: guard.AllowPrivate, AllowPrivateRanges: guard.Allow, TLS: upstream})
 	bp := &benchProxy{}
 	var mitmConfig func(string, *goproxy.ProxyCtx) (*tls.Config, error)
 	if intercept {
@@ -135,7 +135,7 @@ func newBenchRobotsproxy(b *testing.B, kind string, bp *benchProxy, tr *http.Tra
 	intercept func(string, *goproxy.ProxyCtx) (*tls.Config, error)) http.Handler {
 	fetcher := access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}, TLS: tr.TLSClientConfig})
 	var metrics *proxy.Metrics
-	cache := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
+	cache := access.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
 		a := fetcher.Fetch(ctx, scheme, authority)
 		metrics.ObserveFetch(a)
 		return a

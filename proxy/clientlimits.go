@@ -9,8 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/rules"
-	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // RefusalCause labels robotsproxy_client_refusals_total: why a client
@@ -67,14 +67,14 @@ func (p *Proxy) refuseTarget(w http.ResponseWriter, r *http.Request, x *exchange
 	body := fmt.Sprintf("robotsproxy: the request target is %d octets, longer than the limit of %d (client.max_request_target_bytes)\n",
 		len(r.RequestURI), limit)
 	h := w.Header()
-	setDenyFields(h, policy.ReasonURITooLong)
+	setDenyFields(h, auditlog.ReasonURITooLong)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusRequestURITooLong)
 	n, _ := io.WriteString(w, body)
 	_ = x.st.line.write(func(*lineSink) error { // answered already: the writer counts a lost line
 		return p.AuditRefusal(Refusal{Client: r.RemoteAddr, Method: r.Method, Target: x.flight.url,
 			UserAgent: r.Header.Get("User-Agent"), Status: http.StatusRequestURITooLong, Bytes: int64(n),
-			Reason: policy.ReasonURITooLong, Cause: CauseURITooLong, Start: x.flight.start,
+			Reason: auditlog.ReasonURITooLong, Cause: CauseURITooLong, Start: x.flight.start,
 			Protocol: protocol(r), Intercepted: x.st.parent != nil})
 	})
 	return true

@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
@@ -43,7 +44,7 @@ func newTestProxy(t *testing.T, fetchTimeout time.Duration, opts func(*proxy.Opt
 	cache := access.NewCache(fetcher.Fetch, access.CacheOptions{})
 	o := proxy.Options{
 		Policy:    policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: cache}),
-		Transport: proxy.NewTransport(guard, proxy.TransportOptions{}),
+		Transport: proxy.NewTransport(proxy.TransportOptions{AllowPrivate: guard.AllowPrivate, AllowPrivateRanges: guard.Allow}),
 		Audit:     tp.audit,
 		Metrics:   proxy.NewMetrics(tp.reg, cache.Len),
 	}
@@ -316,7 +317,7 @@ func TestAbandon(t *testing.T) {
 func TestAuditRefusal(t *testing.T) {
 	tp := newTestProxy(t, time.Second, func(o *proxy.Options) { o.MaxFieldBytes = 64 })
 	tp.p.AuditRefusal(proxy.Refusal{Client: "192.0.2.1:1234", Method: "GET", Target: "http://a.example/" + strings.Repeat("p", 100),
-		TargetCut: true, Status: 431, Bytes: 35, Reason: policy.ReasonHeaderTooLarge, Cause: proxy.CauseHeaderTooLarge,
+		TargetCut: true, Status: 431, Bytes: 35, Reason: auditlog.ReasonHeaderTooLarge, Cause: proxy.CauseHeaderTooLarge,
 		Err: errors.New("refused by the HTTP server: Request Header Fields Too Large")})
 	line := tp.audit.Lines(t)[0]
 	assertFields(t, line, map[string]any{"client": "192.0.2.1:1234", "method": "GET", "decision": "deny",

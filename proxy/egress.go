@@ -8,7 +8,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/egress"
 	"github.com/robotsproxy/robotsproxy/internal/egress/payments"
-	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // outbound is what carries a forwarded request to its origin: the egress
@@ -38,7 +38,7 @@ func (p *Proxy) toEgress(req *http.Request, ctx *goproxy.ProxyCtx, st *state) *h
 	}
 	d := &st.decision
 	id := egress.Identity{Token: d.Identity.Token, User: d.Identity.User, Client: st.clientAddr(req)}
-	if st.pin.Source == identity.SourceClientRange {
+	if st.pin.Source == policy.SourceClientRange {
 		id.Range, _ = p.policy().ClientRange(id.Client)
 	}
 	// A request denied and forwarded only because the mode is report

@@ -10,7 +10,6 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsproxy/robotsproxy/internal/egress/payments"
-	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -21,7 +20,7 @@ func TestEgressWithoutExchangeFailsClosed(t *testing.T) {
 	var hits atomic.Int64
 	o := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer o.Close()
-	tr := NewTransport(&netguard.Guard{AllowPrivate: true}, TransportOptions{})
+	tr := NewTransport(TransportOptions{AllowPrivate: true})
 	p := New(Options{Policy: policy.New(policy.Options{}), Transport: tr,
 		Egress: &payments.Transport{Next: tr, Ledger: &payments.Local{}}})
 	req := httptest.NewRequest(http.MethodGet, o.URL+"/page", nil)

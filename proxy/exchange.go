@@ -56,7 +56,7 @@ func (p *Proxy) begin(w http.ResponseWriter, r *http.Request, start time.Time, p
 // released outside the flight's lock, not with the line: a shared gate's
 // release is a Redis call.
 func (p *Proxy) end(r *http.Request, x *exchange) {
-	x.st.ticket.Release()
+	x.st.release()
 	p.flights.mu.Lock()
 	delete(p.flights.set, x.req)
 	p.flights.mu.Unlock()

@@ -37,7 +37,7 @@ func requestAllocs(t *testing.T, body string, polite bool) float64 {
 		_, _ = io.WriteString(w, body)
 	}))
 	defer o.Close()
-	tr := proxy.NewTransport(&netguard.Guard{AllowPrivate: true}, proxy.TransportOptions{})
+	tr := proxy.NewTransport(proxy.TransportOptions{AllowPrivate: true})
 	tr.RegisterProtocol("http", memRT{body: bytes.Repeat([]byte("x"), 100)})
 	fetcher := access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})
 	cache := access.NewCache(fetcher.Fetch, access.CacheOptions{})
@@ -45,12 +45,11 @@ func requestAllocs(t *testing.T, body string, polite bool) float64 {
 	scheme, auth, _ := policy.Authority(u.Scheme, u.Host)
 	cache.Get(context.Background(), scheme, auth)
 	o.Close() // the robots.txt is cached; the pages come from memRT
-	pol := policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: cache})
-	po := proxy.Options{Policy: pol, Transport: tr, Audit: io.Discard}
+	popts := policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: cache}
 	if polite {
-		po.Politeness = politeness.New(politeness.Options{CrawlDelay: true})
+		popts.Politeness = politeness.New(politeness.Options{CrawlDelay: true}).Politeness()
 	}
-	h := proxy.New(po)
+	h := proxy.New(proxy.Options{Policy: policy.New(popts), Transport: tr, Audit: io.Discard})
 	return testing.AllocsPerRun(50, func() {
 		r := httptest.NewRequest("GET", o.URL+"/page", nil)
 		r.Header.Set("User-Agent", benchUA)

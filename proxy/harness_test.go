@@ -62,7 +62,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		TooManyRequestsUnreachable: true, TLS: o.tls,
 	})
 	var metrics *proxy.Metrics
-	cache := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
+	cache := access.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
 		h.fetches.Add(1)
 		a := fetcher.Fetch(ctx, scheme, authority)
 		metrics.ObserveFetch(a)
@@ -77,7 +77,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		o.policy(&popts)
 	}
 	h.popts = popts
-	tr := proxy.NewTransport(o.guard, proxy.TransportOptions{TLS: o.tls})
+	tr := proxy.NewTransport(proxy.TransportOptions{AllowPrivate: o.guard.AllowPrivate, AllowPrivateRanges: o.guard.Allow, TLS: o.tls})
 	opts := proxy.Options{Policy: policy.New(popts), Transport: tr, Audit: h.audit, Metrics: metrics}
 	if o.proxy != nil {
 		o.proxy(&opts)

@@ -8,7 +8,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/license"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
@@ -42,7 +41,7 @@ func rslOrigin(t *testing.T, licenseStatus int) *httptest.Server {
 
 func licenseHarness(t *testing.T, enforce bool, mode policy.Mode) *harness {
 	t.Helper()
-	decl := usage.NewDeclarations(map[string][]string{"TrainBot": {"train-ai"}, "SearchBot": {"search", "ai-input"}})
+	decl := policy.NewDeclarations(map[string][]string{"TrainBot": {"train-ai"}, "SearchBot": {"search", "ai-input"}})
 	src := license.NewSource(license.SourceOptions{
 		Fetcher: access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}}),
 	})

@@ -7,8 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
-	"github.com/robotsproxy/robotsproxy/internal/mitm"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -101,7 +100,7 @@ func NewMetrics(reg prometheus.Registerer, cachedAuthorities func() int) *Metric
 }
 
 // ObserveFetch records one robots.txt fetch.
-func (m *Metrics) ObserveFetch(a access.Access) {
+func (m *Metrics) ObserveFetch(a policy.Access) {
 	if m == nil {
 		return
 	}
@@ -114,36 +113,17 @@ func (m *Metrics) countRequest(decision, reason string, enforced bool) {
 		return
 	}
 	m.bound.counter(m.requests, requestLabels{decision, reason, enforced}).Inc()
-	if reason == string(policy.ReasonAuthThrottled) {
+	if reason == string(auditlog.ReasonAuthThrottled) {
 		m.throttled.Inc()
 	}
 }
 
 // RegisterCacheMetrics exports the memory the robots.txt cache retains,
-// robotsproxy_cache_bytes, in octets as the cache accounts it (see
-// access.CacheOptions.MaxBytes); bytes is called at each scrape.
+// robotsproxy_cache_bytes, in octets as the cache accounts it
+// (cache.max_bytes bounds it); bytes is called at each scrape.
 func RegisterCacheMetrics(reg prometheus.Registerer, bytes func() int64) {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "robotsproxy_cache_bytes",
 		Help: "Memory retained by the robots.txt cache in octets (compiled rules, URLs and per-entry overhead), bounded by cache.max_bytes.",
 	}, func() float64 { return float64(bytes()) }))
-}
-
-// RegisterCertMetrics exports the leaf-certificate cache of an intercepting
-// proxy (see package mitm): stats is called at each scrape.
-func RegisterCertMetrics(reg prometheus.Registerer, stats func() mitm.CertStats) {
-	counter := func(name, help string, f func(mitm.CertStats) uint64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
-			func() float64 { return float64(f(stats())) })
-	}
-	reg.MustRegister(
-		counter("robotsproxy_mitm_cert_hits_total", "Leaf certificates served from the cache.",
-			func(s mitm.CertStats) uint64 { return s.Hits }),
-		counter("robotsproxy_mitm_cert_misses_total", "Leaf certificate lookups that missed the cache.",
-			func(s mitm.CertStats) uint64 { return s.Misses }),
-		counter("robotsproxy_mitm_certs_signed_total", "Leaf certificates signed with the operator's CA.",
-			func(s mitm.CertStats) uint64 { return s.Signed }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "robotsproxy_mitm_cached_certs", Help: "Leaf certificates in the cache."},
-			func() float64 { return float64(stats().Entries) }),
-	)
 }

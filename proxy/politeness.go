@@ -8,24 +8,28 @@ import (
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
-// admit holds a request that is to be forwarded until politeness lets it
-// start (Options.Politeness), or returns its refusal: 429 with
-// Retry-After, reason crawl-delay, backoff or host-concurrency (or the 503
-// of a shutdown that cut the wait short). What the answer means for the
-// decision is policy.DecideAdmission's.
+// admit holds a request that is to be forwarded until the policy's
+// politeness step lets it start (policy.Policy.Admit), keeping its ticket
+// in st, or returns its refusal: 429 with Retry-After, reason crawl-delay,
+// backoff or host-concurrency (or the 503 of a shutdown that cut the wait
+// short, policy.DecideShutdown).
 func (p *Proxy) admit(req *http.Request, st *state) *http.Response {
-	l := p.opts.Politeness
-	if l == nil {
-		return nil
-	}
 	d := &st.decision
-	st.ticket = l.Admit(req.Context(), d.PolitenessRequest())
-	if policy.DecideAdmission(d, st.ticket) {
+	var ok bool
+	if st.ticket, ok = p.policy().Admit(req.Context(), d); ok {
 		return nil
 	}
 	if errors.Is(context.Cause(req.Context()), ErrShutdown) {
-		d.Reason = policy.ReasonShutdown
+		policy.DecideShutdown(d)
 		return cutOffResponse(req)
 	}
 	return rejectResponse(req, d, p.opts.AuthRealm)
+}
+
+// release gives back the politeness ticket of the request, if any: its
+// in-flight slot and its turn.
+func (st *state) release() {
+	if st.ticket != nil {
+		st.ticket.Release()
+	}
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/mitm"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
@@ -36,13 +35,11 @@ func testPolitenessInsideTunnels(t *testing.T, h2 bool) {
 		clientTLS: &tls.Config{RootCAs: ca.CertPool()},
 		policy: func(po *policy.Options) {
 			connectPorts(o)(po)
-			po.Usage = policy.UsageOptions{Enforce: true, Declarations: usage.NewDeclarations(
+			po.Politeness = politeness.New(politeness.Options{CrawlDelay: true, Reject: true, MaxConcurrentPerHost: 1}).Politeness()
+			po.Usage = policy.UsageOptions{Enforce: true, Declarations: policy.NewDeclarations(
 				map[string][]string{"SlowBot": {"train-ai"}, "FastBot": {"train-ai"}})}
 		},
-		proxy: func(po *proxy.Options) {
-			po.Intercept = certs.TLSConfig
-			po.Politeness = politeness.New(politeness.Options{CrawlDelay: true, Reject: true, MaxConcurrentPerHost: 1})
-		},
+		proxy: func(po *proxy.Options) { po.Intercept = certs.TLSConfig },
 	})
 	if h2 {
 		h.client = h2Client(h, ca)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
@@ -61,7 +62,7 @@ func (o *politeOrigin) gaps() []time.Duration {
 
 func politeHarness(t *testing.T, o politeness.Options) *harness {
 	t.Helper()
-	return newHarness(t, harnessOptions{proxy: func(po *proxy.Options) { po.Politeness = politeness.New(o) }})
+	return newHarness(t, harnessOptions{policy: func(po *policy.Options) { po.Politeness = politeness.New(o).Politeness() }})
 }
 
 func TestCrawlDelayWait(t *testing.T) {

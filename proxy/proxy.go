@@ -1,12 +1,14 @@
 // Package proxy is robotsproxy's HTTP(S) forward proxy: goproxy wiring that
 // asks the policy about every request, refuses disallowed ones with 403
 // before anything reaches the origin, forwards allowed ones unchanged, and
-// writes one audit line per request.
+// writes one audit line per request. It decides nothing itself: every
+// step, its own refusals included, is a policy.Decision made by package
+// policy, which the proxy renders (the status, the X-Robotsproxy-* fields,
+// the text, the audit line) and acts on.
 package proxy
 
 import (
 	"crypto/tls"
-	"errors"
 	"io"
 	"net/http"
 	"net/netip"
@@ -17,9 +19,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/egress"
-	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
-	"github.com/robotsproxy/robotsproxy/internal/politeness"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -31,14 +31,14 @@ type Options struct {
 	// DialContext also dials CONNECT tunnels. Required.
 	Transport *http.Transport
 	// Audit receives one JSON line per request, one Write per line. A
-	// Write that returns an error means the line is not in the log (see
-	// audit.Writer): the request is then refused or cut off, unless
-	// AuditContinue. When Audit has a Failing() bool method (audit.Writer
-	// does) that reports true, new requests are answered 503 with reason
+	// Write that returns an error means the line is not in the log: the
+	// request is then refused or cut off, unless AuditContinue. When Audit
+	// has a Failing() bool method (the server's audit writer does) that
+	// reports true, new requests are answered 503 with reason
 	// audit-unavailable and not forwarded, unless AuditContinue; when it
-	// also has a Recover() error method (audit.Writer does), a new request
-	// first calls it, and is served as usual when it returns nil (the log
-	// takes writes again: the request's own line is written as any other).
+	// also has a Recover() error method, a new request first calls it, and
+	// is served as usual when it returns nil (the log takes writes again:
+	// the request's own line is written as any other).
 	Audit io.Writer
 	// AuditContinue answers requests as decided when their audit line
 	// cannot be written (audit.on_write_error: continue); the writer
@@ -121,27 +121,25 @@ type Options struct {
 	// per second, counted after the first BodyIdleTimeout; a slower body
 	// is cut off (408, cut_off "body-slow"). 0 means no minimum.
 	BodyMinRate int
-	// Politeness spaces and pauses forwarded requests (crawl delay,
-	// back-off, in-flight cap; see package politeness); nil admits every
-	// request at once.
-	Politeness *politeness.Limiter
 	// UnreachableRetry is how long an unreachable robots.txt result is
 	// kept before the next fetch (cache.unreachable_retry): a 403 for
 	// reason unreachable says when robots.txt is tried again. Zero says
 	// nothing of it.
 	UnreachableRetry time.Duration
 	// Egress, when set, carries every forwarded request (plain, and
-	// inside intercepted tunnels) in place of Transport: the steps of
-	// package egress (signing, paying) around Transport. Each such request
-	// carries an egress.Exchange in its context, whose Record the audit
-	// line reports. Nil forwards through Transport alone.
+	// inside intercepted tunnels) in place of Transport: the robotsproxy
+	// server's egress steps (signing, paying) around Transport. Each such
+	// request carries in its context the identity it is sent for and a
+	// record of what the steps did, which the audit line reports; a
+	// request without it is not sent. Nil forwards through Transport
+	// alone.
 	Egress http.RoundTripper
 	// Outbound, when set, carries forwarded requests in place of
 	// Transport when there are no egress steps (Egress nil), as Transport
-	// would: no egress.Exchange, nothing added to the audit line. It is
-	// for a caller that serves requests in process with its own transport
-	// (package enforce, through server.NewInProcess); CONNECT tunnels
-	// still dial through Transport. Nil forwards through Transport.
+	// would: nothing added to the audit line. It is for a caller that
+	// serves requests in process with its own transport (package
+	// enforce); CONNECT tunnels still dial through Transport. Nil
+	// forwards through Transport.
 	Outbound http.RoundTripper
 }
 
@@ -228,7 +226,7 @@ type state struct {
 	decision policy.Decision
 	// pin is the pinned identity of the client, shared by every request
 	// inside an intercepted tunnel.
-	pin identity.Pin
+	pin policy.Pin
 	// parent is the CONNECT's state for a request inside an intercepted
 	// tunnel, nil otherwise.
 	parent *state
@@ -243,15 +241,16 @@ type state struct {
 	// w is the client's writer (see reject), nil for a state goproxy made.
 	w *countingWriter
 	// ticket is politeness's answer for a request to be forwarded
-	// (released with the audit line), nil when none was asked.
-	ticket *politeness.Ticket
+	// (policy.Policy.Admit; released with the audit line), nil when none
+	// was asked.
+	ticket policy.Ticket
+	// egress is what the egress steps did to a forwarded request, nil
+	// when there are none (Options.Egress) or it was not forwarded.
+	egress *egress.Exchange
 	// client is the client's address once clientParsed (see clientAddr).
 	client       netip.Addr
 	clientParsed bool
 	decided      bool // next to clientParsed: the exchange stays in its size class
-	// egress is what the egress steps did to a forwarded request, nil
-	// when there are none (Options.Egress) or it was not forwarded.
-	egress *egress.Exchange
 	// cutOff is the audit line's cut_off field (a byte next to the
 	// flags, not a string: the exchange keeps its size class).
 	cutOff cutOffCode
@@ -259,9 +258,10 @@ type state struct {
 	// it is intercepted: the line's tunnel field (see tunnelMode).
 	tunnel, intercepted bool
 	// status is set when the response bypasses the ResponseWriter
-	// (CONNECT replies written on the hijacked connection). An int32 next
-	// to the flags: the exchange keeps its size class.
-	status int32
+	// (CONNECT replies written on the hijacked connection). An int16 next
+	// to the flags (a status has three digits): the exchange keeps its
+	// size class.
+	status int16
 }
 
 // tunnelMode is the CONNECT line's tunnel field: auditlog.TunnelHostLevel
@@ -286,6 +286,13 @@ func (st *state) clientAddr(req *http.Request) netip.Addr {
 		st.clientParsed = true
 	}
 	return st.client
+}
+
+// identityRequest is what the policy reads of req to identify its crawler
+// (its User-Agent and the pinned identity), for a decision made before
+// the request is read further.
+func (st *state) identityRequest(req *http.Request) policy.Request {
+	return policy.Request{UserAgent: req.Header.Get("User-Agent"), Pin: st.pin}
 }
 
 // decide records d as the request's decision and returns it.
@@ -365,7 +372,7 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	r := policy.Request{
 		Scheme:    req.URL.Scheme,
 		Host:      host,
-		Path:      requestPath(req),
+		Path:      policy.HTTPRequestPath(req),
 		UserAgent: req.Header.Get("User-Agent"),
 		Pin:       st.pin,
 	}
@@ -383,7 +390,7 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	// of robotsproxy, so a watched crawler cannot tell.
 	prepareOutbound(req) // RFC 9110 7.6.1: hop-by-hop fields stay here
 	req = p.toEgress(req, ctx, st)
-	req = traceSend(req, st.ticket) // a crawl-delay turn counts from the send
+	req = traceSend(req, &st.ticket) // a crawl-delay turn counts from the send
 	return req, nil
 }
 
@@ -404,21 +411,15 @@ func (p *Proxy) authenticate(req *http.Request, st *state) *policy.Decision {
 func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 	st := p.stateOf(ctx.Req)
 	ctx.UserData = st
-	if st.parent != nil { // a tunnel is not opened inside another
-		d := st.decide(policy.Decision{Reason: policy.ReasonBadRequest,
-			Identity: p.policy().IdentityOf(policy.Request{UserAgent: ctx.Req.Header.Get("User-Agent"), Pin: st.pin}),
-			Err:      errors.New("CONNECT inside an intercepted tunnel: send the requests themselves")})
+	r := policy.Request{Host: host, UserAgent: ctx.Req.Header.Get("User-Agent")}
+	if st.parent != nil { // inside a tunnel: its pin, and no tunnel in it (DecideConnect)
+		r.Tunnel = st.parent.authority
+	} else if d := p.authenticate(ctx.Req, st); d != nil {
 		return p.rejectConnect(ctx, st, d), host
 	}
-	if d := p.authenticate(ctx.Req, st); d != nil {
-		return p.rejectConnect(ctx, st, d), host
-	}
+	r.Pin = st.pin
 	intercept := p.opts.Intercept != nil
-	d := st.decide(p.policy().DecideConnect(ctx.Req.Context(), policy.Request{
-		Host:      host,
-		UserAgent: ctx.Req.Header.Get("User-Agent"),
-		Pin:       st.pin,
-	}, intercept))
+	d := st.decide(p.policy().DecideConnect(ctx.Req.Context(), r, intercept))
 	if !d.Allowed && !d.ReportOnly {
 		return p.rejectConnect(ctx, st, d), host
 	}
@@ -427,7 +428,7 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 	// explicit port (goproxy would add ":80" to a target without one).
 	_, authority, err := policy.ConnectAuthority(host)
 	if err != nil { // DecideConnect allowed it, so this cannot happen; fail closed
-		d = st.decide(policy.Decision{Identity: d.Identity, Reason: policy.ReasonBadRequest, Err: err})
+		policy.DecideBadTarget(d, err)
 		return p.rejectConnect(ctx, st, d), host
 	}
 	if !intercept {
@@ -446,11 +447,11 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 // first: no client sees an answer whose line is not yet written.
 func (p *Proxy) rejectConnect(ctx *goproxy.ProxyCtx, st *state, d *policy.Decision) *goproxy.ConnectAction {
 	ctx.Resp = rejectWith(ctx.Req, d, p.opts.AuthRealm, p.opts.UnreachableRetry)
-	st.status = int32(ctx.Resp.StatusCode)
+	st.status = int16(ctx.Resp.StatusCode)
 	// Abandon may be writing this request's line.
 	if p.auditOnce(ctx.Req, st, int(st.status), ctx.Resp.ContentLength) != nil && !p.opts.AuditContinue {
 		ctx.Resp = p.auditUnavailable(ctx.Req, st) // no refusal without its line either
-		st.status = int32(ctx.Resp.StatusCode)
+		st.status = int16(ctx.Resp.StatusCode)
 	}
 	return &goproxy.ConnectAction{Action: goproxy.ConnectReject}
 }
@@ -481,20 +482,6 @@ func (p *Proxy) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 // challenge must reach the client).
 func forwarded(st *state) bool {
 	return st != nil && st.decided && (st.decision.Allowed || st.decision.ReportOnly)
-}
-
-// requestPath returns the path and query the request is decided on: its
-// request target as sent (policy.RequestPath), or, for a request that has
-// none, its URL's path and query as parsed.
-func requestPath(req *http.Request) string {
-	if req.RequestURI != "" {
-		return policy.RequestPath(req.RequestURI)
-	}
-	p := req.URL.EscapedPath()
-	if req.URL.RawQuery != "" || req.URL.ForceQuery {
-		p += "?" + req.URL.RawQuery
-	}
-	return p
 }
 
 // nonProxy answers requests that are not proxy requests.

@@ -8,10 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -26,7 +25,7 @@ const (
 	HeaderAccess    = "X-Robotsproxy-Access-Result"
 	// HeaderUnreachable is why robots.txt was unreachable: "dns",
 	// "connect", "tls", "timeout", "status N", "too-large", "redirects",
-	// "destination-refused" or "other" (see access.Cause).
+	// "destination-refused" or "other" (see policy.Cause).
 	HeaderUnreachable = "X-Robotsproxy-Unreachable"
 )
 
@@ -58,14 +57,14 @@ func rejectWith(req *http.Request, d *policy.Decision, realm string, retry time.
 	case d.NeedsAuth():
 		status = http.StatusProxyAuthRequired
 		h.Set("Proxy-Authenticate", fmt.Sprintf("Basic realm=%q, charset=\"UTF-8\"", realm))
-	case d.Reason == policy.ReasonBadRequest:
+	case d.Reason == auditlog.ReasonBadRequest:
 		status = http.StatusBadRequest // an ambiguous or unenforceable target
-	case d.Reason == policy.ReasonURITooLong:
+	case d.Reason == auditlog.ReasonURITooLong:
 		status = http.StatusRequestURITooLong // inside a tunnel (onRequest); outside, refuseTarget
-	case d.Reason == policy.ReasonAuditUnavailable:
+	case d.Reason == auditlog.ReasonAuditUnavailable:
 		status = http.StatusServiceUnavailable // not forwarded: no answer without its audit line
 		h.Set("Retry-After", "1")
-	case d.Reason == policy.ReasonHeaderTooLarge:
+	case d.Reason == auditlog.ReasonHeaderTooLarge:
 		status = http.StatusRequestHeaderFieldsTooLarge // inside a tunnel (refuseHeader); outside, the server
 	case d.TooManyRequests(): // throttled authentication, politeness
 		status = http.StatusTooManyRequests
@@ -82,102 +81,10 @@ func rejectWith(req *http.Request, d *policy.Decision, realm string, retry time.
 	if c := d.UnreachableCause(); c != "" {
 		h.Set(HeaderUnreachable, c)
 	}
-	if d.Reason == policy.ReasonUsage && d.Usage != nil {
-		h.Set(HeaderRule, headerValue(d.Usage.Deciding.String()))
-	} else if isLicense(d) {
-		h.Set(HeaderRule, headerValue(licenseRule(d.Usage.License)))
-	} else if r := d.Rule(); r != nil && !d.TooManyRequests() {
-		h.Set(HeaderRule, headerValue(fmt.Sprintf("line %d: %s", r.Line, r.Text())))
+	if r := d.Deciding(); r != "" {
+		h.Set(HeaderRule, headerValue(r))
 	}
-	return textResponse(req, status, h, denialText(d)+unreachableRetryText(d, retry))
-}
-
-// unreachableRetryText says, for a denial with reason unreachable, when
-// the robots.txt fetch that found it unreachable was made and when
-// robotsproxy tries again: retry after it (RFC 9309 2.3.1.4 lets a crawler
-// keep the complete disallow while robots.txt stays unreachable). Empty
-// for other denials, or when the fetch time or retry is not known.
-func unreachableRetryText(d *policy.Decision, retry time.Duration) string {
-	if d.Reason != policy.ReasonUnreachable || retry <= 0 || d.RobotsFetchedAt.IsZero() {
-		return ""
-	}
-	at := d.RobotsFetchedAt.UTC()
-	return fmt.Sprintf("robotsproxy: robots.txt was fetched at %s; it is fetched again after %s (cache.unreachable_retry %v), and until then every request to this authority is refused\n",
-		at.Format(time.RFC3339), at.Add(retry).Format(time.RFC3339), retry)
-}
-
-// denialText explains a denial in one line.
-func denialText(d *policy.Decision) string {
-	token := d.Identity.Token
-	switch d.Reason {
-	case policy.ReasonRule:
-		r := d.Rule()
-		return fmt.Sprintf("robotsproxy: %s disallows this URL for product token %q (line %d: %s)\n",
-			d.RobotsURL, token, r.Line, r.Text())
-	case policy.ReasonUnreachable:
-		return fmt.Sprintf("robotsproxy: %s is unreachable (%s), which means complete disallow (RFC 9309 2.3.1.4)\n",
-			d.RobotsURL, unreachableText(d))
-	case policy.ReasonDestination:
-		return "robotsproxy: the destination resolves to a refused (non-public) address\n"
-	case policy.ReasonAuthRequired:
-		return "robotsproxy: proxy authentication required (Proxy-Authorization: Basic)\n"
-	case policy.ReasonAuthFailed:
-		return "robotsproxy: proxy authentication failed\n"
-	case policy.ReasonAuthThrottled:
-		return fmt.Sprintf("robotsproxy: too many failed proxy authentication attempts; retry in %d seconds\n", d.RetryAfterSeconds())
-	case policy.ReasonUsage, policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency:
-		if text := politeDenialText(d); text != "" {
-			return text
-		}
-	case policy.ReasonLicense, policy.ReasonLicenseRequired:
-		if text := licenseDenialText(d); text != "" {
-			return text
-		}
-	case policy.ReasonUnidentifiedTunnel:
-		return "robotsproxy: CONNECT refused (unidentified-tunnel): the tunnel names no crawler, so its requests could only be decided for \"/\" under the \"*\" group. " +
-			"Send a User-Agent header with your crawler's product token on the CONNECT request itself (curl --proxy-header, Go's Transport.ProxyConnectHeader), " +
-			"or have the operator pin your client (identity.users, identity.client_ranges), or configure a CA (mitm) so every request is decided on its path.\n"
-	case policy.ReasonAuditUnavailable:
-		return "robotsproxy: the audit log cannot be written, so the request was not forwarded; retry later\n"
-	case policy.ReasonHostDenied, policy.ReasonConnectPort, policy.ReasonConnectRefused, policy.ReasonBadRequest,
-		policy.ReasonURITooLong, policy.ReasonHeaderTooLarge:
-		return fmt.Sprintf("robotsproxy: request refused (%s): %v\n", d.Reason, d.Err)
-	}
-	return fmt.Sprintf("robotsproxy: request denied (%s)\n", d.Reason)
-}
-
-// unreachableText says why robots.txt was unreachable, for a person:
-// the cause as the header gives it ("dns", "status 500") and what it
-// means, or the status alone when the cause is not known.
-func unreachableText(d *policy.Decision) string {
-	c := d.UnreachableCause()
-	if c == "" {
-		return fmt.Sprintf("status %d", d.Status)
-	}
-	return c + ": " + causeHint(d.Cause)
-}
-
-// causeHint says what an unreachable cause means.
-func causeHint(c access.Cause) string {
-	switch c {
-	case access.CauseDNS:
-		return "the host name does not resolve"
-	case access.CauseConnect:
-		return "the connection to the origin failed"
-	case access.CauseTLS:
-		return "the TLS handshake with the origin failed: its certificate is not trusted or does not match the name, or it speaks no TLS the proxy accepts"
-	case access.CauseTimeout:
-		return "the origin did not answer in time"
-	case access.CauseStatus:
-		return "the origin answered with a status that makes robots.txt unreachable"
-	case access.CauseTooLarge:
-		return "the origin's response header is too large"
-	case access.CauseRedirects:
-		return "a redirect could not be followed"
-	case access.CauseDestination:
-		return "the destination resolves to a refused (non-public) address"
-	}
-	return "the origin's answer could not be read"
+	return textResponse(req, status, h, d.Text(retry))
 }
 
 // upstreamErrorResponse answers a request whose upstream round trip failed:
@@ -195,7 +102,9 @@ func upstreamErrorResponse(req *http.Request, err error, st *state) *http.Respon
 			policy.DecideDialRefused(&st.decision, err)
 			return rejectResponse(req, &st.decision, "")
 		}
-		return textResponse(req, http.StatusForbidden, h, denialText(&policy.Decision{Reason: policy.ReasonDestination}))
+		var d policy.Decision // none was made (a request goproxy made itself): only its text is sent
+		policy.DecideDialRefused(&d, err)
+		return textResponse(req, http.StatusForbidden, h, d.Text(0))
 	}
 	if st.decided && st.decision.Err == nil {
 		st.decision.Err = err // the audit line's "error"
@@ -249,12 +158,12 @@ func headerValue(s string) string {
 // empty placeholder that writes nothing; every other denial is
 // rejectResponse's response, which goproxy copies to the client.
 func (p *Proxy) reject(req *http.Request, st *state, d *policy.Decision) *http.Response {
-	if st.w == nil || d.Reason != policy.ReasonRule && d.Reason != policy.ReasonUnreachable {
+	if st.w == nil || d.Reason != auditlog.ReasonRule && d.Reason != auditlog.ReasonUnreachable {
 		return rejectWith(req, d, p.opts.AuthRealm, p.opts.UnreachableRetry)
 	}
 	k := denialKey{reason: d.Reason, token: d.Identity.Token, robotsURL: d.RobotsURL, access: d.Access,
 		status: d.Status, cause: d.Cause, rule: d.Verdict.Rule}
-	if d.Reason == policy.ReasonUnreachable {
+	if d.Reason == auditlog.ReasonUnreachable {
 		k.fetchedAt = d.RobotsFetchedAt.UnixNano() // the body says when it is tried again
 	}
 	r, ok := p.denials.Get(k)
@@ -275,9 +184,9 @@ type denialKey struct {
 	reason    policy.Reason
 	token     string
 	robotsURL string
-	access    access.AccessResult
+	access    policy.AccessResult
 	status    int
-	cause     access.Cause
+	cause     policy.Cause
 	rule      robots.Rule
 	fetchedAt int64 // unreachable: the fetch's time, in Unix nanoseconds
 }
@@ -327,62 +236,3 @@ const denialsMax = 1024
 // request only, so the renderings hold at most about denialsMax × 2 KiB
 // of bodies (and as much again in their keys).
 const maxRenderedBody = 2 << 10
-
-// politeDenialText explains a refusal for a usage preference, or for
-// politeness; "" when it cannot (denialText's general text applies).
-func politeDenialText(d *policy.Decision) string {
-	token := d.Identity.Token
-	switch d.Reason {
-	case policy.ReasonUsage:
-		if d.Usage == nil {
-			break
-		}
-		return fmt.Sprintf("robotsproxy: %s refuses the purpose %q declared for product token %q (%s)\n",
-			d.RobotsURL, d.Usage.Refused, token, d.Usage.Deciding)
-	case policy.ReasonCrawlDelay:
-		return fmt.Sprintf("robotsproxy: too early for product token %q at this site (crawl delay); retry in %d seconds\n",
-			token, d.RetryAfterSeconds())
-	case policy.ReasonBackoff:
-		return fmt.Sprintf("robotsproxy: the origin asked product token %q to back off; retry in %d seconds\n",
-			token, d.RetryAfterSeconds())
-	case policy.ReasonHostConcurrency:
-		return fmt.Sprintf("robotsproxy: too many requests in flight to this site; retry in %d seconds\n", d.RetryAfterSeconds())
-	}
-	return "" // denialText's general text
-}
-
-// licenseDenialText explains a refusal for an RSL license; "" when the
-// decision carries no license.
-func licenseDenialText(d *policy.Decision) string {
-	if d.Usage == nil || d.Usage.License == nil {
-		return ""
-	}
-	l := d.Usage.License
-	switch l.Decision {
-	case usage.LicenseProhibited:
-		return fmt.Sprintf("robotsproxy: the license %s prohibits the purpose %q declared for product token %q (%s)\n",
-			l.URL, l.Refused, d.Identity.Token, l.Element)
-	case usage.LicenseRequired:
-		return fmt.Sprintf("robotsproxy: the license %s requires a license token from its License Server %s for this URL (%s); robotsproxy does not obtain one\n",
-			l.URL, l.Server, l.Element)
-	}
-	return fmt.Sprintf("robotsproxy: the license %s could not be read (%v), which denies the declared purposes while usage.enforce is on\n",
-		l.URL, l.Err)
-}
-
-// isLicense reports whether d is a denial for an RSL license that carries
-// the license.
-func isLicense(d *policy.Decision) bool {
-	return (d.Reason == policy.ReasonLicense || d.Reason == policy.ReasonLicenseRequired) &&
-		d.Usage != nil && d.Usage.License != nil
-}
-
-// licenseRule is the X-Robotsproxy-Rule of a license denial: the license
-// URL and the element that decided, "LICENSE-URL <content url=...>", or
-// the URL and the decision when no element applied.
-func licenseRule(l *usage.License) string {
-	if l.Element == "" {
-		return l.URL + " " + string(l.Decision)
-	}
-	return l.URL + " " + l.Element
-}

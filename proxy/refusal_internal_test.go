@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -27,8 +27,8 @@ func TestLongDenialsNotKept(t *testing.T) {
 	} {
 		p.denials = memo.NewSync[denialKey, *rendered](denialsMax)
 		rb := robots.Parse([]byte("User-agent: *\nDisallow: " + tt.pattern + "\n"))
-		d := policy.Decision{Reason: policy.ReasonRule, Identity: identity.Identity{Token: "ExampleBot"},
-			RobotsURL: "http://example.com/robots.txt", Access: access.Successful, Status: 200,
+		d := policy.Decision{Reason: auditlog.ReasonRule, Identity: identity.Identity{Token: "ExampleBot"},
+			RobotsURL: "http://example.com/robots.txt", Access: policy.Successful, Status: 200,
 			Verdict: rb.Test(tt.pattern, "ExampleBot")}
 		for range 2 {
 			rec := httptest.NewRecorder()

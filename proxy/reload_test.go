@@ -34,8 +34,7 @@ func TestSetPolicy(t *testing.T) {
 			Cache: cache, DenyHosts: deny, RefuseConnect: refuseConnect})
 	}
 	open, closed := newPolicy(nil, false), newPolicy([]string{host}, true)
-	p := proxy.New(proxy.Options{Policy: open, Transport: proxy.NewTransport(&netguard.Guard{AllowPrivate: true},
-		proxy.TransportOptions{}), Audit: io.Discard})
+	p := proxy.New(proxy.Options{Policy: open, Transport: proxy.NewTransport(proxy.TransportOptions{AllowPrivate: true}), Audit: io.Discard})
 	srv := httptest.NewServer(p)
 	defer srv.Close()
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())

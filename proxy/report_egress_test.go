@@ -20,7 +20,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/license"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
@@ -68,7 +67,7 @@ func TestReportOnlyNeitherSignedNorPaid(t *testing.T) {
 	trainer := func(licenses bool) func(*policy.Options) {
 		return func(o *policy.Options) {
 			report(o)
-			o.Usage = policy.UsageOptions{Enforce: true, Declarations: usage.NewDeclarations(map[string][]string{"ExampleBot": {"train-ai"}})}
+			o.Usage = policy.UsageOptions{Enforce: true, Declarations: policy.NewDeclarations(map[string][]string{"ExampleBot": {"train-ai"}})}
 			if licenses {
 				o.Usage.Licenses = license.NewSource(license.SourceOptions{
 					Fetcher: access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})})
@@ -99,8 +98,11 @@ func TestReportOnlyNeitherSignedNorPaid(t *testing.T) {
 			policy: trainer(false), denied: []string{"/doc"}, reason: "usage-preference"},
 		{name: "license", files: map[string]string{"/robots.txt": "User-agent: *\nAllow: /\nLicense: http://HOST/license.xml\n", "/license.xml": rsl},
 			policy: trainer(true), denied: []string{"/doc"}, reason: "license"},
-		{name: "politeness", files: map[string]string{"/robots.txt": disallow + "Crawl-delay: 0.2\n"}, policy: report,
-			proxy:  func(o *proxy.Options) { o.Politeness = politeness.New(politeness.Options{CrawlDelay: true}) },
+		{name: "politeness", files: map[string]string{"/robots.txt": disallow + "Crawl-delay: 0.2\n"},
+			policy: func(po *policy.Options) {
+				report(po)
+				po.Politeness = politeness.New(politeness.Options{CrawlDelay: true}).Politeness()
+			},
 			denied: []string{"/private/a", "/private/b"}, reason: "rule", waitCause: "crawl-delay"},
 		{name: "intercepted tunnel", files: map[string]string{"/robots.txt": disallow}, policy: report, tls: true,
 			denied: []string{"/private/paid"}, allowed: "/public", reason: "rule"},

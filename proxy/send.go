@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/net/http2"
 
-	"github.com/robotsproxy/robotsproxy/internal/politeness"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // A crawl-delay turn is counted from the moment the request is sent
@@ -34,7 +34,7 @@ import (
 // request armed on it when that request's first octets are written.
 type sendConn struct {
 	net.Conn
-	armed atomic.Pointer[politeness.Ticket]
+	armed atomic.Pointer[policy.Ticket]
 }
 
 // Write implements net.Conn. A write the ticket refuses (its turn ended
@@ -44,10 +44,11 @@ func (c *sendConn) Write(b []byte) (int, error) {
 	if c.armed.Load() == nil {
 		return c.Conn.Write(b)
 	}
-	t := c.armed.Swap(nil)
-	if t == nil {
+	tp := c.armed.Swap(nil)
+	if tp == nil {
 		return c.Conn.Write(b)
 	}
+	t := *tp
 	if err := t.Sending(); err != nil {
 		return 0, fmt.Errorf("send to the origin: %w", err)
 	}
@@ -66,8 +67,10 @@ func sendDialer(dial func(ctx context.Context, network, addr string) (net.Conn, 
 	}
 }
 
-// traceSend returns req with a trace that arms t on the connection the
-// transport gives the request; req unchanged when t is not Paced.
+// traceSend returns req with a trace that arms *t, the request's ticket,
+// on the connection the transport gives the request; req unchanged when
+// the ticket is not Paced. t points into the request's state, so that
+// arming a connection copies nothing.
 //
 // A connection that is no sendConn (a transport not made by NewTransport)
 // cannot report its write: the request asks the ticket when it has the
@@ -77,8 +80,9 @@ func sendDialer(dial func(ctx context.Context, network, addr string) (net.Conn, 
 // with room to spare. The first response octet also ends the turn of a
 // sendConn's request whose writer has not yet reported it: the request
 // was written by then.
-func traceSend(req *http.Request, t *politeness.Ticket) *http.Request {
-	if !t.Paced() {
+func traceSend(req *http.Request, tp *policy.Ticket) *http.Request {
+	t := *tp
+	if t == nil || !t.Paced() {
 		return req
 	}
 	ctx, cancel := context.WithCancelCause(req.Context())
@@ -97,7 +101,7 @@ func traceSend(req *http.Request, t *politeness.Ticket) *http.Request {
 				c = u.NetConn()
 			}
 			if sc, ok := c.(*sendConn); ok {
-				sc.armed.Store(t)
+				sc.armed.Store(tp)
 				return
 			}
 			if t.SendingUnreported() != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // TestSendConnReportsTheFirstWrite: a connection with a ticket armed on
@@ -46,7 +47,8 @@ func TestSendConnReportsTheFirstWrite(t *testing.T) {
 			if _, err := c.Write([]byte("idle")); err != nil { // nothing armed
 				t.Fatal(err)
 			}
-			c.armed.Store(tk)
+			var pt policy.Ticket = tk
+			c.armed.Store(&pt)
 			time.Sleep(tt.late)
 			n, err := c.Write([]byte("GET / HTTP/1.1\r\n"))
 			if gotErr := err != nil; gotErr != tt.wantErr || (gotErr && (n != 0 || !errors.Is(err, politeness.ErrTurnLost))) {
@@ -77,7 +79,8 @@ func TestTraceSendOnOtherConnections(t *testing.T) {
 	tk := l.Admit(context.Background(), politeness.Request{Key: key, Delay: time.Minute, HasDelay: true})
 	req, _ := http.NewRequest(http.MethodGet, origin.URL, nil)
 	client := &http.Client{Transport: &http.Transport{}}
-	resp, err := client.Do(traceSend(req, tk))
+	var pt policy.Ticket = tk
+	resp, err := client.Do(traceSend(req, &pt))
 	if err != nil {
 		t.Fatal(err)
 	}

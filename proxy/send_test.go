@@ -10,6 +10,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/mitm"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
@@ -67,7 +68,7 @@ func TestCrawlDelayCountsFromTheSend(t *testing.T) {
 	t.Run("plain", func(t *testing.T) {
 		o := newPoliteOrigin(t, robots)
 		r := &sentRecorder{LocalScheduler: politeness.NewLocalScheduler(politeness.LocalOptions{})}
-		h := newHarness(t, harnessOptions{proxy: func(po *proxy.Options) { po.Politeness = newLimiter(r) }})
+		h := newHarness(t, harnessOptions{policy: func(po *policy.Options) { po.Politeness = newLimiter(r).Politeness() }})
 		start := time.Now()
 		for range 3 {
 			if resp, _ := h.do(t, "GET", o.URL+"/page", "Bot/1.0", ""); resp.StatusCode != http.StatusOK {
@@ -88,8 +89,9 @@ func TestCrawlDelayCountsFromTheSend(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := &sentRecorder{LocalScheduler: politeness.NewLocalScheduler(politeness.LocalOptions{})}
-		h := newHarness(t, harnessOptions{tls: originTLS(o), clientTLS: &tls.Config{RootCAs: ca.CertPool()}, policy: connectPorts(o),
-			proxy: func(po *proxy.Options) { po.Intercept, po.Politeness = certs.TLSConfig, newLimiter(r) }})
+		h := newHarness(t, harnessOptions{tls: originTLS(o), clientTLS: &tls.Config{RootCAs: ca.CertPool()},
+			policy: func(po *policy.Options) { connectPorts(o)(po); po.Politeness = newLimiter(r).Politeness() },
+			proxy:  func(po *proxy.Options) { po.Intercept = certs.TLSConfig }})
 		start := time.Now()
 		for range 3 {
 			if resp, _ := h.do(t, "GET", o.URL+"/page", "Bot/1.0", ""); resp.StatusCode != http.StatusOK {
@@ -102,7 +104,7 @@ func TestCrawlDelayCountsFromTheSend(t *testing.T) {
 	t.Run("origin unreachable: the turn is given back unsent", func(t *testing.T) {
 		o := newPoliteOrigin(t, robots)
 		r := &sentRecorder{LocalScheduler: politeness.NewLocalScheduler(politeness.LocalOptions{})}
-		h := newHarness(t, harnessOptions{proxy: func(po *proxy.Options) { po.Politeness = newLimiter(r) }})
+		h := newHarness(t, harnessOptions{policy: func(po *policy.Options) { po.Politeness = newLimiter(r).Politeness() }})
 		if resp, _ := h.do(t, "GET", o.URL+"/page", "Bot/1.0", ""); resp.StatusCode != http.StatusOK {
 			t.Fatalf("status %d, want 200", resp.StatusCode)
 		}

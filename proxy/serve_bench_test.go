@@ -41,7 +41,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 	for _, kind := range []string{"bare", "robotsproxy", "robotsproxy-checkpoints", "robotsproxy-discard", "robotsproxy-nochain", "robotsproxy-signing"} {
 		b.Run("proxy="+kind, func(b *testing.B) {
 			o := benchOrigin(b, false)
-			tr := proxy.NewTransport(&netguard.Guard{AllowPrivate: true}, proxy.TransportOptions{})
+			tr := proxy.NewTransport(proxy.TransportOptions{AllowPrivate: true})
 			tr.RegisterProtocol("http", memRT{body: bytes.Repeat([]byte("x"), 100)})
 			var h http.Handler
 			if kind == "bare" {

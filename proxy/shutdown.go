@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // ErrShutdown is the cause with which the server cancels the context of
@@ -66,7 +65,7 @@ func (p *Proxy) Abandon() int {
 		_ = x.st.line.write(func(*lineSink) error {
 			n++
 			return p.AuditRefusal(Refusal{Client: f.client, Method: f.method, Target: f.url, UserAgent: f.userAgent,
-				Reason: policy.ReasonShutdown, CutOff: auditlog.CutOffShutdown, Start: f.start,
+				Reason: auditlog.ReasonShutdown, CutOff: auditlog.CutOffShutdown, Start: f.start,
 				Err: errors.New("the handler did not return within the shutdown grace period")})
 		})
 	}

@@ -3,6 +3,8 @@ package proxy
 import (
 	"crypto/tls"
 	"net/http"
+	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
@@ -25,6 +27,16 @@ type TransportOptions struct {
 	MaxIdleConnsPerHost int
 	// IdleTimeout closes idle connections; default 90s.
 	IdleTimeout time.Duration
+	// AllowPrivate lets the transport dial every address. By default it
+	// refuses loopback, private, link-local and other non-public
+	// addresses (allow_private), checked on the resolved address at dial
+	// time so that a DNS answer cannot route around it; a refused dial
+	// makes the proxy answer 403, reason destination-refused.
+	AllowPrivate bool
+	// AllowPrivateRanges are non-public ranges it may dial all the same
+	// (allow_private_ranges; 10.1.0.0/16 for an internal crawl target,
+	// say).
+	AllowPrivateRanges []netip.Prefix
 	// TLS is the TLS configuration towards origins (its RootCAs, when
 	// set, are the roots origins are verified against); nil: the system
 	// roots. The transport uses a clone: Go's transport adds "h2" and
@@ -51,14 +63,15 @@ const (
 )
 
 // NewTransport returns the transport that carries allowed requests to
-// origins. It never uses a proxy from the environment, dials through the
-// guard (checked on the resolved address), verifies TLS against the system
-// roots, and neither adds Accept-Encoding nor decompresses, so requests and
-// responses pass unchanged. It speaks HTTP/2 to an HTTPS origin that
-// offers h2 by ALPN (RFC 9113 3.2), many requests on one connection, and
-// HTTP/1.1 otherwise; both dial through the guard. Its connections report
-// when a request is sent (see traceSend).
-func NewTransport(g *netguard.Guard, o TransportOptions) *http.Transport {
+// origins. It never uses a proxy from the environment, refuses non-public
+// destinations (see AllowPrivate), verifies TLS against the system roots
+// (or TLS's), and neither adds Accept-Encoding nor decompresses, so
+// requests and responses pass unchanged. It speaks HTTP/2 to an HTTPS
+// origin that offers h2 by ALPN (RFC 9113 3.2), many requests on one
+// connection, and HTTP/1.1 otherwise; both dial through the guard. Its
+// connections report when a request is sent (see traceSend).
+func NewTransport(o TransportOptions) *http.Transport {
+	g := &netguard.Guard{AllowPrivate: o.AllowPrivate, Allow: slices.Clone(o.AllowPrivateRanges)}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v

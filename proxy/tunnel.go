@@ -13,9 +13,8 @@ import (
 	"time"
 
 	"github.com/elazarl/goproxy"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"golang.org/x/net/http2"
-
-	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // An intercepted tunnel (Options.Intercept) is served by the proxy itself
@@ -197,7 +196,7 @@ func (p *Proxy) handshake(c net.Conn, st *state, host string, ctx *goproxy.Proxy
 		return tc, nil
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		_ = p.AuditRefusal(Refusal{Client: remoteAddr(c), Target: "https://" + st.authority, TargetCut: true,
-			Reason: policy.ReasonClientTimeout, Cause: CauseHeaderTimeout, Intercepted: true, Start: start,
+			Reason: auditlog.ReasonClientTimeout, Cause: CauseHeaderTimeout, Intercepted: true, Start: start,
 			Err: fmt.Errorf("no TLS handshake within client.read_header_timeout inside an intercepted tunnel: %w", err)})
 	case p.opts.OnUntrusted != nil && refusedCertificate(err, hello):
 		p.opts.OnUntrusted(client, host, err)
@@ -317,9 +316,6 @@ func (p *Proxy) refuseHeader(req *http.Request, st *state) *http.Response {
 		return nil
 	}
 	p.opts.Metrics.CountClientRefusal(CauseHeaderTooLarge)
-	d := st.decide(policy.Decision{Reason: policy.ReasonHeaderTooLarge,
-		Identity: p.policy().IdentityOf(policy.Request{UserAgent: req.Header.Get("User-Agent"), Pin: st.pin}),
-		Err: fmt.Errorf("the request line and headers are %d octets, over the limit of %d (client.max_header_bytes) and its %d octets of slack",
-			size, limit, headerSlack)})
+	d := st.decide(p.policy().DecideHeaderTooLarge(st.identityRequest(req), size, limit, headerSlack))
 	return p.reject(req, st, d)
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // TestUsageFieldsBoundTheLine adds the worst usage fields a site can
@@ -25,11 +25,11 @@ func TestUsageFieldsBoundTheLine(t *testing.T) {
 		e = f.str(e, k, v)
 	}
 	e = f.strs(e, auditlog.FieldCandidates, []string{v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v})
-	ev := &usage.Evaluation{Purposes: usage.Purposes(), Refused: usage.TrainAI,
-		Deciding: usage.Statement{Line: 1, Text: v}}
+	ev := &policy.Usage{Purposes: policy.Purposes(), Refused: policy.PurposeTrainAI,
+		Deciding: policy.Statement{Line: 1, Text: v}}
 	for i := range 100 {
-		for _, p := range usage.Purposes() {
-			ev.Prefs = append(ev.Prefs, usage.Statement{Purpose: p, Value: usage.No, Line: i, Text: v})
+		for _, p := range policy.Purposes() {
+			ev.Prefs = append(ev.Prefs, policy.Statement{Purpose: p, Value: policy.UsageNo, Line: i, Text: v})
 		}
 	}
 	e = usageFields(f, e, ev)

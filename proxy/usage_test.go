@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
@@ -14,7 +13,7 @@ const usageRobots = "User-agent: *\nAllow: /\nContent-Usage: train-ai=n, search=
 
 func usageHarness(t *testing.T, enforce bool, mode policy.Mode) *harness {
 	t.Helper()
-	decl := usage.NewDeclarations(map[string][]string{"TrainBot": {"train-ai"}, "SearchBot": {"search"}})
+	decl := policy.NewDeclarations(map[string][]string{"TrainBot": {"train-ai"}, "SearchBot": {"search"}})
 	return newHarness(t, harnessOptions{
 		policy: func(o *policy.Options) {
 			o.Mode = mode
@@ -109,12 +108,12 @@ func TestReloadUsageDeclarations(t *testing.T) {
 	if resp, _ := h.do(t, "GET", o.URL+"/page", "OtherBot/1.0", ""); resp.StatusCode != 200 {
 		t.Fatalf("OtherBot with no declared purpose: got %d, want 200", resp.StatusCode)
 	}
-	reload := func(d *usage.Declarations) {
+	reload := func(d *policy.Declarations) {
 		o := h.popts
 		o.Usage.Declarations = d
 		h.proxy.SetPolicy(policy.New(o))
 	}
-	reload(usage.NewDeclarations(map[string][]string{"OtherBot": {"train-ai"}}))
+	reload(policy.NewDeclarations(map[string][]string{"OtherBot": {"train-ai"}}))
 	resp, _ := h.do(t, "GET", o.URL+"/page", "OtherBot/1.0", "")
 	if resp.StatusCode != 403 || resp.Header.Get(proxy.HeaderReason) != "usage-preference" {
 		t.Errorf("OtherBot declared train-ai after the swap: got %d %q, want 403 usage-preference",

@@ -11,10 +11,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/mitm"
 	"github.com/robotsproxy/robotsproxy/internal/testkit"
-	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
@@ -173,7 +173,7 @@ func TestAuditUnavailableLineWritten(t *testing.T) {
 		t.Fatalf("%d lines, want 2: %v", len(lines), lines)
 	}
 	l := lines[0]
-	if l["reason"] != string(policy.ReasonAuditUnavailable) || l["status"] != float64(503) || l["decision"] != "deny" ||
+	if l["reason"] != string(auditlog.ReasonAuditUnavailable) || l["status"] != float64(503) || l["decision"] != "deny" ||
 		!strings.HasSuffix(l["url"].(string), "/one") {
 		t.Errorf("line of the refused request = %v, want deny audit-unavailable 503", l)
 	}

@@ -10,21 +10,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/internal/rules"
-)
-
-// CacheState says where the access result used for a decision came from.
-type CacheState string
-
-const (
-	// CacheHit: a fresh cached result.
-	CacheHit CacheState = "hit"
-	// CacheMiss: fetched for this request (or by a concurrent one).
-	CacheMiss CacheState = "miss"
-	// CacheStale: the host is unreachable and an earlier successful copy
-	// stands in for it (RFC 9309 2.3.1.4, 2.4).
-	CacheStale CacheState = "stale"
-	// CacheNone: no robots.txt was needed (for example /robots.txt itself).
-	CacheNone CacheState = ""
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // Off, as the value of a CacheOptions duration whose zero value means its
@@ -83,27 +69,27 @@ func (o *CacheOptions) setDefaults() {
 }
 
 // FetchFunc fetches scheme://authority/robots.txt; Fetcher.Fetch is one.
-type FetchFunc func(ctx context.Context, scheme, authority string) Access
+type FetchFunc func(ctx context.Context, scheme, authority string) policy.Access
 
 // entry is what the cache holds for one authority: compiled rules, never
 // the text.
 type entry struct {
-	latest  Access    // the newest fetch
-	fresh   time.Time // refetch after this
-	good    *Access   // the newest successful fetch, for unreachable spells
-	goodAt  time.Time // when good was fetched
-	staleOK bool      // latest is unreachable and good stands in
+	latest  policy.Access  // the newest fetch
+	fresh   time.Time      // refetch after this
+	good    *policy.Access // the newest successful fetch, for unreachable spells
+	goodAt  time.Time      // when good was fetched
+	staleOK bool           // latest is unreachable and good stands in
 }
 
 // inForce returns the access result decisions use, and the cache state.
-func (e *entry) inForce(fetched bool) (Access, CacheState) {
+func (e *entry) inForce(fetched bool) (policy.Access, policy.CacheState) {
 	switch {
 	case e.staleOK:
-		return *e.good, CacheStale
+		return *e.good, policy.CacheStale
 	case fetched:
-		return e.latest, CacheMiss
+		return e.latest, policy.CacheMiss
 	}
-	return e.latest, CacheHit
+	return e.latest, policy.CacheHit
 }
 
 // Cache holds access results per authority (scheme, host and port) in
@@ -130,21 +116,18 @@ func NewCache(fetch FetchFunc, o CacheOptions) *Cache {
 	return c
 }
 
-// Key is the cache key of a canonical scheme and authority, for GetKeyed.
-func Key(scheme, authority string) string { return scheme + "://" + authority }
-
 // Get returns the access result in force for scheme://authority, fetching
 // it when it is missing or no longer fresh. The fetch runs detached from
 // ctx's cancellation so that one caller giving up does not fail the others
 // waiting on the same fetch. The result has no Raw body and no Header:
 // the cache keeps neither (see store).
-func (c *Cache) Get(ctx context.Context, scheme, authority string) (Access, CacheState) {
-	return c.GetKeyed(ctx, Key(scheme, authority), scheme, authority)
+func (c *Cache) Get(ctx context.Context, scheme, authority string) (policy.Access, policy.CacheState) {
+	return c.GetKeyed(ctx, policy.CacheKey(scheme, authority), scheme, authority)
 }
 
 // GetKeyed is Get with the key already made by Key(scheme, authority): a
 // caller that remembers the key per authority spares its allocation.
-func (c *Cache) GetKeyed(ctx context.Context, key, scheme, authority string) (Access, CacheState) {
+func (c *Cache) GetKeyed(ctx context.Context, key, scheme, authority string) (policy.Access, policy.CacheState) {
 	if e := c.fresh(key); e != nil {
 		return e.inForce(false)
 	}
@@ -186,7 +169,7 @@ func (c *Cache) fresh(key string) *entry {
 // cache keeps what decisions use: the body's text (a.Raw) and header fields
 // (a.Header), which only the archive reads before this, are dropped, and a
 // FinalURL equal to URL shares its octets.
-func (c *Cache) store(key string, a Access) *entry {
+func (c *Cache) store(key string, a policy.Access) *entry {
 	now := c.opts.Now()
 	a.Raw, a.Header = nil, nil
 	if a.FinalURL == a.URL {
@@ -194,10 +177,10 @@ func (c *Cache) store(key string, a Access) *entry {
 	}
 	e := &entry{latest: a}
 	switch a.Result {
-	case Successful:
+	case policy.Successful:
 		e.good, e.goodAt = &e.latest, now
 		e.fresh = now.Add(c.opts.TTL(a))
-	case Unavailable:
+	case policy.Unavailable:
 		e.fresh = now.Add(c.opts.TTL(a))
 	default: // Unreachable: retry soon, and keep a recent good copy in force.
 		e.fresh = now.Add(c.opts.TTL(a))

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -58,10 +59,10 @@ func BenchmarkCacheMemory(b *testing.B) {
 // peak resident set.
 func fillCache(b *testing.B, bound int64) int64 {
 	body := []byte(realisticRobots(500 << 10))
-	fetch := func(_ context.Context, scheme, authority string) Access {
-		url := RobotsURL(scheme, authority)
+	fetch := func(_ context.Context, scheme, authority string) policy.Access {
+		url := policy.RobotsURL(scheme, authority)
 		raw := append([]byte(nil), body...) // as a fetch reads it
-		return Access{Result: Successful, URL: url, FinalURL: url, Status: 200, MaxAge: -1,
+		return policy.Access{Result: policy.Successful, URL: url, FinalURL: url, Status: 200, MaxAge: -1,
 			Robots: robots.Parse(raw), FetchedAt: time.Now(), Raw: raw}
 	}
 	runtime.GC()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -96,9 +97,9 @@ func TestCacheAccountsRetainedBytes(t *testing.T) {
 	defer f.client.CloseIdleConnections()
 	originHost := strings.TrimPrefix(o.URL, "http://")
 	compiled := func(body string) FetchFunc {
-		return func(_ context.Context, scheme, authority string) Access {
-			url := RobotsURL(scheme, authority)
-			return Access{Result: Successful, URL: url, FinalURL: url, Status: 200, MaxAge: -1,
+		return func(_ context.Context, scheme, authority string) policy.Access {
+			url := policy.RobotsURL(scheme, authority)
+			return policy.Access{Result: policy.Successful, URL: url, FinalURL: url, Status: 200, MaxAge: -1,
 				Robots: robots.Parse([]byte(body)), FetchedAt: time.Now()}
 		}
 	}
@@ -107,12 +108,12 @@ func TestCacheAccountsRetainedBytes(t *testing.T) {
 		n     int
 		fetch FetchFunc
 	}{
-		{"small file, fetched", 4000, func(ctx context.Context, scheme, _ string) Access {
+		{"small file, fetched", 4000, func(ctx context.Context, scheme, _ string) policy.Access {
 			return f.Fetch(ctx, scheme, originHost) // URL and FinalURL as a fetch makes them
 		}},
-		{"unreachable", 4000, func(_ context.Context, scheme, authority string) Access {
-			return Access{Result: Unreachable, URL: RobotsURL(scheme, authority), MaxAge: -1,
-				Err: fmt.Errorf("get %s: dial tcp: connection refused", RobotsURL(scheme, authority))}
+		{"unreachable", 4000, func(_ context.Context, scheme, authority string) policy.Access {
+			return policy.Access{Result: policy.Unreachable, URL: policy.RobotsURL(scheme, authority), MaxAge: -1,
+				Err: fmt.Errorf("get %s: dial tcp: connection refused", policy.RobotsURL(scheme, authority))}
 		}},
 		{"500 KiB", 24, compiled(realisticRobots(500 << 10))},
 		{"Latin-1 rules", 12, compiled(latin1Robots(200 << 10))},
@@ -142,15 +143,15 @@ func TestCacheAccountsRetainedBytes(t *testing.T) {
 // MaxBytes is kept alone.
 func TestCacheEvictsByBytes(t *testing.T) {
 	bodies := map[string]string{} // authority -> robots.txt
-	fetch := func(_ context.Context, scheme, authority string) Access {
-		url := RobotsURL(scheme, authority)
-		return Access{Result: Successful, URL: url, FinalURL: url, Status: 200, MaxAge: -1,
+	fetch := func(_ context.Context, scheme, authority string) policy.Access {
+		url := policy.RobotsURL(scheme, authority)
+		return policy.Access{Result: policy.Successful, URL: url, FinalURL: url, Status: 200, MaxAge: -1,
 			Robots: robots.Parse([]byte(bodies[authority]))}
 	}
 	size := func(body string) int64 {
-		url := RobotsURL("http", "a.example:80")
-		e := &entry{latest: Access{URL: url, FinalURL: url, Robots: robots.Parse([]byte(body))}}
-		return entrySize(Key("http", "a.example:80"), e)
+		url := policy.RobotsURL("http", "a.example:80")
+		e := &entry{latest: policy.Access{URL: url, FinalURL: url, Robots: robots.Parse([]byte(body))}}
+		return entrySize(policy.CacheKey("http", "a.example:80"), e)
 	}
 	small, large := realisticRobots(20<<10), realisticRobots(100<<10)
 	now := time.Unix(1e9, 0)
@@ -160,7 +161,7 @@ func TestCacheEvictsByBytes(t *testing.T) {
 		bodies[auth] = body
 		c.Get(context.Background(), "http", auth)
 	}
-	has := func(auth string) bool { return c.fresh(Key("http", auth)) != nil }
+	has := func(auth string) bool { return c.fresh(policy.CacheKey("http", auth)) != nil }
 	for _, a := range []string{"a.example:80", "b.example:80", "c.example:80", "d.example:80"} {
 		get(a, small)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/testkit"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -18,11 +19,11 @@ import (
 // (repeating the last one) and records every call.
 type scriptedFetch struct {
 	mu     sync.Mutex
-	script []access.Access
+	script []policy.Access
 	calls  []string // scheme://authority of each call
 }
 
-func (s *scriptedFetch) Fetch(_ context.Context, scheme, authority string) access.Access {
+func (s *scriptedFetch) Fetch(_ context.Context, scheme, authority string) policy.Access {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := s.script[min(len(s.calls), len(s.script)-1)]
@@ -38,16 +39,16 @@ func (s *scriptedFetch) Calls() []string {
 
 // Scripted access results; label goes in FinalURL so that each step can
 // tell which fetch's result it got.
-func okAccess(label string, maxAge time.Duration) access.Access {
-	return access.Access{Result: access.Successful, Status: 200, FinalURL: label, MaxAge: maxAge, Robots: robots.Parse([]byte(stdRobots))}
+func okAccess(label string, maxAge time.Duration) policy.Access {
+	return policy.Access{Result: policy.Successful, Status: 200, FinalURL: label, MaxAge: maxAge, Robots: robots.Parse([]byte(stdRobots))}
 }
 
-func unavailableAccess(label string, maxAge time.Duration) access.Access {
-	return access.Access{Result: access.Unavailable, Status: 404, FinalURL: label, MaxAge: maxAge}
+func unavailableAccess(label string, maxAge time.Duration) policy.Access {
+	return policy.Access{Result: policy.Unavailable, Status: 404, FinalURL: label, MaxAge: maxAge}
 }
 
-func unreachableAccess(label string) access.Access {
-	return access.Access{Result: access.Unreachable, Status: 503, FinalURL: label, MaxAge: -1}
+func unreachableAccess(label string) policy.Access {
+	return policy.Access{Result: policy.Unreachable, Status: 503, FinalURL: label, MaxAge: -1}
 }
 
 // cacheStep advances the clock, calls Get and checks the answer.
@@ -55,8 +56,8 @@ type cacheStep struct {
 	advance     time.Duration
 	scheme      string // "" means "http"
 	authority   string // "" means "a.example:80"
-	wantResult  access.AccessResult
-	wantState   access.CacheState
+	wantResult  policy.AccessResult
+	wantState   policy.CacheState
 	wantLabel   string // FinalURL of the access returned; "" skips
 	wantFetches int    // total fetches so far
 }
@@ -65,22 +66,22 @@ func TestCache(t *testing.T) {
 	const (
 		hour = time.Hour
 		day  = 24 * time.Hour
-		S    = access.Successful
-		U    = access.Unavailable
-		X    = access.Unreachable
-		miss = access.CacheMiss
-		hit  = access.CacheHit
-		old  = access.CacheStale
+		S    = policy.Successful
+		U    = policy.Unavailable
+		X    = policy.Unreachable
+		miss = policy.CacheMiss
+		hit  = policy.CacheHit
+		old  = policy.CacheStale
 	)
 	tests := []struct {
 		name   string
 		opts   access.CacheOptions
-		script []access.Access
+		script []policy.Access
 		steps  []cacheStep
 	}{
 		{
 			name:   "miss then hit",
-			script: []access.Access{okAccess("v1", -1)},
+			script: []policy.Access{okAccess("v1", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{wantResult: S, wantState: hit, wantLabel: "v1", wantFetches: 1},
@@ -89,7 +90,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "expiry after MaxTTL",
-			script: []access.Access{okAccess("v1", -1), okAccess("v2", -1)},
+			script: []policy.Access{okAccess("v1", -1), okAccess("v2", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: day + time.Second, wantResult: S, wantState: miss, wantLabel: "v2", wantFetches: 2},
@@ -98,7 +99,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "fresh until exactly MaxTTL",
-			script: []access.Access{okAccess("v1", -1), okAccess("v2", -1)},
+			script: []policy.Access{okAccess("v1", -1), okAccess("v2", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: day - time.Nanosecond, wantResult: S, wantState: hit, wantLabel: "v1", wantFetches: 1},
@@ -108,7 +109,7 @@ func TestCache(t *testing.T) {
 		{
 			name:   "shorter MaxTTL option",
 			opts:   access.CacheOptions{TTLRules: access.TTLRules{MaxTTL: hour}},
-			script: []access.Access{okAccess("v1", -1), okAccess("v2", -1)},
+			script: []policy.Access{okAccess("v1", -1), okAccess("v2", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: hour - time.Second, wantResult: S, wantState: hit, wantLabel: "v1", wantFetches: 1},
@@ -118,7 +119,7 @@ func TestCache(t *testing.T) {
 		{
 			name:   "MaxTTL option above 24h is capped",
 			opts:   access.CacheOptions{TTLRules: access.TTLRules{MaxTTL: 2 * day}},
-			script: []access.Access{okAccess("v1", -1), okAccess("v2", -1)},
+			script: []policy.Access{okAccess("v1", -1), okAccess("v2", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: day, wantResult: S, wantState: miss, wantLabel: "v2", wantFetches: 2},
@@ -126,7 +127,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "max-age shorter than MaxTTL",
-			script: []access.Access{okAccess("v1", 10*time.Minute), okAccess("v2", -1)},
+			script: []policy.Access{okAccess("v1", 10*time.Minute), okAccess("v2", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: 10*time.Minute - time.Second, wantResult: S, wantState: hit, wantLabel: "v1", wantFetches: 1},
@@ -135,7 +136,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "max-age longer than MaxTTL",
-			script: []access.Access{okAccess("v1", 7*day), okAccess("v2", -1)},
+			script: []policy.Access{okAccess("v1", 7*day), okAccess("v2", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: day, wantResult: S, wantState: miss, wantLabel: "v2", wantFetches: 2},
@@ -143,7 +144,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "max-age 0 clamped at MinTTL",
-			script: []access.Access{okAccess("v1", 0), okAccess("v2", 0)},
+			script: []policy.Access{okAccess("v1", 0), okAccess("v2", 0)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: 59 * time.Second, wantResult: S, wantState: hit, wantLabel: "v1", wantFetches: 1},
@@ -153,7 +154,7 @@ func TestCache(t *testing.T) {
 		{
 			name:   "max-age below a custom MinTTL",
 			opts:   access.CacheOptions{TTLRules: access.TTLRules{MinTTL: 5 * time.Minute}},
-			script: []access.Access{okAccess("v1", 30*time.Second), okAccess("v2", 0)},
+			script: []policy.Access{okAccess("v1", 30*time.Second), okAccess("v2", 0)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: 5*time.Minute - time.Second, wantResult: S, wantState: hit, wantLabel: "v1", wantFetches: 1},
@@ -162,7 +163,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "unavailable cached for MaxTTL",
-			script: []access.Access{unavailableAccess("n1", -1), unavailableAccess("n2", -1)},
+			script: []policy.Access{unavailableAccess("n1", -1), unavailableAccess("n2", -1)},
 			steps: []cacheStep{
 				{wantResult: U, wantState: miss, wantLabel: "n1", wantFetches: 1},
 				{advance: day - time.Second, wantResult: U, wantState: hit, wantLabel: "n1", wantFetches: 1},
@@ -171,7 +172,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "unreachable retried after UnreachableRetry, not before",
-			script: []access.Access{unreachableAccess("u1"), unreachableAccess("u2")},
+			script: []policy.Access{unreachableAccess("u1"), unreachableAccess("u2")},
 			steps: []cacheStep{
 				{wantResult: X, wantState: miss, wantLabel: "u1", wantFetches: 1},
 				{advance: 59 * time.Second, wantResult: X, wantState: hit, wantLabel: "u1", wantFetches: 1},
@@ -182,7 +183,7 @@ func TestCache(t *testing.T) {
 		{
 			name:   "custom UnreachableRetry",
 			opts:   access.CacheOptions{TTLRules: access.TTLRules{UnreachableRetry: 10 * time.Second}},
-			script: []access.Access{unreachableAccess("u1"), unreachableAccess("u2")},
+			script: []policy.Access{unreachableAccess("u1"), unreachableAccess("u2")},
 			steps: []cacheStep{
 				{wantResult: X, wantState: miss, wantLabel: "u1", wantFetches: 1},
 				{advance: 9 * time.Second, wantResult: X, wantState: hit, wantLabel: "u1", wantFetches: 1},
@@ -192,7 +193,7 @@ func TestCache(t *testing.T) {
 		{
 			name: "stale copy stands in while unreachable, until StaleFor",
 			opts: access.CacheOptions{StaleFor: 2 * hour},
-			script: []access.Access{okAccess("v1", hour), unreachableAccess("u1"), unreachableAccess("u2"),
+			script: []policy.Access{okAccess("v1", hour), unreachableAccess("u1"), unreachableAccess("u2"),
 				unreachableAccess("u3"), unreachableAccess("u4")},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
@@ -209,7 +210,7 @@ func TestCache(t *testing.T) {
 			// host is completely disallowed at once (RFC 9309 2.3.1.4).
 			name:   "StaleFor Off never serves a stale copy",
 			opts:   access.CacheOptions{StaleFor: access.Off},
-			script: []access.Access{okAccess("v1", hour), unreachableAccess("u1")},
+			script: []policy.Access{okAccess("v1", hour), unreachableAccess("u1")},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: hour, wantResult: X, wantState: miss, wantLabel: "u1", wantFetches: 2},
@@ -218,7 +219,7 @@ func TestCache(t *testing.T) {
 		{
 			name:   "MinTTL Off lets max-age 0 refetch at once",
 			opts:   access.CacheOptions{TTLRules: access.TTLRules{MinTTL: access.Off}},
-			script: []access.Access{okAccess("v1", 0), okAccess("v2", 0)},
+			script: []policy.Access{okAccess("v1", 0), okAccess("v2", 0)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{wantResult: S, wantState: miss, wantLabel: "v2", wantFetches: 2},
@@ -226,7 +227,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "default StaleFor is 24h",
-			script: []access.Access{okAccess("v1", -1), unreachableAccess("u1"), unreachableAccess("u2")},
+			script: []policy.Access{okAccess("v1", -1), unreachableAccess("u1"), unreachableAccess("u2")},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: day, wantResult: S, wantState: old, wantLabel: "v1", wantFetches: 2},
@@ -235,7 +236,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "successful fetch ends a stale spell",
-			script: []access.Access{okAccess("v1", hour), unreachableAccess("u1"), okAccess("v2", -1)},
+			script: []policy.Access{okAccess("v1", hour), unreachableAccess("u1"), okAccess("v2", -1)},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: hour, wantResult: S, wantState: old, wantLabel: "v1", wantFetches: 2},
@@ -245,7 +246,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "unavailable replaces a successful copy",
-			script: []access.Access{okAccess("v1", 0), unavailableAccess("n1", 0), unreachableAccess("u1")},
+			script: []policy.Access{okAccess("v1", 0), unavailableAccess("n1", 0), unreachableAccess("u1")},
 			steps: []cacheStep{
 				{wantResult: S, wantState: miss, wantLabel: "v1", wantFetches: 1},
 				{advance: time.Minute, wantResult: U, wantState: miss, wantLabel: "n1", wantFetches: 2},
@@ -256,7 +257,7 @@ func TestCache(t *testing.T) {
 		},
 		{
 			name:   "scheme is part of the key",
-			script: []access.Access{okAccess("v1", -1)},
+			script: []policy.Access{okAccess("v1", -1)},
 			steps: []cacheStep{
 				{scheme: "http", wantResult: S, wantState: miss, wantFetches: 1},
 				{scheme: "https", wantResult: S, wantState: miss, wantFetches: 2},
@@ -267,7 +268,7 @@ func TestCache(t *testing.T) {
 		{
 			name:   "bounded: oldest entries evicted first",
 			opts:   access.CacheOptions{MaxEntries: 3},
-			script: []access.Access{okAccess("v1", -1)},
+			script: []policy.Access{okAccess("v1", -1)},
 			steps: []cacheStep{
 				{authority: "a:80", wantResult: S, wantState: miss, wantFetches: 1},
 				{authority: "b:80", wantResult: S, wantState: miss, wantFetches: 2},
@@ -308,11 +309,11 @@ func TestCache(t *testing.T) {
 					t.Fatalf("%s: got Result %q state %q from %q after %d fetches, want Result %q state %q from %q after %d fetches",
 						in, a.Result, state, a.FinalURL, len(calls), s.wantResult, s.wantState, s.wantLabel, s.wantFetches)
 				}
-				if state == access.CacheMiss && calls[len(calls)-1] != scheme+"://"+auth {
+				if state == policy.CacheMiss && calls[len(calls)-1] != scheme+"://"+auth {
 					t.Errorf("%s: got fetch of %q, want %q", in, calls[len(calls)-1], scheme+"://"+auth)
 				}
-				if (a.Robots != nil) != (a.Result == access.Successful) {
-					t.Errorf("%s: got Robots set %v with Result %q, want set only for %q", in, a.Robots != nil, a.Result, access.Successful)
+				if (a.Robots != nil) != (a.Result == policy.Successful) {
+					t.Errorf("%s: got Robots set %v with Result %q, want set only for %q", in, a.Robots != nil, a.Result, policy.Successful)
 				}
 				if max := tt.opts.MaxEntries; max > 0 && c.Len() > max {
 					t.Errorf("%s: got Len() %d, want at most MaxEntries %d", in, c.Len(), max)
@@ -332,15 +333,15 @@ func TestCacheCoalescesConcurrentMisses(t *testing.T) {
 	go func() { started.Wait(); close(allStarted) }()
 
 	var fetches atomic.Int64
-	c := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
+	c := access.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
 		fetches.Add(1)
 		<-allStarted // hold the fetch until every caller is running
 		return okAccess("v1", -1)
 	}, access.CacheOptions{Now: testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)).Now})
 
 	type result struct {
-		a     access.Access
-		state access.CacheState
+		a     policy.Access
+		state policy.CacheState
 	}
 	results := make([]result, n)
 	var done sync.WaitGroup
@@ -360,15 +361,15 @@ func TestCacheCoalescesConcurrentMisses(t *testing.T) {
 	}
 	misses := 0
 	for i, r := range results {
-		if r.a.Result != access.Successful || r.a.FinalURL != "v1" || r.state != access.CacheMiss && r.state != access.CacheHit {
-			t.Errorf("Get #%d: got Result %q from %q state %q, want %q from \"v1\", state miss or hit", i, r.a.Result, r.a.FinalURL, r.state, access.Successful)
+		if r.a.Result != policy.Successful || r.a.FinalURL != "v1" || r.state != policy.CacheMiss && r.state != policy.CacheHit {
+			t.Errorf("Get #%d: got Result %q from %q state %q, want %q from \"v1\", state miss or hit", i, r.a.Result, r.a.FinalURL, r.state, policy.Successful)
 		}
-		if r.state == access.CacheMiss {
+		if r.state == policy.CacheMiss {
 			misses++
 		}
 	}
 	if misses == 0 {
-		t.Errorf("got 0 of %d Gets in state %q, want at least the one that fetched", n, access.CacheMiss)
+		t.Errorf("got 0 of %d Gets in state %q, want at least the one that fetched", n, policy.CacheMiss)
 	}
 	t.Logf("%d of %d Gets shared the fetch, %d found it cached", misses, n, n-misses)
 }
@@ -390,7 +391,7 @@ func TestCacheDetachesFetchFromCaller(t *testing.T) {
 			entered := make(chan struct{}, 1)
 			release := make(chan struct{})
 			var fetches atomic.Int64
-			c := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
+			c := access.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
 				fetches.Add(1)
 				entered <- struct{}{}
 				<-release
@@ -408,8 +409,8 @@ func TestCacheDetachesFetchFromCaller(t *testing.T) {
 				cancel()
 			}
 			type result struct {
-				a     access.Access
-				state access.CacheState
+				a     policy.Access
+				state policy.CacheState
 			}
 			first, second := make(chan result, 1), make(chan result, 1)
 			go func() {
@@ -425,8 +426,8 @@ func TestCacheDetachesFetchFromCaller(t *testing.T) {
 			close(release)
 			for name, ch := range map[string]chan result{"cancelled caller": first, "other caller": second} {
 				r := <-ch
-				if r.a.Result != access.Successful || errors.Is(r.a.Err, context.Canceled) {
-					t.Errorf("%s: got Result %q state %q Err %v, want %q (the fetch must not see the caller's cancellation)", name, r.a.Result, r.state, r.a.Err, access.Successful)
+				if r.a.Result != policy.Successful || errors.Is(r.a.Err, context.Canceled) {
+					t.Errorf("%s: got Result %q state %q Err %v, want %q (the fetch must not see the caller's cancellation)", name, r.a.Result, r.state, r.a.Err, policy.Successful)
 				}
 			}
 			if got := fetches.Load(); got != 1 {

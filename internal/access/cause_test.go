@@ -11,6 +11,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // rawOrigin listens on 127.0.0.1 and hands every connection to serve.
@@ -76,28 +77,28 @@ func TestFetcherUnreachableCause(t *testing.T) {
 		scheme    string
 		authority string
 		opts      access.FetcherOptions
-		result    access.AccessResult
+		result    policy.AccessResult
 		cause     string // Cause.Text(Status)
 	}{
-		{"unresolvable name", "http", "nonexistent.invalid:80", access.FetcherOptions{}, access.Unreachable, "dns"},
-		{"closed port", "http", closedPort(t), access.FetcherOptions{}, access.Unreachable, "connect"},
-		{"connection closed before a response", "http", hangUp, access.FetcherOptions{}, access.Unreachable, "connect"},
-		{"untrusted certificate", "https", tlsOrigin.authority(t, "https"), access.FetcherOptions{}, access.Unreachable, "tls"},
-		{"plain HTTP answers TLS", "https", plain.authority(t, "http"), access.FetcherOptions{}, access.Unreachable, "tls"},
-		{"timeout", "http", slow.authority(t, "http"), access.FetcherOptions{Timeout: 300 * time.Millisecond}, access.Unreachable, "timeout"},
-		{"status 500", "http", status500.authority(t, "http"), access.FetcherOptions{}, access.Unreachable, "status 500"},
-		{"status 503", "http", status503.authority(t, "http"), access.FetcherOptions{}, access.Unreachable, "status 503"},
-		{"status 429 unreachable", "http", tooMany.authority(t, "http"), access.FetcherOptions{TooManyRequestsUnreachable: true}, access.Unreachable, "status 429"},
-		{"3xx without Location", "http", noLocation.authority(t, "http"), access.FetcherOptions{}, access.Unreachable, "status 302"},
-		{"redirect to ftp", "http", badScheme.authority(t, "http"), access.FetcherOptions{}, access.Unreachable, "redirects"},
-		{"response header too large", "http", hugeHeader.authority(t, "http"), access.FetcherOptions{}, access.Unreachable, "too-large"},
-		{"malformed response", "http", garbage, access.FetcherOptions{}, access.Unreachable, "other"},
-		{"destination refused", "http", plain.authority(t, "http"), access.FetcherOptions{Guard: &netguard.Guard{}}, access.Unreachable, "destination-refused"},
+		{"unresolvable name", "http", "nonexistent.invalid:80", access.FetcherOptions{}, policy.Unreachable, "dns"},
+		{"closed port", "http", closedPort(t), access.FetcherOptions{}, policy.Unreachable, "connect"},
+		{"connection closed before a response", "http", hangUp, access.FetcherOptions{}, policy.Unreachable, "connect"},
+		{"untrusted certificate", "https", tlsOrigin.authority(t, "https"), access.FetcherOptions{}, policy.Unreachable, "tls"},
+		{"plain HTTP answers TLS", "https", plain.authority(t, "http"), access.FetcherOptions{}, policy.Unreachable, "tls"},
+		{"timeout", "http", slow.authority(t, "http"), access.FetcherOptions{Timeout: 300 * time.Millisecond}, policy.Unreachable, "timeout"},
+		{"status 500", "http", status500.authority(t, "http"), access.FetcherOptions{}, policy.Unreachable, "status 500"},
+		{"status 503", "http", status503.authority(t, "http"), access.FetcherOptions{}, policy.Unreachable, "status 503"},
+		{"status 429 unreachable", "http", tooMany.authority(t, "http"), access.FetcherOptions{TooManyRequestsUnreachable: true}, policy.Unreachable, "status 429"},
+		{"3xx without Location", "http", noLocation.authority(t, "http"), access.FetcherOptions{}, policy.Unreachable, "status 302"},
+		{"redirect to ftp", "http", badScheme.authority(t, "http"), access.FetcherOptions{}, policy.Unreachable, "redirects"},
+		{"response header too large", "http", hugeHeader.authority(t, "http"), access.FetcherOptions{}, policy.Unreachable, "too-large"},
+		{"malformed response", "http", garbage, access.FetcherOptions{}, policy.Unreachable, "other"},
+		{"destination refused", "http", plain.authority(t, "http"), access.FetcherOptions{Guard: &netguard.Guard{}}, policy.Unreachable, "destination-refused"},
 		// No cause: the file is not unreachable.
-		{"body past the parse limit is cut", "http", bigBody.authority(t, "http"), access.FetcherOptions{}, access.Successful, ""},
-		{"status 404", "http", notFound.authority(t, "http"), access.FetcherOptions{}, access.Unavailable, ""},
-		{"status 429 unavailable", "http", tooMany.authority(t, "http"), access.FetcherOptions{}, access.Unavailable, ""},
-		{"too many redirects", "http", newOrigin(t, redirects(access.MaxRedirects+2, stdRobots)).authority(t, "http"), access.FetcherOptions{}, access.Unavailable, ""},
+		{"body past the parse limit is cut", "http", bigBody.authority(t, "http"), access.FetcherOptions{}, policy.Successful, ""},
+		{"status 404", "http", notFound.authority(t, "http"), access.FetcherOptions{}, policy.Unavailable, ""},
+		{"status 429 unavailable", "http", tooMany.authority(t, "http"), access.FetcherOptions{}, policy.Unavailable, ""},
+		{"too many redirects", "http", newOrigin(t, redirects(access.MaxRedirects+2, stdRobots)).authority(t, "http"), access.FetcherOptions{}, policy.Unavailable, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,17 +117,17 @@ func TestFetcherUnreachableCause(t *testing.T) {
 // as a fleet's shared record stores it.
 func TestCauseNames(t *testing.T) {
 	seen := map[string]bool{}
-	for c := access.CauseNone; c <= access.CauseOther; c++ {
+	for c := policy.CauseNone; c <= policy.CauseOther; c++ {
 		name := c.String()
 		if seen[name] {
 			t.Errorf("Cause(%d): name %q used twice", c, name)
 		}
 		seen[name] = true
-		if got, ok := access.ParseCause(name); !ok || got != c {
+		if got, ok := policy.ParseCause(name); !ok || got != c {
 			t.Errorf("ParseCause(%q): got %d, %v, want %d, true", name, got, ok, c)
 		}
 	}
-	if _, ok := access.ParseCause("status 500"); ok {
+	if _, ok := policy.ParseCause("status 500"); ok {
 		t.Errorf(`ParseCause("status 500"): got ok, want false (the status is the record's own field)`)
 	}
 }

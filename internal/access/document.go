@@ -7,16 +7,9 @@ import (
 	"io"
 	"net/http"
 	"time"
-)
 
-// Document is a document other than robots.txt that a Fetcher reads with
-// FetchDocument and a Cache keeps (NewDocumentCache): an RSL license
-// (package license), for one. It is immutable once parsed.
-type Document interface {
-	// Retained returns the octets the document keeps live, for
-	// CacheOptions.MaxBytes.
-	Retained() int
-}
+	"github.com/robotsproxy/robotsproxy/policy"
+)
 
 // DocumentOptions say how FetchDocument reads and parses a document.
 type DocumentOptions struct {
@@ -31,7 +24,7 @@ type DocumentOptions struct {
 	// Parse parses a 2xx body; h holds the kept response fields (see
 	// Access.Header). An error makes the result Unreachable with
 	// CauseOther: a document that cannot be read fails closed.
-	Parse func(body []byte, h http.Header) (Document, error)
+	Parse func(body []byte, h http.Header) (policy.Document, error)
 }
 
 // FetchDocument gets the document at url with the Fetcher's client,
@@ -42,9 +35,9 @@ type DocumentOptions struct {
 // does not parse is Unreachable. Raw and SHA256 are set whenever a body
 // was read whole, parsed or not, so that an archive keeps the evidence.
 // It never returns an error.
-func (f *Fetcher) FetchDocument(ctx context.Context, url string, o DocumentOptions) Access {
+func (f *Fetcher) FetchDocument(ctx context.Context, url string, o DocumentOptions) policy.Access {
 	start := time.Now()
-	a := f.get(ctx, url, o.What, o.Accept, func(a Access, resp *http.Response) Access {
+	a := f.get(ctx, url, o.What, o.Accept, func(a policy.Access, resp *http.Response) policy.Access {
 		if s := resp.StatusCode; s < 200 || s >= 300 {
 			return f.classifyStatus(a, s)
 		}
@@ -55,26 +48,26 @@ func (f *Fetcher) FetchDocument(ctx context.Context, url string, o DocumentOptio
 }
 
 // readDocument reads and parses a 2xx body of at most o.MaxBytes octets.
-func readDocument(a Access, body io.Reader, o DocumentOptions) Access {
+func readDocument(a policy.Access, body io.Reader, o DocumentOptions) policy.Access {
 	b, err := io.ReadAll(io.LimitReader(body, int64(o.MaxBytes)+1))
 	switch {
 	case err != nil:
-		a = a.fail(Unreachable, fmt.Errorf("read %s %s: %w", o.What, a.FinalURL, err))
+		a = fail(a, policy.Unreachable, fmt.Errorf("read %s %s: %w", o.What, a.FinalURL, err))
 		a.Cause = classifyError(err, a.FinalURL)
 		return a
 	case len(b) > o.MaxBytes:
-		a = a.fail(Unreachable, fmt.Errorf("read %s %s: larger than %d octets", o.What, a.FinalURL, o.MaxBytes))
-		a.Cause = CauseTooLarge
+		a = fail(a, policy.Unreachable, fmt.Errorf("read %s %s: larger than %d octets", o.What, a.FinalURL, o.MaxBytes))
+		a.Cause = policy.CauseTooLarge
 		return a
 	}
 	a.Raw, a.SHA256 = b, sha256.Sum256(b)
 	doc, err := o.Parse(b, a.Header)
 	if err != nil {
-		a = a.fail(Unreachable, fmt.Errorf("parse %s %s: %w", o.What, a.FinalURL, err))
-		a.Cause = CauseOther
+		a = fail(a, policy.Unreachable, fmt.Errorf("parse %s %s: %w", o.What, a.FinalURL, err))
+		a.Cause = policy.CauseOther
 		return a
 	}
-	a.Result, a.Doc = Successful, doc
+	a.Result, a.Doc = policy.Successful, doc
 	return a
 }
 
@@ -84,13 +77,13 @@ func readDocument(a Access, body io.Reader, o DocumentOptions) Access {
 // within [MinTTL, MaxTTL], an unreachable result retried after
 // UnreachableRetry while a successful copy stands in for up to StaleFor,
 // and the MaxEntries and MaxBytes bounds. Read it with GetURL.
-func NewDocumentCache(fetch func(ctx context.Context, url string) Access, o CacheOptions) *Cache {
-	return NewCache(func(ctx context.Context, _, url string) Access { return fetch(ctx, url) }, o)
+func NewDocumentCache(fetch func(ctx context.Context, url string) policy.Access, o CacheOptions) *Cache {
+	return NewCache(func(ctx context.Context, _, url string) policy.Access { return fetch(ctx, url) }, o)
 }
 
 // GetURL returns the result in force for a document URL, from a Cache
 // made by NewDocumentCache, fetching it when missing or no longer fresh
 // (see Get).
-func (c *Cache) GetURL(ctx context.Context, url string) (Access, CacheState) {
+func (c *Cache) GetURL(ctx context.Context, url string) (policy.Access, policy.CacheState) {
 	return c.GetKeyed(ctx, url, "", url)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // textDoc is a Document for the tests: the body as text.
@@ -17,7 +18,7 @@ type textDoc string
 
 func (d textDoc) Retained() int { return len(d) }
 
-func parseText(body []byte, _ http.Header) (access.Document, error) {
+func parseText(body []byte, _ http.Header) (policy.Document, error) {
 	if strings.Contains(string(body), "<bad") {
 		return nil, errors.New("malformed")
 	}
@@ -31,17 +32,17 @@ func TestFetchDocument(t *testing.T) {
 		name   string
 		status int
 		body   string
-		result access.AccessResult
-		cause  access.Cause
-		doc    access.Document
+		result policy.AccessResult
+		cause  policy.Cause
+		doc    policy.Document
 		raw    bool
 	}{
-		{"parsed", 200, "<rsl/>", access.Successful, access.CauseNone, textDoc("<rsl/>"), true},
-		{"at the limit", 200, strings.Repeat("x", 16), access.Successful, access.CauseNone, textDoc(strings.Repeat("x", 16)), true},
-		{"over the limit", 200, strings.Repeat("x", 17), access.Unreachable, access.CauseTooLarge, nil, false},
-		{"malformed", 200, "<bad", access.Unreachable, access.CauseOther, nil, true},
-		{"missing", 404, "", access.Unavailable, access.CauseNone, nil, false},
-		{"server error", 503, "", access.Unreachable, access.CauseStatus, nil, false},
+		{"parsed", 200, "<rsl/>", policy.Successful, policy.CauseNone, textDoc("<rsl/>"), true},
+		{"at the limit", 200, strings.Repeat("x", 16), policy.Successful, policy.CauseNone, textDoc(strings.Repeat("x", 16)), true},
+		{"over the limit", 200, strings.Repeat("x", 17), policy.Unreachable, policy.CauseTooLarge, nil, false},
+		{"malformed", 200, "<bad", policy.Unreachable, policy.CauseOther, nil, true},
+		{"missing", 404, "", policy.Unavailable, policy.CauseNone, nil, false},
+		{"server error", 503, "", policy.Unreachable, policy.CauseStatus, nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,15 +78,15 @@ func TestDocumentCache(t *testing.T) {
 	}))
 	defer srv.Close()
 	f := newFetcher(access.FetcherOptions{})
-	c := access.NewDocumentCache(func(ctx context.Context, url string) access.Access {
+	c := access.NewDocumentCache(func(ctx context.Context, url string) policy.Access {
 		return f.FetchDocument(ctx, url, docOpts)
 	}, access.CacheOptions{})
 	ctx := context.Background()
 	a, st := c.GetURL(ctx, srv.URL+"/a")
-	if st != access.CacheMiss || a.Doc != textDoc("<rsl/>/a") || a.Raw != nil {
+	if st != policy.CacheMiss || a.Doc != textDoc("<rsl/>/a") || a.Raw != nil {
 		t.Fatalf("first: %s %v raw %q", st, a.Doc, a.Raw)
 	}
-	if a, st = c.GetURL(ctx, srv.URL+"/a"); st != access.CacheHit || a.Doc != textDoc("<rsl/>/a") {
+	if a, st = c.GetURL(ctx, srv.URL+"/a"); st != policy.CacheHit || a.Doc != textDoc("<rsl/>/a") {
 		t.Fatalf("second: %s %v", st, a.Doc)
 	}
 	if a, _ = c.GetURL(ctx, srv.URL+"/b"); a.Doc != textDoc("<rsl/>/b") || n.Load() != 2 {

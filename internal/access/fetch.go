@@ -15,22 +15,8 @@ import (
 	"github.com/pquerna/cachecontrol/cacheobject"
 
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
-)
-
-// AccessResult is the outcome of fetching a robots.txt file, in the terms of
-// RFC 9309 section 2.3.1.
-type AccessResult string
-
-const (
-	// Successful: a 2xx response; its rules are followed (2.3.1.1).
-	Successful AccessResult = "successful"
-	// Unavailable: a 4xx response, or more than MaxRedirects redirects; the
-	// crawler may access anything (2.3.1.2, 2.3.1.3).
-	Unavailable AccessResult = "unavailable"
-	// Unreachable: a 5xx response, a network, DNS or TLS error, a timeout,
-	// or a refused destination; complete disallow (2.3.1.4).
-	Unreachable AccessResult = "unreachable"
 )
 
 // MaxRedirects is how many consecutive redirects a robots.txt fetch follows
@@ -38,57 +24,6 @@ const (
 const MaxRedirects = 5
 
 var errTooManyRedirects = errors.New("more than 5 consecutive redirects")
-
-// Access is the result of one robots.txt fetch for one authority.
-type Access struct {
-	// Result is the access result.
-	Result AccessResult
-	// URL is the robots.txt URL of the initial authority.
-	URL string
-	// FinalURL is the URL that answered, after redirects.
-	FinalURL string
-	// Status is the HTTP status of the final response, 0 when none came.
-	Status int
-	// Err is the network or protocol error, if any.
-	Err error
-	// Refused is true when the destination guard refused an address.
-	Refused bool
-	// Cause is the class of failure behind an Unreachable result,
-	// CauseNone for every other result.
-	Cause Cause
-	// Robots is the compiled file, set only when Result is Successful.
-	Robots *robots.Robots
-	// Doc is the parsed document of a fetch by FetchDocument (an RSL
-	// license, say), set only when Result is Successful; nil for a
-	// robots.txt fetch.
-	Doc Document
-	// MaxAge is the response's Cache-Control max-age, or -1 when absent.
-	MaxAge time.Duration
-	// Duration is how long the fetch took.
-	Duration time.Duration
-	// FetchedAt is when the fetch began (the request was sent).
-	FetchedAt time.Time
-	// SHA256 is the SHA-256 of the body octets read, exactly as they came
-	// (before charset bridging and parsing): the whole body of a 2xx
-	// response, or its first parse-limit+1 octets when it is longer (what
-	// the parser saw; the octet past the limit tells it the file was cut).
-	// Zero when no body was read: every result but Successful.
-	SHA256 [sha256.Size]byte
-	// Header holds the response's Content-Type, Cache-Control,
-	// Last-Modified and ETag fields (those present), nil when no response
-	// came: the first value of each, cut to MaxKeptHeaderValue octets, so
-	// a hostile origin cannot grow the audit archive or a fleet's shared
-	// record. The Content-Type charset is what the body was parsed with.
-	Header http.Header
-	// Raw is the body SHA256 was computed over, for the robots.txt archive
-	// only; nil when no body was read. Whoever archives it clears it
-	// before the Access is cached, so the cache keeps the compiled rules
-	// and no second copy of the text.
-	Raw []byte
-}
-
-// HasBody reports whether a body was read (Raw and SHA256 are set).
-func (a *Access) HasBody() bool { return a.SHA256 != [sha256.Size]byte{} }
 
 // MaxResponseHeaderBytes bounds the header of a robots.txt response, in
 // octets (the Fetcher's http.Transport MaxResponseHeaderBytes; Go's
@@ -193,14 +128,14 @@ func NewFetcher(o FetcherOptions) *Fetcher {
 // policy.Authority) and classifies the outcome per
 // RFC 9309 2.3.1. It never returns an error: failures are Unreachable (or
 // Unavailable for redirect loops) with Err set.
-func (f *Fetcher) Fetch(ctx context.Context, scheme, authority string) Access {
+func (f *Fetcher) Fetch(ctx context.Context, scheme, authority string) policy.Access {
 	start := time.Now()
-	a := f.fetch(ctx, RobotsURL(scheme, authority))
+	a := f.fetch(ctx, policy.RobotsURL(scheme, authority))
 	a.FetchedAt, a.Duration = start, time.Since(start)
 	return a
 }
 
-func (f *Fetcher) fetch(ctx context.Context, url string) Access {
+func (f *Fetcher) fetch(ctx context.Context, url string) policy.Access {
 	return f.get(ctx, url, "robots.txt", "", f.classify)
 }
 
@@ -208,12 +143,12 @@ func (f *Fetcher) fetch(ctx context.Context, url string) Access {
 // Fetcher's client, guard and limits, sending accept as Accept when not
 // "", and hands a response to classify; a request that gets no response
 // is classified here.
-func (f *Fetcher) get(ctx context.Context, url, what, accept string, classify func(Access, *http.Response) Access) Access {
-	a := Access{URL: url, FinalURL: url, MaxAge: -1}
+func (f *Fetcher) get(ctx context.Context, url, what, accept string, classify func(policy.Access, *http.Response) policy.Access) policy.Access {
+	a := policy.Access{URL: url, FinalURL: url, MaxAge: -1}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		a = a.fail(Unreachable, fmt.Errorf("fetch %s %s: %w", what, url, err))
-		a.Cause = CauseOther
+		a = fail(a, policy.Unreachable, fmt.Errorf("fetch %s %s: %w", what, url, err))
+		a.Cause = policy.CauseOther
 		return a
 	}
 	if f.opts.UserAgent != "" {
@@ -225,10 +160,10 @@ func (f *Fetcher) get(ctx context.Context, url, what, accept string, classify fu
 	resp, err := f.client.Do(req)
 	if err != nil {
 		if errors.Is(err, errTooManyRedirects) {
-			return a.fail(Unavailable, fmt.Errorf("fetch %s %s: %w", what, url, err))
+			return fail(a, policy.Unavailable, fmt.Errorf("fetch %s %s: %w", what, url, err))
 		}
 		a.Refused = netguard.IsRefused(err)
-		a = a.fail(Unreachable, fmt.Errorf("fetch %s %s: %w", what, url, err))
+		a = fail(a, policy.Unreachable, fmt.Errorf("fetch %s %s: %w", what, url, err))
 		a.Cause = classifyError(err, url)
 		return a
 	}
@@ -242,20 +177,20 @@ func (f *Fetcher) get(ctx context.Context, url, what, accept string, classify fu
 
 // classify maps the response status to an access result (RFC 9309 2.3.1) and
 // parses the body of 2xx responses only.
-func (f *Fetcher) classify(a Access, resp *http.Response) Access {
+func (f *Fetcher) classify(a policy.Access, resp *http.Response) policy.Access {
 	switch s := resp.StatusCode; {
 	case s >= 200 && s < 300:
 		// Read one octet past the parse limit so the parser can tell
 		// whether the limit cut the last line.
 		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(f.opts.Parse.Limit()+1)))
 		if err != nil {
-			a = a.fail(Unreachable, fmt.Errorf("read robots.txt %s: %w", a.FinalURL, err))
+			a = fail(a, policy.Unreachable, fmt.Errorf("read robots.txt %s: %w", a.FinalURL, err))
 			a.Cause = classifyError(err, a.FinalURL)
 			return a
 		}
 		// Parsed with the kept header, as audit verify and a fleet
 		// replica re-parse a.Raw, so all three compile the same rules.
-		a.Result, a.Robots = Successful, ParseBody(body, a.Header, f.opts.Parse)
+		a.Result, a.Robots = policy.Successful, ParseBody(body, a.Header, f.opts.Parse)
 		a.Raw, a.SHA256 = body, sha256.Sum256(body)
 	default:
 		a = f.classifyStatus(a, s)
@@ -264,19 +199,20 @@ func (f *Fetcher) classify(a Access, resp *http.Response) Access {
 }
 
 // classifyStatus classifies a status that is not 2xx (RFC 9309 2.3.1).
-func (f *Fetcher) classifyStatus(a Access, s int) Access {
+func (f *Fetcher) classifyStatus(a policy.Access, s int) policy.Access {
 	switch {
 	case s == http.StatusTooManyRequests && f.opts.TooManyRequestsUnreachable:
-		a.Result, a.Cause = Unreachable, CauseStatus
+		a.Result, a.Cause = policy.Unreachable, policy.CauseStatus
 	case s >= 400 && s < 500:
-		a.Result = Unavailable
+		a.Result = policy.Unavailable
 	default: // 5xx, and 1xx/3xx that could not be followed: fail closed.
-		a.Result, a.Cause = Unreachable, CauseStatus
+		a.Result, a.Cause = policy.Unreachable, policy.CauseStatus
 	}
 	return a
 }
 
-func (a Access) fail(r AccessResult, err error) Access {
+// fail returns a with result r and error err.
+func fail(a policy.Access, r policy.AccessResult, err error) policy.Access {
 	a.Result, a.Err = r, err
 	return a
 }

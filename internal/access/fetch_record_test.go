@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -22,20 +23,20 @@ func TestFetchRecordsTheBody(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		h      http.Handler
-		result access.AccessResult
+		result policy.AccessResult
 		body   string // the octets hashed; "" with noBody
 		noBody bool
 		final  string // path of the final URL
 		header http.Header
 	}{
 		{"200", serve(200, stdRobots, "Content-Type", "text/plain; charset=utf-8", "ETag", `"abc"`, "Last-Modified", "Sun, 22 Nov 2026 20:00:00 GMT", "Cache-Control", "max-age=60", "X-Other", "x"),
-			access.Successful, stdRobots, false, "/robots.txt",
+			policy.Successful, stdRobots, false, "/robots.txt",
 			http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Etag": {`"abc"`}, "Last-Modified": {"Sun, 22 Nov 2026 20:00:00 GMT"}, "Cache-Control": {"max-age=60"}}},
-		{"redirected", redirects(2, stdRobots), access.Successful, stdRobots, false, "/hop2", http.Header{"Content-Type": {"text/plain; charset=utf-8"}}},
-		{"empty 200", serve(200, "", "Content-Type", "text/plain"), access.Successful, "", false, "/robots.txt", http.Header{"Content-Type": {"text/plain"}}},
-		{"past the parse limit: the octets read", serve(200, long), access.Successful, long[:limit+1], false, "/robots.txt", http.Header{"Content-Type": {"text/plain; charset=utf-8"}}},
-		{"404", serve(404, "not here", "Content-Type", "text/html"), access.Unavailable, "", true, "/robots.txt", http.Header{"Content-Type": {"text/html"}}},
-		{"500", serve(500, "oops"), access.Unreachable, "", true, "/robots.txt", http.Header{"Content-Type": {"text/plain; charset=utf-8"}}},
+		{"redirected", redirects(2, stdRobots), policy.Successful, stdRobots, false, "/hop2", http.Header{"Content-Type": {"text/plain; charset=utf-8"}}},
+		{"empty 200", serve(200, "", "Content-Type", "text/plain"), policy.Successful, "", false, "/robots.txt", http.Header{"Content-Type": {"text/plain"}}},
+		{"past the parse limit: the octets read", serve(200, long), policy.Successful, long[:limit+1], false, "/robots.txt", http.Header{"Content-Type": {"text/plain; charset=utf-8"}}},
+		{"404", serve(404, "not here", "Content-Type", "text/html"), policy.Unavailable, "", true, "/robots.txt", http.Header{"Content-Type": {"text/html"}}},
+		{"500", serve(500, "oops"), policy.Unreachable, "", true, "/robots.txt", http.Header{"Content-Type": {"text/plain; charset=utf-8"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := newOrigin(t, tt.h)
@@ -67,7 +68,7 @@ func TestFetchRecordsTheBody(t *testing.T) {
 	}
 	// No response: no header, no body.
 	a := newFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", "127.0.0.1:1")
-	if a.Result != access.Unreachable || a.Header != nil || a.HasBody() || a.FetchedAt.IsZero() {
+	if a.Result != policy.Unreachable || a.Header != nil || a.HasBody() || a.FetchedAt.IsZero() {
 		t.Errorf("refused connection: got %s, header %v, body %v, fetched at %v; want unreachable, none, none, set", a.Result, a.Header, a.HasBody(), a.FetchedAt)
 	}
 }

@@ -93,7 +93,7 @@ func newFetcher(o access.FetcherOptions) *access.Fetcher {
 const fetchDeadline = 4 * time.Second
 
 // fetchCheck is a case-specific check run after the common ones.
-type fetchCheck func(t *testing.T, a access.Access)
+type fetchCheck func(t *testing.T, a policy.Access)
 
 func TestFetcher(t *testing.T) {
 	tests := []struct {
@@ -101,7 +101,7 @@ func TestFetcher(t *testing.T) {
 		scheme     string // "" means http
 		opts       access.FetcherOptions
 		setup      func(t *testing.T) (authority string, check fetchCheck)
-		wantResult access.AccessResult
+		wantResult policy.AccessResult
 		wantStatus int
 		wantErr    bool
 	}{
@@ -115,7 +115,7 @@ func TestFetcher(t *testing.T) {
 					io.WriteString(w, stdRobots)
 				}))
 				auth := o.authority(t, "http")
-				return auth, func(t *testing.T, a access.Access) {
+				return auth, func(t *testing.T, a policy.Access) {
 					wantURL := "http://" + auth + "/robots.txt"
 					if a.URL != wantURL || a.FinalURL != wantURL {
 						t.Errorf("got URL %q FinalURL %q, want both %q", a.URL, a.FinalURL, wantURL)
@@ -134,19 +134,19 @@ func TestFetcher(t *testing.T) {
 					}
 				}
 			},
-			wantResult: access.Successful, wantStatus: 200,
+			wantResult: policy.Successful, wantStatus: 200,
 		},
 		{
 			name: "204 no content is an empty file",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				o := newOrigin(t, serve(http.StatusNoContent, ""))
-				return o.authority(t, "http"), func(t *testing.T, a access.Access) {
+				return o.authority(t, "http"), func(t *testing.T, a policy.Access) {
 					if v := a.Robots.Test("/private/x"); !v.Allowed {
 						t.Errorf("empty file: got /private/x denied, want allowed")
 					}
 				}
 			},
-			wantResult: access.Successful, wantStatus: 204,
+			wantResult: policy.Successful, wantStatus: 204,
 		},
 		{
 			name: "3 redirects across two authorities",
@@ -171,7 +171,7 @@ func TestFetcher(t *testing.T) {
 						http.NotFound(w, r)
 					}
 				}))
-				return a.authority(t, "http"), func(t *testing.T, got access.Access) {
+				return a.authority(t, "http"), func(t *testing.T, got policy.Access) {
 					if want := b.URL + "/hop3"; got.FinalURL != want {
 						t.Errorf("got FinalURL %q, want %q", got.FinalURL, want)
 					}
@@ -183,31 +183,31 @@ func TestFetcher(t *testing.T) {
 					}
 				}
 			},
-			wantResult: access.Successful, wantStatus: 200,
+			wantResult: policy.Successful, wantStatus: 200,
 		},
 		{
 			name: "exactly 5 redirects",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				o := newOrigin(t, redirects(5, stdRobots))
-				return o.authority(t, "http"), func(t *testing.T, a access.Access) {
+				return o.authority(t, "http"), func(t *testing.T, a policy.Access) {
 					if want := o.URL + "/hop5"; a.FinalURL != want {
 						t.Errorf("got FinalURL %q, want %q", a.FinalURL, want)
 					}
 				}
 			},
-			wantResult: access.Successful, wantStatus: 200,
+			wantResult: policy.Successful, wantStatus: 200,
 		},
 		{
 			name: "6 redirects",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				o := newOrigin(t, redirects(6, stdRobots))
-				return o.authority(t, "http"), func(t *testing.T, a access.Access) {
+				return o.authority(t, "http"), func(t *testing.T, a policy.Access) {
 					if got := o.Hits(); got != 6 {
 						t.Errorf("got %d requests, want 6 (the 6th redirect is not followed)", got)
 					}
 				}
 			},
-			wantResult: access.Unavailable, wantStatus: 0, wantErr: true,
+			wantResult: policy.Unavailable, wantStatus: 0, wantErr: true,
 		},
 		{
 			name: "redirect loop",
@@ -215,28 +215,28 @@ func TestFetcher(t *testing.T) {
 				o := newOrigin(t, http.RedirectHandler("/robots.txt", http.StatusFound))
 				return o.authority(t, "http"), nil
 			},
-			wantResult: access.Unavailable, wantStatus: 0, wantErr: true,
+			wantResult: policy.Unavailable, wantStatus: 0, wantErr: true,
 		},
 		{
 			name: "404",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				return newOrigin(t, serve(404, "User-agent: *\nDisallow: /\n")).authority(t, "http"), nil
 			},
-			wantResult: access.Unavailable, wantStatus: 404,
+			wantResult: policy.Unavailable, wantStatus: 404,
 		},
 		{
 			name: "401",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				return newOrigin(t, serve(401, "User-agent: *\nDisallow: /\n")).authority(t, "http"), nil
 			},
-			wantResult: access.Unavailable, wantStatus: 401,
+			wantResult: policy.Unavailable, wantStatus: 401,
 		},
 		{
 			name: "403",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				return newOrigin(t, serve(403, "")).authority(t, "http"), nil
 			},
-			wantResult: access.Unavailable, wantStatus: 403,
+			wantResult: policy.Unavailable, wantStatus: 403,
 		},
 		{
 			name: "429 unreachable when configured",
@@ -244,28 +244,28 @@ func TestFetcher(t *testing.T) {
 			setup: func(t *testing.T) (string, fetchCheck) {
 				return newOrigin(t, serve(429, "")).authority(t, "http"), nil
 			},
-			wantResult: access.Unreachable, wantStatus: 429,
+			wantResult: policy.Unreachable, wantStatus: 429,
 		},
 		{
 			name: "429 unavailable by default",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				return newOrigin(t, serve(429, "")).authority(t, "http"), nil
 			},
-			wantResult: access.Unavailable, wantStatus: 429,
+			wantResult: policy.Unavailable, wantStatus: 429,
 		},
 		{
 			name: "500 body not parsed",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				return newOrigin(t, serve(500, "User-agent: *\nAllow: /\n")).authority(t, "http"), nil
 			},
-			wantResult: access.Unreachable, wantStatus: 500,
+			wantResult: policy.Unreachable, wantStatus: 500,
 		},
 		{
 			name: "503 body not parsed",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				return newOrigin(t, serve(503, "User-agent: *\nAllow: /\n", "Retry-After", "120")).authority(t, "http"), nil
 			},
-			wantResult: access.Unreachable, wantStatus: 503,
+			wantResult: policy.Unreachable, wantStatus: 503,
 		},
 		{
 			name: "connection refused",
@@ -280,13 +280,13 @@ func TestFetcher(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				return auth, func(t *testing.T, a access.Access) {
+				return auth, func(t *testing.T, a policy.Access) {
 					if a.Refused {
 						t.Errorf("got Refused true for a closed port, want false (not a guard refusal)")
 					}
 				}
 			},
-			wantResult: access.Unreachable, wantStatus: 0, wantErr: true,
+			wantResult: policy.Unreachable, wantStatus: 0, wantErr: true,
 		},
 		{
 			name: "origin never answers",
@@ -300,13 +300,13 @@ func TestFetcher(t *testing.T) {
 					}
 				}))
 				t.Cleanup(func() { close(release) }) // runs before o.Close
-				return o.authority(t, "http"), func(t *testing.T, a access.Access) {
+				return o.authority(t, "http"), func(t *testing.T, a policy.Access) {
 					if a.Duration >= fetchDeadline/2 {
 						t.Errorf("got Duration %v with Timeout 300ms, want under %v", a.Duration, fetchDeadline/2)
 					}
 				}
 			},
-			wantResult: access.Unreachable, wantStatus: 0, wantErr: true,
+			wantResult: policy.Unreachable, wantStatus: 0, wantErr: true,
 		},
 		{
 			name: "origin stalls in the body",
@@ -322,20 +322,20 @@ func TestFetcher(t *testing.T) {
 					}
 				}))
 				t.Cleanup(func() { close(release) }) // runs before o.Close
-				return o.authority(t, "http"), func(t *testing.T, a access.Access) {
+				return o.authority(t, "http"), func(t *testing.T, a policy.Access) {
 					if a.Duration >= fetchDeadline/2 {
 						t.Errorf("got Duration %v with Timeout 300ms, want under %v", a.Duration, fetchDeadline/2)
 					}
 				}
 			},
-			wantResult: access.Unreachable, wantStatus: 200, wantErr: true,
+			wantResult: policy.Unreachable, wantStatus: 200, wantErr: true,
 		},
 		{
 			name: "guard refuses loopback",
 			opts: access.FetcherOptions{Guard: &netguard.Guard{}},
 			setup: func(t *testing.T) (string, fetchCheck) {
 				o := newOrigin(t, serve(200, stdRobots))
-				return o.authority(t, "http"), func(t *testing.T, a access.Access) {
+				return o.authority(t, "http"), func(t *testing.T, a policy.Access) {
 					if !a.Refused || !errors.Is(a.Err, netguard.ErrRefused) {
 						t.Errorf("got Refused %v Err %v, want Refused true and an error wrapping netguard.ErrRefused", a.Refused, a.Err)
 					}
@@ -344,7 +344,7 @@ func TestFetcher(t *testing.T) {
 					}
 				}
 			},
-			wantResult: access.Unreachable, wantStatus: 0, wantErr: true,
+			wantResult: policy.Unreachable, wantStatus: 0, wantErr: true,
 		},
 		{
 			name: "guard refuses a redirect target",
@@ -352,7 +352,7 @@ func TestFetcher(t *testing.T) {
 			setup: func(t *testing.T) (string, fetchCheck) {
 				b := newOriginAt(t, "127.0.0.2:0", serve(200, stdRobots))
 				a := newOrigin(t, http.RedirectHandler(b.URL+"/robots.txt", http.StatusFound))
-				return a.authority(t, "http"), func(t *testing.T, got access.Access) {
+				return a.authority(t, "http"), func(t *testing.T, got policy.Access) {
 					if !got.Refused {
 						t.Errorf("got Refused false (Err %v), want true", got.Err)
 					}
@@ -361,7 +361,7 @@ func TestFetcher(t *testing.T) {
 					}
 				}
 			},
-			wantResult: access.Unreachable, wantStatus: 0, wantErr: true,
+			wantResult: policy.Unreachable, wantStatus: 0, wantErr: true,
 		},
 		{
 			name: "2 MiB body is truncated at the parse limit",
@@ -369,26 +369,26 @@ func TestFetcher(t *testing.T) {
 				line := "# " + strings.Repeat("x", 61) + "\n"
 				body := stdRobots + strings.Repeat(line, (2<<20)/len(line))
 				o := newOrigin(t, serve(200, body))
-				return o.authority(t, "http"), func(t *testing.T, a access.Access) {
+				return o.authority(t, "http"), func(t *testing.T, a policy.Access) {
 					if !a.Robots.Truncated || a.Robots.Size > robots.DefaultMaxBytes {
 						t.Errorf("%d-byte body: got Truncated %v Size %d, want Truncated true Size <= %d", len(body), a.Robots.Truncated, a.Robots.Size, robots.DefaultMaxBytes)
 					}
 				}
 			},
-			wantResult: access.Successful, wantStatus: 200,
+			wantResult: policy.Successful, wantStatus: 200,
 		},
 		{
 			name:   "https with a trusted certificate",
 			scheme: "https",
 			setup: func(t *testing.T) (string, fetchCheck) {
 				o := newTLSOrigin(t, serve(200, stdRobots))
-				return o.authority(t, "https"), func(t *testing.T, a access.Access) {
+				return o.authority(t, "https"), func(t *testing.T, a policy.Access) {
 					if want := "https://" + o.authority(t, "https") + "/robots.txt"; a.FinalURL != want {
 						t.Errorf("got FinalURL %q, want %q", a.FinalURL, want)
 					}
 				}
 			},
-			wantResult: access.Successful, wantStatus: 200,
+			wantResult: policy.Successful, wantStatus: 200,
 		},
 		{
 			name:   "https with an untrusted certificate",
@@ -397,7 +397,7 @@ func TestFetcher(t *testing.T) {
 			setup: func(t *testing.T) (string, fetchCheck) {
 				return newTLSOrigin(t, serve(200, stdRobots)).authority(t, "https"), nil
 			},
-			wantResult: access.Unreachable, wantStatus: 0, wantErr: true,
+			wantResult: policy.Unreachable, wantStatus: 0, wantErr: true,
 		},
 	}
 	for _, tt := range tests {
@@ -423,8 +423,8 @@ func TestFetcher(t *testing.T) {
 			if (a.Err != nil) != tt.wantErr {
 				t.Errorf("Fetch(%s://%s): got Err %v, want error %v", scheme, auth, a.Err, tt.wantErr)
 			}
-			if (a.Robots != nil) != (a.Result == access.Successful) {
-				t.Fatalf("Fetch(%s://%s): got Robots %v with Result %q, want Robots set only for %q", scheme, auth, a.Robots != nil, a.Result, access.Successful)
+			if (a.Robots != nil) != (a.Result == policy.Successful) {
+				t.Fatalf("Fetch(%s://%s): got Robots %v with Result %q, want Robots set only for %q", scheme, auth, a.Robots != nil, a.Result, policy.Successful)
 			}
 			if a.Robots != nil && a.Status != http.StatusNoContent {
 				for path, want := range map[string]bool{"/private/x": false, "/public": true} {
@@ -471,8 +471,8 @@ func TestFetcherMaxAge(t *testing.T) {
 			}
 			o := newOrigin(t, serve(200, stdRobots, h...))
 			a := newFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
-			if a.Result != access.Successful || a.MaxAge != tt.want {
-				t.Errorf("Cache-Control %q: got Result %q MaxAge %v, want %q %v", tt.cacheControl, a.Result, a.MaxAge, access.Successful, tt.want)
+			if a.Result != policy.Successful || a.MaxAge != tt.want {
+				t.Errorf("Cache-Control %q: got Result %q MaxAge %v, want %q %v", tt.cacheControl, a.Result, a.MaxAge, policy.Successful, tt.want)
 			}
 		})
 	}
@@ -512,9 +512,9 @@ func TestFetcherIgnoresProxyEnv(t *testing.T) {
 	}
 	f := newFetcher(access.FetcherOptions{})
 	a := f.Fetch(context.Background(), "http", auth)
-	if a.Result != access.Successful || a.Status != 200 || proxyHits.Load() != 0 || o.Hits() != 1 {
+	if a.Result != policy.Successful || a.Status != 200 || proxyHits.Load() != 0 || o.Hits() != 1 {
 		t.Errorf("Fetch(http://%s) with HTTP_PROXY=%s: got Result %q Status %d (Err %v), %d proxy and %d origin requests; want %q 200, 0 and 1",
-			auth, proxy.URL, a.Result, a.Status, a.Err, proxyHits.Load(), o.Hits(), access.Successful)
+			auth, proxy.URL, a.Result, a.Status, a.Err, proxyHits.Load(), o.Hits(), policy.Successful)
 	}
 
 	// net/http reads the proxy environment once per process, so the fetch

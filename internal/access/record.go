@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -25,7 +26,7 @@ type Record struct {
 	Status int `json:"status"`
 	// Result is the access result (RFC 9309 2.3.1): successful,
 	// unavailable or unreachable.
-	Result AccessResult `json:"access_result"`
+	Result policy.AccessResult `json:"access_result"`
 	// Refused is true when the destination guard refused the address.
 	Refused bool `json:"refused,omitempty"`
 	// Error is the fetch error, if any.
@@ -51,14 +52,14 @@ type Record struct {
 
 // NewRecord returns the record of a, whose body was parsed with
 // parseLimit.
-func NewRecord(a Access, parseLimit int) Record {
+func NewRecord(a policy.Access, parseLimit int) Record {
 	r := Record{URL: a.URL, FinalURL: a.FinalURL, Status: a.Status, Result: a.Result,
 		Refused: a.Refused, FetchedAt: a.FetchedAt.UTC(), Header: a.Header, ParseLimit: parseLimit,
 		DurationMS: float64(a.Duration.Microseconds()) / 1000}
 	if a.Err != nil {
 		r.Error = a.Err.Error()
 	}
-	if a.Result == Unreachable {
+	if a.Result == policy.Unreachable {
 		r.Cause = a.Cause.String()
 	}
 	if a.HasBody() {
@@ -87,8 +88,8 @@ func (r Record) Sum() ([sha256.Size]byte, error) {
 // the body as the Fetcher does (see ParseBody). MaxAge is left -1 (none):
 // a record does not keep it. The body must hash to the record's SHA-256
 // and have its size, else the error wraps ErrRecordMismatch.
-func (r Record) Access(body []byte, parse robots.Options) (Access, error) {
-	a := Access{Result: r.Result, URL: r.URL, FinalURL: r.FinalURL, Status: r.Status, Refused: r.Refused,
+func (r Record) Access(body []byte, parse robots.Options) (policy.Access, error) {
+	a := policy.Access{Result: r.Result, URL: r.URL, FinalURL: r.FinalURL, Status: r.Status, Refused: r.Refused,
 		MaxAge: -1, Duration: time.Duration(math.Round(r.DurationMS*1000)) * time.Microsecond,
 		FetchedAt: r.FetchedAt, Header: r.Header}
 	if r.Error != "" {
@@ -113,13 +114,13 @@ func (r Record) Access(body []byte, parse robots.Options) (Access, error) {
 // cause returns the unreachable cause r carries: CauseNone for any other
 // result and for a record written without one, CauseOther for a name this
 // version does not know (written by a newer one).
-func (r Record) cause() Cause {
-	if r.Result != Unreachable {
-		return CauseNone
+func (r Record) cause() policy.Cause {
+	if r.Result != policy.Unreachable {
+		return policy.CauseNone
 	}
-	c, ok := ParseCause(r.Cause)
+	c, ok := policy.ParseCause(r.Cause)
 	if !ok {
-		return CauseOther
+		return policy.CauseOther
 	}
 	return c
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -17,7 +18,7 @@ import (
 // body compiled again; a body that does not match is refused.
 func TestRecordRoundTrip(t *testing.T) {
 	body := []byte("User-agent: *\nDisallow: /private\n")
-	a := access.Access{Result: access.Successful, URL: "http://a.example/robots.txt", FinalURL: "https://a.example/robots.txt",
+	a := policy.Access{Result: policy.Successful, URL: "http://a.example/robots.txt", FinalURL: "https://a.example/robots.txt",
 		Status: 200, MaxAge: time.Hour, FetchedAt: time.Date(2026, 3, 1, 12, 0, 0, 7, time.Local), Duration: 1234567 * time.Nanosecond,
 		Raw: body, SHA256: sha256.Sum256(body), Header: http.Header{"Content-Type": {"text/plain"}}}
 	limit := robots.Options{}.Limit()

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/robotsproxy/robotsproxy/internal/heapsize"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -38,7 +39,7 @@ func entrySize(key string, e *entry) int64 {
 
 // accessSize returns the octets an Access refers to, beyond its own
 // fields, once the cache has trimmed it (see Cache.store).
-func accessSize(a *Access) int64 {
+func accessSize(a *policy.Access) int64 {
 	n := strSize(a.URL)
 	if unsafe.StringData(a.FinalURL) != unsafe.StringData(a.URL) {
 		n += strSize(a.FinalURL)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/rules"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // TTLRules say how long a robots.txt result is used before it is fetched
@@ -49,8 +50,8 @@ func (r TTLRules) WithDefaults() TTLRules {
 // WithDefaults): an unreachable result for UnreachableRetry, any other for
 // its Cache-Control max-age (a.MaxAge; -1 for none) clamped to [MinTTL,
 // MaxTTL] (RFC 9309 2.4).
-func (r TTLRules) TTL(a Access) time.Duration {
-	if a.Result == Unreachable {
+func (r TTLRules) TTL(a policy.Access) time.Duration {
+	if a.Result == policy.Unreachable {
 		return r.UnreachableRetry
 	}
 	ttl := r.MaxTTL

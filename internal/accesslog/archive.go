@@ -3,8 +3,8 @@ package accesslog
 import (
 	"fmt"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // archiveHistory reads the robots.txt history of url (such as
@@ -28,9 +28,9 @@ func archiveHistory(dir, url string) (*History, error) {
 		}
 		var sha string
 		switch rec.Result {
-		case access.Successful:
+		case policy.Successful:
 			sha = rec.SHA256
-		case access.Unavailable:
+		case policy.Unavailable:
 			sha = ""
 		default:
 			continue

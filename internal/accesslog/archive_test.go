@@ -10,8 +10,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // The proxy's robots.txt archive gives a history: a version per change of
@@ -24,17 +24,17 @@ func TestArchiveHistory(t *testing.T) {
 	}
 	const url = "https://example.org/robots.txt"
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	okAt := func(u, body string, at time.Time) access.Access {
-		return access.Access{Result: access.Successful, URL: u, FinalURL: u, Status: 200, FetchedAt: at,
+	okAt := func(u, body string, at time.Time) policy.Access {
+		return policy.Access{Result: policy.Successful, URL: u, FinalURL: u, Status: 200, FetchedAt: at,
 			SHA256: sha256.Sum256([]byte(body)), Raw: []byte(body)}
 	}
-	ok := func(body string, at time.Time) access.Access { return okAt(url, body, at) }
-	for _, acc := range []access.Access{
+	ok := func(body string, at time.Time) policy.Access { return okAt(url, body, at) }
+	for _, acc := range []policy.Access{
 		ok("User-agent: *\nDisallow: /p\n", t0),
 		ok("User-agent: *\nDisallow: /p\n", t0.Add(24*time.Hour)), // the same body: no new version
-		{Result: access.Unreachable, URL: url, FetchedAt: t0.Add(48 * time.Hour), Err: fmt.Errorf("timeout")},
+		{Result: policy.Unreachable, URL: url, FetchedAt: t0.Add(48 * time.Hour), Err: fmt.Errorf("timeout")},
 		ok("User-agent: *\nDisallow: /q\n", t0.Add(72*time.Hour)),
-		{Result: access.Unavailable, URL: url, Status: 404, FetchedAt: t0.Add(96 * time.Hour)},
+		{Result: policy.Unavailable, URL: url, Status: 404, FetchedAt: t0.Add(96 * time.Hour)},
 		okAt("https://other.example/robots.txt", "User-agent: *\nDisallow: /q\n", t0.Add(24*time.Hour)),
 	} {
 		if err := a.Record(acc); err != nil {

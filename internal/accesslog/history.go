@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/memo"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -39,7 +39,7 @@ type Version struct {
 // loaded is a version as decided on: compiled once, kept in a bounded
 // cache.
 type loaded struct {
-	access access.Access // a successful access to the version, unless absent
+	access policy.Access // a successful access to the version, unless absent
 	absent bool
 	size   int // estimated octets held
 }
@@ -95,7 +95,7 @@ func (h *History) get(i int) (*loaded, error) {
 	}
 	l := &loaded{absent: absent, size: 4*len(body) + 2048}
 	if !absent {
-		l.access = access.Access{Result: access.Successful, Robots: robots.Parse(body), SHA256: sha256.Sum256(body)}
+		l.access = policy.Access{Result: policy.Successful, Robots: robots.Parse(body), SHA256: sha256.Sum256(body)}
 	}
 	h.cache.Add(i, l, nil)
 	return l, nil

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
@@ -178,7 +179,7 @@ func (a *Auditor) judge(ctx context.Context, file string, line int64, e *Entry) 
 	case id.Client == identity.ClientBrowser:
 		sum.Browsers++ // a person's browser: never judged
 		return nil
-	case id.Source == identity.SourceDefault:
+	case id.Source == policy.SourceDefault:
 		sum.Unnamed++ // no product token to judge under
 		return nil
 	}
@@ -370,7 +371,7 @@ func namesRobotsTxt(path string, cands []string) bool {
 	if !strings.Contains(path, "robots.txt") && strings.IndexByte(path, '%') < 0 {
 		return false
 	}
-	return policy.DecideAccess(nil, path, cands).Reason == policy.ReasonImplicit
+	return policy.DecideAccess(nil, path, cands).Reason == auditlog.ReasonImplicit
 }
 
 // fetched records a crawler's request for /robots.txt: one answered

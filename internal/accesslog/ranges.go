@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // ParseRanges reads a crawler operator's published IP ranges in the JSON
@@ -87,11 +88,11 @@ const MaxRangesBody = 4 << 20
 // parse.
 func FetchRanges(ctx context.Context, f *access.Fetcher, url string) ([]netip.Prefix, error) {
 	a := f.FetchDocument(ctx, url, access.DocumentOptions{What: "published ranges", Accept: "application/json", MaxBytes: MaxRangesBody,
-		Parse: func(body []byte, _ http.Header) (access.Document, error) {
+		Parse: func(body []byte, _ http.Header) (policy.Document, error) {
 			p, err := ParseRanges(body)
 			return rangesDoc(p), err
 		}})
-	if a.Result != access.Successful {
+	if a.Result != policy.Successful {
 		if a.Err != nil {
 			return nil, fmt.Errorf("fetch %s: %s (status %d): %w", url, a.Result, a.Status, a.Err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // The robots.txt archive is a directory:
@@ -170,7 +171,7 @@ func (a *Archive) index() error {
 // recorded (same URL, FetchedAt and body: a shared result handed out
 // again) is not written twice. The body is compressed only when it is not
 // archived yet, outside the lock.
-func (a *Archive) Record(acc access.Access) error {
+func (a *Archive) Record(acc policy.Access) error {
 	rec := newFetchRecord(acc, a.opts.ParseLimit)
 	name := RecordName(rec.URL, rec.FetchedAt, rec.SHA256)
 	recorded, needBody := a.lookup(name, rec.SHA256)
@@ -232,7 +233,7 @@ func (a *Archive) lookup(name, sha string) (recorded, needBody bool) {
 }
 
 // newFetchRecord converts an Access into its record.
-func newFetchRecord(acc access.Access, parseLimit int) FetchRecord {
+func newFetchRecord(acc policy.Access, parseLimit int) FetchRecord {
 	return access.NewRecord(acc, parseLimit)
 }
 

@@ -14,9 +14,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/audit/audittest"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 var t0 = time.Date(2026, 11, 22, 20, 10, 50, 123456789, time.UTC)
@@ -61,12 +61,12 @@ func TestArchiveStoresEachBodyOnce(t *testing.T) {
 	dir := t.TempDir()
 	a := openArchive(t, dir, 0, &bytes.Buffer{})
 	const body = "User-agent: *\nDisallow: /private\n"
-	accesses := []access.Access{
+	accesses := []policy.Access{
 		audittest.Fetched("http://a.example/robots.txt", body, t0),
 		audittest.Fetched("http://b.example/robots.txt", body, t0.Add(time.Second)),
 		audittest.Fetched("http://a.example/robots.txt", "User-agent: *\nAllow: /\n", t0.Add(time.Hour)),
-		{Result: access.Unavailable, URL: "http://c.example/robots.txt", Status: 404, FetchedAt: t0},
-		{Result: access.Unreachable, URL: "http://d.example/robots.txt", Refused: true, FetchedAt: t0, Err: errors.New("refused")},
+		{Result: policy.Unavailable, URL: "http://c.example/robots.txt", Status: 404, FetchedAt: t0},
+		{Result: policy.Unreachable, URL: "http://d.example/robots.txt", Refused: true, FetchedAt: t0, Err: errors.New("refused")},
 	}
 	var wg sync.WaitGroup
 	for _, acc := range accesses { // concurrently: Record is safe for it
@@ -201,7 +201,7 @@ func TestShow(t *testing.T) {
 	const body = "User-agent: *\nDisallow: /private\n"
 	acc := audittest.Fetched("http://a.example/robots.txt", body, t0)
 	acc.FinalURL = "https://a.example/robots.txt"
-	for _, acc := range []access.Access{acc, audittest.Fetched("http://b.example/robots.txt", body, t0.Add(time.Minute))} {
+	for _, acc := range []policy.Access{acc, audittest.Fetched("http://b.example/robots.txt", body, t0.Add(time.Minute))} {
 		if err := a.Record(acc); err != nil {
 			t.Fatal(err)
 		}
@@ -251,11 +251,11 @@ func TestShow(t *testing.T) {
 func TestArchiveRecordsAFetchOnce(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
-		acc    access.Access
+		acc    policy.Access
 		bodies int
 	}{
 		{"body", audittest.Fetched("http://a.example/robots.txt", "User-agent: *\nDisallow: /x\n", t0), 1},
-		{"no body", access.Access{Result: access.Unavailable, URL: "http://b.example/robots.txt", Status: 404, FetchedAt: t0}, 0},
+		{"no body", policy.Access{Result: policy.Unavailable, URL: "http://b.example/robots.txt", Status: 404, FetchedAt: t0}, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -318,7 +318,7 @@ func TestArchiveCompressesNewBodiesOnly(t *testing.T) {
 func TestReadRecordBounded(t *testing.T) {
 	dir := t.TempDir()
 	a := openArchive(t, dir, 0, &bytes.Buffer{})
-	acc := access.Access{Result: access.Unavailable, URL: "http://a.example/robots.txt", Status: 404, FetchedAt: t0}
+	acc := policy.Access{Result: policy.Unavailable, URL: "http://a.example/robots.txt", Status: 404, FetchedAt: t0}
 	if err := a.Record(acc); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -123,7 +123,7 @@ func Run(path, userAgent string, urls []string, o Options) (bool, error) {
 		rfc:    o.RFC,
 		all:    true,
 	}
-	c.access = access.Access{Result: access.Successful, Robots: c.robots}
+	c.access = policy.Access{Result: policy.Successful, Robots: c.robots}
 	if c.license, err = readLicense(c.robots, o.License); err != nil {
 		return false, err
 	}
@@ -187,7 +187,7 @@ func ValidURL(s string) error {
 
 type checker struct {
 	robots *robots.Robots
-	access access.Access // a successful access to robots
+	access policy.Access // a successful access to robots
 	id     identity.Identity
 	rfc    bool
 	out    *bufio.Writer
@@ -274,7 +274,7 @@ func (c *checker) verdict(u string) verdict {
 	d := policy.DecideAccess(&c.access, path, cands)
 	var v verdict
 	switch {
-	case d.Reason == policy.ReasonImplicit:
+	case d.Reason == auditlog.ReasonImplicit:
 		v.up = c.robots.Usage(path, cands...)
 		v.up.Verdict = robots.Verdict{Allowed: true, Implicit: true}
 	case !d.Allowed:

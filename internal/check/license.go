@@ -8,9 +8,7 @@ import (
 	"net/url"
 	"os"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/license"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -29,7 +27,7 @@ type LicenseResult struct {
 	Element string `json:"element,omitempty"`
 	// Server is that element's License Server.
 	Server string `json:"server,omitempty"`
-	// Decision is what the license says (usage.LicenseDecision): omitted
+	// Decision is what the license says (policy.LicenseDecision): omitted
 	// when no license document was given.
 	Decision string `json:"decision,omitempty"`
 	// Refused is the first purpose it prohibits.
@@ -44,7 +42,7 @@ type LicenseResult struct {
 // License line and the document read from -license, if any.
 type licenseInput struct {
 	ref robots.License
-	doc *access.Access // nil when no document was given
+	doc *policy.Access // nil when no document was given
 }
 
 // readLicense reads the first License line of r and the document at
@@ -72,14 +70,14 @@ func readLicense(r *robots.Robots, path string) (*licenseInput, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read license: %w", err)
 	}
-	a := &access.Access{Result: access.Unreachable, SHA256: sha256.Sum256(body)}
+	a := &policy.Access{Result: policy.Unreachable, SHA256: sha256.Sum256(body)}
 	switch lic, perr := license.Parse(body); {
 	case len(body) > license.DefaultMaxBytes:
 		a.Err = fmt.Errorf("license %s: larger than %d octets", path, license.DefaultMaxBytes)
 	case perr != nil:
 		a.Err = fmt.Errorf("license %s: %w", path, perr)
 	default:
-		a.Result, a.Doc = access.Successful, lic
+		a.Result, a.Doc = policy.Successful, lic
 	}
 	in.doc = a
 	return in, nil
@@ -91,8 +89,8 @@ func (in *licenseInput) result(u, p, purpose string) *LicenseResult {
 	if in.doc == nil {
 		return res
 	}
-	purposes := usage.Purposes()
-	if usage.IsPurpose(purpose) {
+	purposes := policy.Purposes()
+	if policy.IsPurpose(purpose) {
 		purposes = []string{purpose}
 	}
 	host := ""

@@ -20,6 +20,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/config"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/server"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // shippedConfig is the commented configuration file at the repository root.
@@ -488,11 +489,11 @@ identity:
 	}{
 		{auth("bob smith", "bob-pw"), "192.0.2.1", "Bob_Bot", nil},
 		{auth("alice", "alice-pw"), "10.1.0.1", "AliceBot", nil},
-		{auth("alice", "bob-pw"), "10.1.0.1", "", identity.ErrProxyAuthFailed},
+		{auth("alice", "bob-pw"), "10.1.0.1", "", policy.ErrProxyAuthFailed},
 		{"", "10.1.0.1", "NarrowBot", nil},
 		{"", "10.2.0.1", "WideBot", nil},
 		{"", "2001:db8::5", "SixBot", nil},
-		{"", "192.0.2.1", "", identity.ErrProxyAuthRequired},
+		{"", "192.0.2.1", "", policy.ErrProxyAuthRequired},
 	} {
 		pin, err := pinner.Pin(t.Context(), c.header, netip.MustParseAddr(c.client))
 		if pin.Token != c.token || !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // typicalRobots is a robots.txt of about 1 KB, the median size of the
@@ -32,9 +33,9 @@ func typicalRobots(n int) string {
 }
 
 // typicalAccess is the Access a fetch of body from authority would give.
-func typicalAccess(authority, body string) access.Access {
-	u := access.RobotsURL("https", authority)
-	return access.Access{Result: access.Successful, URL: u, FinalURL: u, Status: 200, MaxAge: -1,
+func typicalAccess(authority, body string) policy.Access {
+	u := policy.RobotsURL("https", authority)
+	return policy.Access{Result: policy.Successful, URL: u, FinalURL: u, Status: 200, MaxAge: -1,
 		Duration: 80 * time.Millisecond, FetchedAt: time.Now(), Raw: []byte(body), SHA256: sha256.Sum256([]byte(body)),
 		Header: http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Last-Modified": {"Tue, 04 Nov 2025 10:00:00 GMT"}}}
 }
@@ -85,7 +86,7 @@ func TestRedisMemoryPer10000Authorities(t *testing.T) {
 			if tc.distinct {
 				body = typicalRobots(i)
 			}
-			r.share(ctx, r.recordKey("https://"+authority), access.RobotsURL("https", authority), typicalAccess(authority, body), lock{})
+			r.share(ctx, r.recordKey("https://"+authority), policy.RobotsURL("https", authority), typicalAccess(authority, body), lock{})
 		}
 		if r.counter("errors/write") != 0 {
 			t.Fatalf("%s: %v write errors", tc.name, r.counter("errors/write"))
@@ -110,9 +111,9 @@ func BenchmarkColdFetch(b *testing.B) {
 	fetch := fetcher()
 	// origin fetches o's robots.txt as the one of scheme://authority (a
 	// shared record must name its key's URL).
-	origin := func(ctx context.Context, scheme, authority string) access.Access {
+	origin := func(ctx context.Context, scheme, authority string) policy.Access {
 		a := fetch(ctx, "http", o.authority())
-		a.URL = access.RobotsURL(scheme, authority)
+		a.URL = policy.RobotsURL(scheme, authority)
 		return a
 	}
 	s, err := New(Options{URL: rs.URL(), KeyPrefix: "bench:", TTLRules: access.TTLRules{MaxTTL: time.Hour}})
@@ -138,7 +139,7 @@ func BenchmarkColdFetch(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			if a := s.Fetch(ctx, "http", "hit.example:80", origin); a.Result != access.Successful {
+			if a := s.Fetch(ctx, "http", "hit.example:80", origin); a.Result != policy.Successful {
 				b.Fatal(a.Result)
 			}
 		}
@@ -148,7 +149,7 @@ func BenchmarkColdFetch(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			if a := keyed.Fetch(ctx, "http", "hit.example:80", origin); a.Result != access.Successful {
+			if a := keyed.Fetch(ctx, "http", "hit.example:80", origin); a.Result != policy.Successful {
 				b.Fatal(a.Result)
 			}
 		}

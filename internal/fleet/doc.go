@@ -43,7 +43,7 @@
 // # Records are untrusted
 //
 // A record is used only when it names the robots.txt URL of its key's
-// scheme and authority (access.RobotsURL), so another authority's record
+// scheme and authority (policy.RobotsURL), so another authority's record
 // copied under a key is a miss. With a record key (Options.RecordKey),
 // every record ends with an HMAC-SHA256 over its octets, its body and its
 // key name, and a record without a valid one is a miss. A record that

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 const (
@@ -26,7 +26,7 @@ func TestOutageFallsBackAndResumes(t *testing.T) {
 	rs.Kill()
 	for i := range 5 {
 		a := r.Fetch(ctx, "http", o.authority(), fetcher())
-		if a.Result != access.Successful || allowed(a, "Bot", "/private") || !allowed(a, "Bot", "/") {
+		if a.Result != policy.Successful || allowed(a, "Bot", "/private") || !allowed(a, "Bot", "/") {
 			t.Fatalf("fetch %d with the store down: got %s, /private allowed %v; want successful, disallowed",
 				i, a.Result, allowed(a, "Bot", "/private"))
 		}

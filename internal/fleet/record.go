@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -30,7 +31,7 @@ type record struct {
 }
 
 // newRecord returns the record of a, stored for ttl.
-func newRecord(a access.Access, parseLimit int, ttl time.Duration) record {
+func newRecord(a policy.Access, parseLimit int, ttl time.Duration) record {
 	r := record{Record: access.NewRecord(a, parseLimit), MaxAgeMS: -1, TTLMS: ttl.Milliseconds()}
 	if a.MaxAge >= 0 {
 		r.MaxAgeMS = a.MaxAge.Milliseconds()
@@ -53,9 +54,9 @@ func decodeRecord(raw []byte, parseLimit int) (record, error) {
 	switch {
 	case r.ParseLimit != parseLimit:
 		return r, fmt.Errorf("%w: parse limit %d, this replica's is %d", errUnreadable, r.ParseLimit, parseLimit)
-	case r.Result != access.Successful && r.Result != access.Unavailable && r.Result != access.Unreachable:
+	case r.Result != policy.Successful && r.Result != policy.Unavailable && r.Result != policy.Unreachable:
 		return r, fmt.Errorf("%w: access result %q", errUnreadable, r.Result)
-	case (r.Result == access.Successful) != (r.SHA256 != ""):
+	case (r.Result == policy.Successful) != (r.SHA256 != ""):
 		return r, fmt.Errorf("%w: a %s result with body hash %q", errUnreadable, r.Result, r.SHA256)
 	case r.Size < 0 || r.Size > parseLimit+1:
 		return r, fmt.Errorf("%w: body of %d octets, over the parse limit", errUnreadable, r.Size)
@@ -69,7 +70,7 @@ func decodeRecord(raw []byte, parseLimit int) (record, error) {
 // the body as the fetcher does, and remaining as its MaxAge: the local
 // cache keeps it no longer than the shared copy lives. The body must hash
 // to the record's SHA-256 and have its size.
-func (r record) access(body []byte, remaining time.Duration, parse robots.Options) (access.Access, error) {
+func (r record) access(body []byte, remaining time.Duration, parse robots.Options) (policy.Access, error) {
 	a, err := r.Access(body, parse)
 	if err != nil {
 		return a, fmt.Errorf("%w: %w", errUnreadable, err)

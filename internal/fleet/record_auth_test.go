@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // testRecordKey is the record key of the tests that set one.
@@ -49,7 +48,7 @@ func withKey(key []byte) func(*Options) {
 // forge writes at recKey the record of a (and its body), as another
 // application that can write to the store would: signed under key for
 // the store key signAs and the body signBody when key is not nil.
-func forge(t *testing.T, r *replica, recKey string, a access.Access, key []byte, signAs string, signBody []byte) {
+func forge(t *testing.T, r *replica, recKey string, a policy.Access, key []byte, signAs string, signBody []byte) {
 	t.Helper()
 	ctx := context.Background()
 	rec := newRecord(a, r.o.Parse.Limit(), time.Minute)
@@ -109,7 +108,7 @@ func TestFetchRefusesForeignRecords(t *testing.T) {
 			r.rdb.Set(context.Background(), recKey, `{"access_result":"unavailable","parse_limit":524288,"ttl_ms":60000,"max_age_ms":-1}`, time.Minute)
 		}, refusedURL},
 		{"forged unavailable naming the URL, with a key", testRecordKey, func(t *testing.T, r *replica, recKey, url string, _ *robotsOrigin) {
-			forge(t, r, recKey, access.Access{Result: access.Unavailable, URL: url, Status: 404, MaxAge: -1, FetchedAt: time.Now()}, nil, "", nil)
+			forge(t, r, recKey, policy.Access{Result: policy.Unavailable, URL: url, Status: 404, MaxAge: -1, FetchedAt: time.Now()}, nil, "", nil)
 		}, refusedMAC},
 		{"forged allow-all naming the URL, with a key", testRecordKey, func(t *testing.T, r *replica, recKey, url string, _ *robotsOrigin) {
 			forge(t, r, recKey, successful(url, allowAll), nil, "", nil)
@@ -148,7 +147,7 @@ func TestFetchRefusesForeignRecords(t *testing.T) {
 			other := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
 			writer, reader := newReplica(t, rs.URL(), withKey(tc.key)), newReplica(t, rs.URL(), withKey(tc.key))
 			recKey := writer.recordKey("http://" + o.authority())
-			url := access.RobotsURL("http", o.authority())
+			url := policy.RobotsURL("http", o.authority())
 			tc.plant(t, writer, recKey, url, other)
 			got := reader.Fetch(context.Background(), "http", o.authority(), fetcher())
 			if n := o.fetches.Load(); n != 1 {
@@ -192,8 +191,8 @@ func copyRecord(t *testing.T, r *replica, other *robotsOrigin, recKey string) {
 }
 
 // successful is the successful Access of body at url.
-func successful(url, body string) access.Access {
-	return access.Access{Result: access.Successful, URL: url, FinalURL: url, Status: 200, MaxAge: -1,
+func successful(url, body string) policy.Access {
+	return policy.Access{Result: policy.Successful, URL: url, FinalURL: url, Status: 200, MaxAge: -1,
 		FetchedAt: time.Now(), Raw: []byte(body), SHA256: sha256.Sum256([]byte(body)),
 		Header: http.Header{"Content-Type": {"text/plain"}}}
 }
@@ -205,7 +204,7 @@ func TestForgedRecordWithoutKeyIsUsed(t *testing.T) {
 	rs := startRedis(t)
 	o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
 	r := newReplica(t, rs.URL(), nil)
-	url := access.RobotsURL("http", o.authority())
+	url := policy.RobotsURL("http", o.authority())
 	forge(t, r, r.recordKey("http://"+o.authority()), successful(url, "User-agent: *\nAllow: /\n"), nil, "", nil)
 	got := r.Fetch(context.Background(), "http", o.authority(), fetcher())
 	if o.fetches.Load() != 0 || !allowed(got, "Bot", "/private") {

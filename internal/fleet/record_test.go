@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -16,7 +16,7 @@ import (
 // that decodes is successful only with a body that hashes to its record.
 func FuzzDecodeRecord(f *testing.F) {
 	body := []byte("User-agent: *\nDisallow: /private\n")
-	a := access.Access{Result: access.Successful, URL: "http://a.example/robots.txt", FinalURL: "http://a.example/robots.txt",
+	a := policy.Access{Result: policy.Successful, URL: "http://a.example/robots.txt", FinalURL: "http://a.example/robots.txt",
 		Status: 200, MaxAge: -1, FetchedAt: time.Unix(1.7e9, 0), Raw: body, SHA256: sha256.Sum256(body)}
 	good, _ := json.Marshal(newRecord(a, robots.Options{}.Limit(), time.Minute))
 	f.Add(good, body)
@@ -34,10 +34,10 @@ func FuzzDecodeRecord(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if got.Result == access.Successful && (got.Robots == nil || sha256.Sum256(body) != got.SHA256) {
+		if got.Result == policy.Successful && (got.Robots == nil || sha256.Sum256(body) != got.SHA256) {
 			t.Fatalf("successful result without a matching body: %q", raw)
 		}
-		if got.Result != access.Successful && got.Robots != nil {
+		if got.Result != policy.Successful && got.Robots != nil {
 			t.Fatalf("%s result with rules: %q", got.Result, raw)
 		}
 	})
@@ -52,14 +52,14 @@ func TestRecordSpeaksTheArchiveFormat(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 500, time.FixedZone("CET", 3600))
 	for _, tt := range []struct {
 		name string
-		a    access.Access
+		a    policy.Access
 		want map[string]any
 	}{
-		{"successful", access.Access{Result: access.Successful, URL: "http://a.example/robots.txt", FinalURL: "http://a.example/robots.txt",
+		{"successful", policy.Access{Result: policy.Successful, URL: "http://a.example/robots.txt", FinalURL: "http://a.example/robots.txt",
 			Status: 200, MaxAge: -1, FetchedAt: at, Duration: 1500 * time.Microsecond, Raw: body, SHA256: sha256.Sum256(body)},
 			map[string]any{"access_result": "successful", "duration_ms": 1.5, "fetched_at": "2026-03-01T11:00:00.0000005Z",
 				"status": 200.0, "size": float64(len(body))}},
-		{"unreachable", access.Access{Result: access.Unreachable, URL: "http://b.example/robots.txt", MaxAge: -1,
+		{"unreachable", policy.Access{Result: policy.Unreachable, URL: "http://b.example/robots.txt", MaxAge: -1,
 			FetchedAt: at, Duration: 2 * time.Second, Err: errTest},
 			map[string]any{"access_result": "unreachable", "duration_ms": 2000.0, "error": "test error", "status": 0.0}},
 	} {
@@ -102,14 +102,14 @@ func TestRecordKeepsUnreachableCause(t *testing.T) {
 	tests := []struct {
 		name string
 		raw  func(t *testing.T) []byte
-		want access.Cause
+		want policy.Cause
 	}{
-		{"tls", encoded(access.Access{Result: access.Unreachable, Cause: access.CauseTLS}), access.CauseTLS},
-		{"status", encoded(access.Access{Result: access.Unreachable, Status: 503, Cause: access.CauseStatus}), access.CauseStatus},
-		{"dns", encoded(access.Access{Result: access.Unreachable, Cause: access.CauseDNS}), access.CauseDNS},
-		{"unavailable has none", encoded(access.Access{Result: access.Unavailable, Status: 404}), access.CauseNone},
-		{"written without a cause", literal(`{"access_result":"unreachable","parse_limit":524288}`), access.CauseNone},
-		{"a cause this replica does not know", literal(`{"access_result":"unreachable","cause":"quantum","parse_limit":524288}`), access.CauseOther},
+		{"tls", encoded(policy.Access{Result: policy.Unreachable, Cause: policy.CauseTLS}), policy.CauseTLS},
+		{"status", encoded(policy.Access{Result: policy.Unreachable, Status: 503, Cause: policy.CauseStatus}), policy.CauseStatus},
+		{"dns", encoded(policy.Access{Result: policy.Unreachable, Cause: policy.CauseDNS}), policy.CauseDNS},
+		{"unavailable has none", encoded(policy.Access{Result: policy.Unavailable, Status: 404}), policy.CauseNone},
+		{"written without a cause", literal(`{"access_result":"unreachable","parse_limit":524288}`), policy.CauseNone},
+		{"a cause this replica does not know", literal(`{"access_result":"unreachable","cause":"quantum","parse_limit":524288}`), policy.CauseOther},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,7 +127,7 @@ func TestRecordKeepsUnreachableCause(t *testing.T) {
 }
 
 // encoded returns the stored form of a's record.
-func encoded(a access.Access) func(t *testing.T) []byte {
+func encoded(a policy.Access) func(t *testing.T) []byte {
 	return func(t *testing.T) []byte {
 		a.MaxAge = -1
 		raw, err := json.Marshal(newRecord(a, robots.Options{}.Limit(), time.Minute))

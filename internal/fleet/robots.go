@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // Waiting for another replica's fetch: without notifications (the
@@ -106,7 +107,7 @@ type lock struct{ key, token string }
 // woken by that notification (see wakes). When the store is unreachable
 // it calls origin. A nil Store calls origin. origin's result is
 // returned as it came, Raw included.
-func (s *Store) Fetch(ctx context.Context, scheme, authority string, origin access.FetchFunc) access.Access {
+func (s *Store) Fetch(ctx context.Context, scheme, authority string, origin access.FetchFunc) policy.Access {
 	if s == nil {
 		return origin(ctx, scheme, authority)
 	}
@@ -115,7 +116,7 @@ func (s *Store) Fetch(ctx context.Context, scheme, authority string, origin acce
 	}
 	id := scheme + "://" + authority
 	recKey, lockKey := s.recordKey(id), s.lockKey(id)
-	url := access.RobotsURL(scheme, authority)
+	url := policy.RobotsURL(scheme, authority)
 	token := newToken()
 	deadline := s.o.Now().Add(s.o.WaitFor)
 	// Watched before the first claim: a notification sent after a claim
@@ -172,7 +173,7 @@ func (s *Store) await(ctx context.Context, woken <-chan struct{}, d time.Duratio
 }
 
 // local fetches from the origin while the store is unreachable.
-func (s *Store) local(ctx context.Context, scheme, authority string, origin access.FetchFunc) access.Access {
+func (s *Store) local(ctx context.Context, scheme, authority string, origin access.FetchFunc) policy.Access {
 	s.m.fallbacks.WithLabelValues(fallbackRobots).Inc()
 	return origin(ctx, scheme, authority)
 }
@@ -184,7 +185,7 @@ func (s *Store) local(ctx context.Context, scheme, authority string, origin acce
 // when this replica took the lock and fetches. A record that is not
 // usable is a miss: the lock is then tried in another round trip. err is
 // set when the store failed (it is then marked down).
-func (s *Store) claim(ctx context.Context, key, lockKey, url, token string) (a access.Access, ok, won bool, err error) {
+func (s *Store) claim(ctx context.Context, key, lockKey, url, token string) (a policy.Access, ok, won bool, err error) {
 	cctx, cancel := s.ctx(ctx)
 	defer cancel()
 	bodyPrefix := s.key("body", "")
@@ -246,7 +247,7 @@ type scriptBody struct {
 // counted and logged, see refuse), and for one that would be used past
 // MaxTTL in total; err is set when the store failed (it is then marked
 // down).
-func (s *Store) usable(ctx context.Context, key, url string, raw []byte, remaining time.Duration, sb *scriptBody) (a access.Access, ok bool, err error) {
+func (s *Store) usable(ctx context.Context, key, url string, raw []byte, remaining time.Duration, sb *scriptBody) (a policy.Access, ok bool, err error) {
 	r, err := decodeRecord(raw, s.o.Parse.Limit())
 	if err != nil {
 		s.unreadable(key, err)
@@ -279,7 +280,7 @@ func (s *Store) usable(ctx context.Context, key, url string, raw []byte, remaini
 	}
 	if a, err = r.access(body, remaining, s.o.Parse); err != nil {
 		s.unreadable(key, err)
-		return access.Access{}, false, nil
+		return policy.Access{}, false, nil
 	}
 	return a, true, nil
 }
@@ -369,7 +370,7 @@ func (s *Store) refuse(key, reason string, err error) {
 
 // ttl is how long a result is shared: as long as a single proxy's cache
 // keeps it (access.TTLRules, RFC 9309 2.4).
-func (s *Store) ttl(a access.Access) time.Duration { return s.o.TTL(a) }
+func (s *Store) ttl(a policy.Access) time.Duration { return s.o.TTL(a) }
 
 // share stores a's result at key, the key of the robots.txt URL url (its
 // body first, so that a record never names a missing body), releases l
@@ -380,7 +381,7 @@ func (s *Store) ttl(a access.Access) time.Duration { return s.o.TTL(a) }
 // still releases l and wakes the waiters: one of them fetches. Failures
 // are logged and counted; a stays this replica's result, and a lock not
 // released expires after LockTTL.
-func (s *Store) share(ctx context.Context, key, url string, a access.Access, l lock) {
+func (s *Store) share(ctx context.Context, key, url string, a policy.Access, l lock) {
 	raw, body, sha, ttl := s.sharedForm(key, url, a)
 	cctx, cancel := s.ctx(ctx)
 	defer cancel()
@@ -419,7 +420,7 @@ func (s *Store) share(ctx context.Context, key, url string, a access.Access, l l
 // the robots.txt URL url: the record, the body (nil without one) and
 // how long it is shared, and the body's SHA-256 in hex ("" without a
 // body); a nil record when a is not shared (logged).
-func (s *Store) sharedForm(key, url string, a access.Access) (raw, body []byte, sha string, ttl time.Duration) {
+func (s *Store) sharedForm(key, url string, a policy.Access) (raw, body []byte, sha string, ttl time.Duration) {
 	ttl = s.ttl(a)
 	if ttl < time.Millisecond {
 		return nil, nil, "", 0 // max-age=0 with no minimum: nothing to share

@@ -16,6 +16,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // robotsOrigin serves a robots.txt body, counting fetches.
@@ -60,9 +61,9 @@ func fetcher() access.FetchFunc {
 }
 
 // allowed decides path for token on a.
-func allowed(a access.Access, token, path string) bool {
-	if a.Result != access.Successful {
-		return a.Result == access.Unavailable
+func allowed(a policy.Access, token, path string) bool {
+	if a.Result != policy.Successful {
+		return a.Result == policy.Unavailable
 	}
 	return a.Robots.Test(path, token).Allowed
 }
@@ -73,7 +74,7 @@ func TestFetchOneOriginFetchForTheFleet(t *testing.T) {
 	o.delay = 200 * time.Millisecond
 	o.header.Set("Cache-Control", "max-age=60")
 	replicas := []*replica{newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil)}
-	got := make([]access.Access, len(replicas))
+	got := make([]policy.Access, len(replicas))
 	var wg sync.WaitGroup
 	for i, r := range replicas {
 		wg.Go(func() { got[i] = r.Fetch(context.Background(), "http", o.authority(), fetcher()) })
@@ -86,7 +87,7 @@ func TestFetchOneOriginFetchForTheFleet(t *testing.T) {
 	for i, r := range replicas {
 		hits, misses, waits = hits+r.counter("hits"), misses+r.counter("misses"), waits+r.counter("lock_waits")
 		a := got[i]
-		if a.Result != access.Successful || a.SHA256 != got[0].SHA256 || !a.FetchedAt.Equal(got[0].FetchedAt) {
+		if a.Result != policy.Successful || a.SHA256 != got[0].SHA256 || !a.FetchedAt.Equal(got[0].FetchedAt) {
 			t.Errorf("replica %d: got %s sha %x fetched %v, want successful, the same fetch as replica 0", i, a.Result, a.SHA256, a.FetchedAt)
 		}
 		if a.MaxAge <= 0 || a.MaxAge > time.Minute {
@@ -110,14 +111,14 @@ func TestFetchSharesEveryResult(t *testing.T) {
 		status  int
 		cc      string
 		body    string
-		want    access.AccessResult
+		want    policy.AccessResult
 		wantTTL time.Duration // the shared TTL (no MinTTL, MaxTTL 1h, UnreachableRetry 1m)
 	}{
-		{"successful with max-age", 200, "max-age=30", "User-agent: *\nDisallow: /\n", access.Successful, 30 * time.Second},
-		{"successful without max-age", 200, "", "User-agent: *\nAllow: /\n", access.Successful, time.Hour},
-		{"empty body", 200, "", "", access.Successful, time.Hour},
-		{"unavailable", 404, "max-age=10", "", access.Unavailable, 10 * time.Second},
-		{"unreachable", 503, "max-age=10", "", access.Unreachable, time.Minute},
+		{"successful with max-age", 200, "max-age=30", "User-agent: *\nDisallow: /\n", policy.Successful, 30 * time.Second},
+		{"successful without max-age", 200, "", "User-agent: *\nAllow: /\n", policy.Successful, time.Hour},
+		{"empty body", 200, "", "", policy.Successful, time.Hour},
+		{"unavailable", 404, "max-age=10", "", policy.Unavailable, 10 * time.Second},
+		{"unreachable", 503, "max-age=10", "", policy.Unreachable, time.Minute},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -263,7 +264,7 @@ func TestFetchWaitsForTheLockHolder(t *testing.T) {
 			}
 			if tc.publish {
 				time.AfterFunc(300*time.Millisecond, func() {
-					a := access.Access{Result: access.Unavailable, URL: id + "/robots.txt", FinalURL: id + "/robots.txt",
+					a := policy.Access{Result: policy.Unavailable, URL: id + "/robots.txt", FinalURL: id + "/robots.txt",
 						Status: 404, MaxAge: -1, FetchedAt: time.Now()}
 					holder.share(ctx, holder.recordKey(id), id+"/robots.txt", a, lock{})
 				})
@@ -277,7 +278,7 @@ func TestFetchWaitsForTheLockHolder(t *testing.T) {
 			if took < tc.minWait || took > tc.minWait+time.Second {
 				t.Errorf("Fetch took %v, want about %v", took, tc.minWait)
 			}
-			if tc.publish && got.Result != access.Unavailable {
+			if tc.publish && got.Result != policy.Unavailable {
 				t.Errorf("result: got %s, want the published unavailable", got.Result)
 			}
 			if waiter.counter("lock_waits") != 1 {
@@ -312,19 +313,19 @@ func TestFreshWithinMaxTTL(t *testing.T) {
 func TestTTLFollowsTheCacheRules(t *testing.T) {
 	s := &Store{o: Options{TTLRules: access.TTLRules{MinTTL: time.Minute, MaxTTL: 2 * time.Hour, UnreachableRetry: 30 * time.Second}}}
 	tests := []struct {
-		result access.AccessResult
+		result policy.AccessResult
 		maxAge time.Duration
 		want   time.Duration
 	}{
-		{access.Successful, -1, 2 * time.Hour},
-		{access.Successful, 0, time.Minute},
-		{access.Successful, 10 * time.Minute, 10 * time.Minute},
-		{access.Successful, 48 * time.Hour, 2 * time.Hour},
-		{access.Unavailable, 5 * time.Second, time.Minute},
-		{access.Unreachable, time.Hour, 30 * time.Second},
+		{policy.Successful, -1, 2 * time.Hour},
+		{policy.Successful, 0, time.Minute},
+		{policy.Successful, 10 * time.Minute, 10 * time.Minute},
+		{policy.Successful, 48 * time.Hour, 2 * time.Hour},
+		{policy.Unavailable, 5 * time.Second, time.Minute},
+		{policy.Unreachable, time.Hour, 30 * time.Second},
 	}
 	for _, tc := range tests {
-		if got := s.ttl(access.Access{Result: tc.result, MaxAge: tc.maxAge}); got != tc.want {
+		if got := s.ttl(policy.Access{Result: tc.result, MaxAge: tc.maxAge}); got != tc.want {
 			t.Errorf("ttl(%s, max-age %v): got %v, want %v", tc.result, tc.maxAge, got, tc.want)
 		}
 	}
@@ -334,7 +335,7 @@ func TestFetchNilStoreCallsOrigin(t *testing.T) {
 	o := newRobotsOrigin(t, "User-agent: *\nDisallow: /\n")
 	var s *Store
 	a := s.Fetch(context.Background(), "http", o.authority(), fetcher())
-	if a.Result != access.Successful || o.fetches.Load() != 1 {
+	if a.Result != policy.Successful || o.fetches.Load() != 1 {
 		t.Errorf("nil Store: got %s after %d fetches, want successful after 1", a.Result, o.fetches.Load())
 	}
 	if ready, reason := s.Ready(); !ready || reason != "" {
@@ -378,7 +379,7 @@ func TestFetchColdRoundTrips(t *testing.T) {
 			o.mu.Unlock()
 			var before int
 			var beforeNames []string
-			origin := func(ctx context.Context, scheme, authority string) access.Access {
+			origin := func(ctx context.Context, scheme, authority string) policy.Access {
 				before, beforeNames, _, _ = ha.take()
 				return fetcher()(ctx, scheme, authority)
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // TestSharedTTLIsTheCacheTTL: a fleet member shares a response for as
@@ -64,11 +65,11 @@ func TestSharedTTLIsTheCacheTTL(t *testing.T) {
 
 // refetchesAfter reports whether a Cache with options o, which stored a,
 // fetches again d later.
-func refetchesAfter(a access.Access, o access.CacheOptions, d time.Duration) bool {
+func refetchesAfter(a policy.Access, o access.CacheOptions, d time.Duration) bool {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	o.Now = func() time.Time { return now }
 	fetches := 0
-	c := access.NewCache(func(context.Context, string, string) access.Access { fetches++; return a }, o)
+	c := access.NewCache(func(context.Context, string, string) policy.Access { fetches++; return a }, o)
 	c.Get(context.Background(), "http", "a.example:80")
 	now = now.Add(d)
 	c.Get(context.Background(), "http", "a.example:80")

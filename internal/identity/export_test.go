@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"strconv"
 	"sync"
+
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // VerifiedMax is verifiedMax, the bound of a Pinner's memo.
@@ -19,7 +21,7 @@ func VerifiedLen(p *Pinner) int {
 // had been verified, for tests of the memo's bound.
 func FillVerified(p *Pinner, n int) {
 	for i := range n {
-		p.verified.Put(sha256.Sum256([]byte("filler "+strconv.Itoa(i))), Pin{})
+		p.verified.Put(sha256.Sum256([]byte("filler "+strconv.Itoa(i))), policy.Pin{})
 	}
 }
 

@@ -8,26 +8,8 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/identity/catalogue"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/internal/rules"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
-)
-
-// IdentitySource says how a crawler's product token was found.
-type IdentitySource string
-
-const (
-	// SourceOverride: an operator's User-Agent override matched.
-	SourceOverride IdentitySource = "override"
-	// SourceUserAgent: the tokens were read from the User-Agent header.
-	SourceUserAgent IdentitySource = "user-agent"
-	// SourceCatalogue: the token is the name the crawler catalogue gives
-	// the crawler it recognised in the User-Agent header (package
-	// catalogue), a name the header's products alone did not give first:
-	// "Slurp" for "Mozilla/5.0 (compatible; Yahoo! Slurp; ...)",
-	// "ips-agent" rather than "Fedora".
-	SourceCatalogue IdentitySource = "catalogue"
-	// SourceDefault: no User-Agent header, or no crawler token in it; the
-	// crawler obeys the "*" group (RFC 9309 2.2.1).
-	SourceDefault IdentitySource = "default"
 )
 
 // DefaultBrowserTokens returns the product names that browsers and HTTP
@@ -37,23 +19,9 @@ const (
 // robots.txt groups.
 func DefaultBrowserTokens() []string { return rules.DefaultBrowserTokens() }
 
-// Identity is who a request's crawler is, in RFC 9309 terms.
-type Identity struct {
-	// Token is the crawler's primary product token (the first candidate),
-	// or "*" when it has none.
-	Token string
-	// Candidates are the crawler's product tokens in the order found, each
-	// a name that can match a group (robots.IsAgentName: an RFC 9309
-	// product token, or a whole name such as "MJ12bot" that a user-agent
-	// line may name); the groups of every one of them apply, merged.
-	// Empty means "*".
-	Candidates []string
-	// Source says how the tokens were found.
-	Source IdentitySource
-	// User is the authenticated proxy user when Source is
-	// SourceCredentials, else "".
-	User string
-}
+// Identity is who a request's crawler is: policy.Identity, the one
+// definition, which Identify returns.
+type Identity = policy.Identity
 
 // Recognition is an Identity read from a User-Agent header with what the
 // header shows besides: the kind of client and the crawler catalogue's
@@ -70,7 +38,7 @@ type Recognition struct {
 }
 
 // Known returns the crawler catalogue's entry for the crawler, the one
-// that named Token when Source is SourceCatalogue; nil when the catalogue
+// that named Token when Source is policy.SourceCatalogue; nil when the catalogue
 // does not know it. Shared: do not modify it.
 func (i Recognition) Known() *catalogue.Entry {
 	if i.known == 0 {
@@ -165,7 +133,7 @@ func (id *Identifier) identify(userAgent string) Recognition {
 	r := Recognition{Client: classify(userAgent, products, rec), known: rec.known}
 	for _, o := range id.overrides {
 		if o.Pattern.MatchString(userAgent) {
-			r.Identity = Identity{Token: o.Token, Candidates: []string{o.Token}, Source: SourceOverride}
+			r.Identity = Identity{Token: o.Token, Candidates: []string{o.Token}, Source: policy.SourceOverride}
 			return r
 		}
 	}
@@ -179,11 +147,11 @@ func (id *Identifier) identify(userAgent string) Recognition {
 func (id *Identifier) candidates(products []string, rec recognition) Identity {
 	header := id.names(nil, products)
 	first := max(0, slices.IndexFunc(header, declaresBot))
-	source := SourceUserAgent
+	source := policy.SourceUserAgent
 	cands := id.names(nil, rec.names)
 	if len(cands) > 0 {
 		if len(header) == 0 || !strings.EqualFold(cands[0], header[first]) {
-			source = SourceCatalogue
+			source = policy.SourceCatalogue
 		}
 		cands = id.names(cands, header)
 	} else if first > 0 {
@@ -192,10 +160,10 @@ func (id *Identifier) candidates(products []string, rec recognition) Identity {
 		cands = header
 	}
 	if len(cands) == 0 {
-		source = SourceCatalogue
+		source = policy.SourceCatalogue
 	}
 	if cands = id.names(cands, rec.terms); len(cands) == 0 {
-		return Identity{Token: "*", Source: SourceDefault}
+		return Identity{Token: "*", Source: policy.SourceDefault}
 	}
 	return Identity{Token: cands[0], Candidates: cands, Source: source}
 }

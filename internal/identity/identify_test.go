@@ -11,6 +11,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/testkit"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -107,8 +108,8 @@ func TestProductNamesMalformed(t *testing.T) {
 func checkIdentity(t *testing.T, ua string, got identity.Identity) {
 	t.Helper()
 	switch {
-	case len(got.Candidates) == 0 && (got.Token != "*" || got.Source != identity.SourceDefault):
-		t.Errorf("Identify(%q): got Token %q Source %q with no candidates, want \"*\" and %q", ua, got.Token, got.Source, identity.SourceDefault)
+	case len(got.Candidates) == 0 && (got.Token != "*" || got.Source != policy.SourceDefault):
+		t.Errorf("Identify(%q): got Token %q Source %q with no candidates, want \"*\" and %q", ua, got.Token, got.Source, policy.SourceDefault)
 	case len(got.Candidates) > 0 && got.Token != got.Candidates[0]:
 		t.Errorf("Identify(%q): got Token %q, want the first candidate %q", ua, got.Token, got.Candidates[0])
 	}
@@ -140,38 +141,38 @@ func TestIdentify(t *testing.T) {
 		ua         string
 		wantToken  string
 		wantCands  []string
-		wantSource identity.IdentitySource
+		wantSource policy.IdentitySource
 	}{
-		{"ExampleBot", std, uaExampleBot, "ExampleBot", []string{"ExampleBot"}, identity.SourceUserAgent},
-		{"Googlebot compatible", std, uaGooglebot, "Googlebot", []string{"Googlebot"}, identity.SourceUserAgent},
-		{"Googlebot plain", std, uaGooglebotPlain, "Googlebot", []string{"Googlebot"}, identity.SourceUserAgent},
-		{"Googlebot evergreen", std, uaGooglebotEvg, "Googlebot", []string{"Googlebot"}, identity.SourceUserAgent},
-		{"Googlebot smartphone", std, uaGooglebotPhone, "Googlebot", []string{"Googlebot"}, identity.SourceUserAgent},
-		{"bingbot", std, uaBingbot, "bingbot", []string{"bingbot"}, identity.SourceUserAgent},
-		{"curl", std, uaCurl, "curl", []string{"curl"}, identity.SourceUserAgent},
-		{"bare token", std, "ExampleBot", "ExampleBot", []string{"ExampleBot"}, identity.SourceUserAgent},
-		{"several bots in order", std, "Mozilla/5.0 (compatible; FooBot/1.0; BarBot/2.0) Baz-Crawler/3", "FooBot", []string{"FooBot", "BarBot", "Baz-Crawler"}, identity.SourceUserAgent},
-		{"duplicates folded", std, "Mozilla/5.0 (compatible; ExampleBot/0.1) ExampleBot/0.2 examplebot/3", "ExampleBot", []string{"ExampleBot"}, identity.SourceUserAgent},
-		{"browser tokens case-insensitive", std, "MOZILLA/5.0 applewebkit/1 curl/8", "curl", []string{"curl"}, identity.SourceUserAgent},
-		{"a URL's host is a name, \"+http\" is not", std, "omgili/0.5 +http://omgili.com", "omgili", []string{"omgili", "omgili.com"}, identity.SourceUserAgent},
-		{"dotted name in a comment", std, "Mozilla/5.0 (compatible; Mail.RU_Bot/2.0; ExampleBot/1)", "Mail.RU_Bot", []string{"Mail.RU_Bot", "ExampleBot"}, identity.SourceUserAgent},
-		{"a name with digits", std, "Mozilla/5.0 (compatible; MJ12bot/v1.4.8; http://mj12bot.com/)", "MJ12bot", []string{"MJ12bot"}, identity.SourceUserAgent},
-		{"a name that starts with a digit", std, "Mozilla/5.0 (Windows NT 6.1; WOW64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/50.0.2661.102 Safari/537.36; 360Spider", "360Spider", []string{"360Spider"}, identity.SourceUserAgent},
-		{"a bare name after compatible", std, "Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:72.0) Gecko/20100101 Firefox/72.0 (compatible; img2dataset; +https://github.com/rom1504/img2dataset)", "img2dataset", []string{"img2dataset"}, identity.SourceUserAgent},
-		{"versions are no names", std, "Instagram 309.0.0.40.113 Android", "Instagram", []string{"Instagram", "Android"}, identity.SourceUserAgent},
-		{"empty", std, "", "*", nil, identity.SourceDefault},
-		{"only white space", std, "  \t ", "*", nil, identity.SourceDefault},
-		{"Chrome on Windows", std, uaChromeWindows, "*", nil, identity.SourceDefault},
-		{"Firefox on Linux", std, uaFirefoxLinux, "*", nil, identity.SourceDefault},
-		{"Safari on iPhone", std, uaSafariIPhone, "*", nil, identity.SourceDefault},
-		{"Edge on Windows", std, uaEdgeWindows, "*", nil, identity.SourceDefault},
-		{"no browser list keeps Mozilla, credits the bot", noBrowsers, uaExampleBot, "ExampleBot", []string{"ExampleBot", "Mozilla"}, identity.SourceUserAgent},
-		{"override first match wins", withOverrides, uaExampleBot, "override-a", []string{"override-a"}, identity.SourceOverride},
-		{"override second pattern", withOverrides, "Example/1.0", "override-b", []string{"override-b"}, identity.SourceOverride},
-		{"override is case-sensitive unless asked", withOverrides, "example/1.0", "example", []string{"example"}, identity.SourceUserAgent},
-		{"override of an empty header", withOverrides, "", "EmptyAgent", []string{"EmptyAgent"}, identity.SourceOverride},
-		{"no override matches", withOverrides, uaBingbot, "bingbot", []string{"bingbot"}, identity.SourceUserAgent},
-		{"no override matches browser", withOverrides, uaChromeWindows, "*", nil, identity.SourceDefault},
+		{"ExampleBot", std, uaExampleBot, "ExampleBot", []string{"ExampleBot"}, policy.SourceUserAgent},
+		{"Googlebot compatible", std, uaGooglebot, "Googlebot", []string{"Googlebot"}, policy.SourceUserAgent},
+		{"Googlebot plain", std, uaGooglebotPlain, "Googlebot", []string{"Googlebot"}, policy.SourceUserAgent},
+		{"Googlebot evergreen", std, uaGooglebotEvg, "Googlebot", []string{"Googlebot"}, policy.SourceUserAgent},
+		{"Googlebot smartphone", std, uaGooglebotPhone, "Googlebot", []string{"Googlebot"}, policy.SourceUserAgent},
+		{"bingbot", std, uaBingbot, "bingbot", []string{"bingbot"}, policy.SourceUserAgent},
+		{"curl", std, uaCurl, "curl", []string{"curl"}, policy.SourceUserAgent},
+		{"bare token", std, "ExampleBot", "ExampleBot", []string{"ExampleBot"}, policy.SourceUserAgent},
+		{"several bots in order", std, "Mozilla/5.0 (compatible; FooBot/1.0; BarBot/2.0) Baz-Crawler/3", "FooBot", []string{"FooBot", "BarBot", "Baz-Crawler"}, policy.SourceUserAgent},
+		{"duplicates folded", std, "Mozilla/5.0 (compatible; ExampleBot/0.1) ExampleBot/0.2 examplebot/3", "ExampleBot", []string{"ExampleBot"}, policy.SourceUserAgent},
+		{"browser tokens case-insensitive", std, "MOZILLA/5.0 applewebkit/1 curl/8", "curl", []string{"curl"}, policy.SourceUserAgent},
+		{"a URL's host is a name, \"+http\" is not", std, "omgili/0.5 +http://omgili.com", "omgili", []string{"omgili", "omgili.com"}, policy.SourceUserAgent},
+		{"dotted name in a comment", std, "Mozilla/5.0 (compatible; Mail.RU_Bot/2.0; ExampleBot/1)", "Mail.RU_Bot", []string{"Mail.RU_Bot", "ExampleBot"}, policy.SourceUserAgent},
+		{"a name with digits", std, "Mozilla/5.0 (compatible; MJ12bot/v1.4.8; http://mj12bot.com/)", "MJ12bot", []string{"MJ12bot"}, policy.SourceUserAgent},
+		{"a name that starts with a digit", std, "Mozilla/5.0 (Windows NT 6.1; WOW64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/50.0.2661.102 Safari/537.36; 360Spider", "360Spider", []string{"360Spider"}, policy.SourceUserAgent},
+		{"a bare name after compatible", std, "Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:72.0) Gecko/20100101 Firefox/72.0 (compatible; img2dataset; +https://github.com/rom1504/img2dataset)", "img2dataset", []string{"img2dataset"}, policy.SourceUserAgent},
+		{"versions are no names", std, "Instagram 309.0.0.40.113 Android", "Instagram", []string{"Instagram", "Android"}, policy.SourceUserAgent},
+		{"empty", std, "", "*", nil, policy.SourceDefault},
+		{"only white space", std, "  \t ", "*", nil, policy.SourceDefault},
+		{"Chrome on Windows", std, uaChromeWindows, "*", nil, policy.SourceDefault},
+		{"Firefox on Linux", std, uaFirefoxLinux, "*", nil, policy.SourceDefault},
+		{"Safari on iPhone", std, uaSafariIPhone, "*", nil, policy.SourceDefault},
+		{"Edge on Windows", std, uaEdgeWindows, "*", nil, policy.SourceDefault},
+		{"no browser list keeps Mozilla, credits the bot", noBrowsers, uaExampleBot, "ExampleBot", []string{"ExampleBot", "Mozilla"}, policy.SourceUserAgent},
+		{"override first match wins", withOverrides, uaExampleBot, "override-a", []string{"override-a"}, policy.SourceOverride},
+		{"override second pattern", withOverrides, "Example/1.0", "override-b", []string{"override-b"}, policy.SourceOverride},
+		{"override is case-sensitive unless asked", withOverrides, "example/1.0", "example", []string{"example"}, policy.SourceUserAgent},
+		{"override of an empty header", withOverrides, "", "EmptyAgent", []string{"EmptyAgent"}, policy.SourceOverride},
+		{"no override matches", withOverrides, uaBingbot, "bingbot", []string{"bingbot"}, policy.SourceUserAgent},
+		{"no override matches browser", withOverrides, uaChromeWindows, "*", nil, policy.SourceDefault},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,27 +16,8 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/robotsproxy/robotsproxy/internal/memo"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
-)
-
-// Sources of pinned identities. They come before every other source: a
-// pinned product token overrides whatever User-Agent the client sends.
-const (
-	// SourceCredentials: the client authenticated with Proxy-Authorization
-	// as a configured user, whose product token is pinned.
-	SourceCredentials IdentitySource = "credentials"
-	// SourceClientRange: the client's address lies in a configured range
-	// whose product token is pinned.
-	SourceClientRange IdentitySource = "client-range"
-)
-
-var (
-	// ErrProxyAuthRequired: authentication is required and the request
-	// carries no Proxy-Authorization header and comes from no pinned range.
-	ErrProxyAuthRequired = errors.New("proxy authentication required")
-	// ErrProxyAuthFailed: the Proxy-Authorization header is malformed, not
-	// Basic, names an unknown user or has the wrong password.
-	ErrProxyAuthFailed = errors.New("proxy authentication failed")
 )
 
 // User is a proxy user whose requests are pinned to a product token.
@@ -50,7 +31,7 @@ type User struct {
 	Token string
 	// Mode is how robots.txt denials of the user's requests are acted on;
 	// "" means the policy's default (Options.Mode).
-	Mode Mode
+	Mode policy.Mode
 	// Purposes are the usage purposes declared for the user's requests
 	// (identity.users[].purposes); nil declares none.
 	Purposes []string
@@ -64,7 +45,7 @@ type ClientRange struct {
 	Token string
 	// Mode is how robots.txt denials of the range's requests are acted
 	// on; "" means the policy's default (Options.Mode).
-	Mode Mode
+	Mode policy.Mode
 	// Purposes are the usage purposes declared for the range's requests
 	// (identity.client_ranges[].purposes); nil declares none.
 	Purposes []string
@@ -78,37 +59,13 @@ type PinOptions struct {
 	// client wins.
 	Ranges []ClientRange
 	// Required answers requests that are neither authenticated nor from a
-	// pinned range with ErrProxyAuthRequired (HTTP 407).
+	// pinned range with policy.ErrProxyAuthRequired (HTTP 407).
 	Required bool
 	// Throttle limits failed credential checks and concurrent bcrypt
 	// comparisons; the zero value limits nothing.
 	Throttle ThrottleOptions
 	// Now is the clock of the throttle; default time.Now.
 	Now func() time.Time
-}
-
-// Pin is a pinned identity; the zero Pin pins nothing.
-type Pin struct {
-	// Token is the pinned product token, "" when nothing is pinned.
-	Token string
-	// Source is SourceCredentials or SourceClientRange.
-	Source IdentitySource
-	// User is the authenticated user name, "" unless Source is
-	// SourceCredentials.
-	User string
-	// Mode is the pinned identity's mode, "" for the policy's default.
-	Mode Mode
-	// Purposes are the usage purposes declared for the pinned identity,
-	// nil for none. Shared by every pin of the same user or range: read
-	// only.
-	Purposes []string
-
-	candidates []string // []string{Token}, shared
-}
-
-// Identity returns the identity a pin stands for.
-func (p Pin) Identity() Identity {
-	return Identity{Token: p.Token, Candidates: p.candidates, Source: p.Source, User: p.User}
 }
 
 // verifiedMax bounds the credentials a Pinner remembers as verified.
@@ -126,7 +83,7 @@ const verifiedMax = 1024
 // runs (ThrottleOptions), and bcrypt runs in at most
 // ThrottleOptions.MaxConcurrentChecks goroutines at once.
 type Pinner struct {
-	users    map[string]Pin
+	users    map[string]policy.Pin
 	hashes   map[string][]byte
 	ranges   []ClientRange // longest prefix first
 	required bool
@@ -135,7 +92,7 @@ type Pinner struct {
 	checks   *semaphore.Weighted // nil when bcrypt is not bounded
 	bcrypt   func(hash, password []byte) error
 
-	verified *memo.Sync[[sha256.Size]byte, Pin]
+	verified *memo.Sync[[sha256.Size]byte, policy.Pin]
 	// flights coalesces concurrent checks of one header: a crawler that
 	// opens many connections with the same credentials at once runs one
 	// bcrypt check and takes one throttle token, not one each.
@@ -153,14 +110,14 @@ func NewPinner(o PinOptions) (*Pinner, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	p := &Pinner{users: map[string]Pin{}, hashes: map[string][]byte{}, required: o.Required,
-		verified: memo.NewSync[[sha256.Size]byte, Pin](verifiedMax), throttle: newThrottle(o.Throttle, o.Now),
+	p := &Pinner{users: map[string]policy.Pin{}, hashes: map[string][]byte{}, required: o.Required,
+		verified: memo.NewSync[[sha256.Size]byte, policy.Pin](verifiedMax), throttle: newThrottle(o.Throttle, o.Now),
 		checks: newChecks(o.Throttle.MaxConcurrentChecks), bcrypt: bcrypt.CompareHashAndPassword}
 	for i, u := range o.Users {
 		if err := checkUser(u, p.users); err != nil {
 			return nil, fmt.Errorf("user %d (%q): %w", i, u.Name, err)
 		}
-		p.users[u.Name] = newPin(u.Token, SourceCredentials, u.Name, u.Mode, slices.Clone(u.Purposes))
+		p.users[u.Name] = newPin(u.Token, policy.SourceCredentials, u.Name, u.Mode, slices.Clone(u.Purposes))
 		p.hashes[u.Name] = u.PasswordHash
 		p.dummy = u.PasswordHash
 	}
@@ -175,7 +132,7 @@ func NewPinner(o PinOptions) (*Pinner, error) {
 	return p, nil
 }
 
-func checkUser(u User, seen map[string]Pin) error {
+func checkUser(u User, seen map[string]policy.Pin) error {
 	switch {
 	case u.Name == "" || strings.Contains(u.Name, ":"):
 		return errors.New("name must be non-empty and contain no colon")
@@ -190,8 +147,8 @@ func checkUser(u User, seen map[string]Pin) error {
 	return nil
 }
 
-func newPin(token string, source IdentitySource, user string, mode Mode, purposes []string) Pin {
-	return Pin{Token: token, Source: source, User: user, Mode: mode, Purposes: purposes, candidates: []string{token}}
+func newPin(token string, source policy.IdentitySource, user string, mode policy.Mode, purposes []string) policy.Pin {
+	return policy.Pin{Token: token, Source: source, User: user, Mode: mode, Purposes: purposes, Candidates: []string{token}}
 }
 
 // Enabled reports whether the Pinner pins or requires anything.
@@ -202,32 +159,32 @@ func (p *Pinner) Enabled() bool {
 // Pin resolves the pinned identity of a request from its Proxy-Authorization
 // header value ("" when absent) and the client's address (invalid when
 // unknown). Credentials come first, then the client range. A header that is
-// present but wrong is always an error wrapping ErrProxyAuthFailed, even
+// present but wrong is always an error wrapping policy.ErrProxyAuthFailed, even
 // when authentication is not required; no pin at all is an error wrapping
-// ErrProxyAuthRequired only when authentication is required. With no users
+// policy.ErrProxyAuthRequired only when authentication is required. With no users
 // configured the header is ignored (it may be meant for a proxy further
 // along a chain). On
-// ErrProxyAuthFailed the returned Pin's User names the user tried, if any.
+// policy.ErrProxyAuthFailed the returned Pin's User names the user tried, if any.
 //
 // A header that is not remembered as verified is refused with a
-// *ThrottledError (wrapping ErrProxyAuthThrottled) before it is checked
+// *ThrottledError (wrapping policy.ErrProxyAuthThrottled) before it is checked
 // when the client's or the user's failures are used up. While waiting for
 // a bcrypt slot the check ends with ctx (an error wrapping
-// ErrProxyAuthFailed and ctx.Err()).
-func (p *Pinner) Pin(ctx context.Context, proxyAuthorization string, client netip.Addr) (Pin, error) {
+// policy.ErrProxyAuthFailed and ctx.Err()).
+func (p *Pinner) Pin(ctx context.Context, proxyAuthorization string, client netip.Addr) (policy.Pin, error) {
 	if p == nil {
-		return Pin{}, nil
+		return policy.Pin{}, nil
 	}
 	if proxyAuthorization != "" && len(p.users) > 0 {
 		return p.authenticate(ctx, proxyAuthorization, client)
 	}
 	if r := p.rangeOf(client); r != nil {
-		return newPin(r.Token, SourceClientRange, "", r.Mode, r.Purposes), nil
+		return newPin(r.Token, policy.SourceClientRange, "", r.Mode, r.Purposes), nil
 	}
 	if p.required {
-		return Pin{}, ErrProxyAuthRequired
+		return policy.Pin{}, policy.ErrProxyAuthRequired
 	}
-	return Pin{}, nil
+	return policy.Pin{}, nil
 }
 
 // authenticate checks Basic credentials (RFC 7617) against the users: the
@@ -256,7 +213,7 @@ func (p *Pinner) rangeOf(client netip.Addr) *ClientRange {
 	return nil
 }
 
-func (p *Pinner) authenticate(ctx context.Context, header string, client netip.Addr) (Pin, error) {
+func (p *Pinner) authenticate(ctx context.Context, header string, client netip.Addr) (policy.Pin, error) {
 	sum := sha256.Sum256([]byte(header))
 	if pin, ok := p.verified.Get(sum); ok {
 		return pin, nil
@@ -271,9 +228,9 @@ func (p *Pinner) authenticate(ctx context.Context, header string, client netip.A
 	})
 	select {
 	case r := <-ch:
-		return r.Val.(Pin), r.Err
+		return r.Val.(policy.Pin), r.Err
 	case <-ctx.Done():
-		return Pin{}, fmt.Errorf("%w: waiting for a password check: %w", ErrProxyAuthFailed, context.Cause(ctx))
+		return policy.Pin{}, fmt.Errorf("%w: waiting for a password check: %w", policy.ErrProxyAuthFailed, context.Cause(ctx))
 	}
 }
 
@@ -283,15 +240,15 @@ const authCheckTimeout = 30 * time.Second
 
 // check is authenticate for a header that is not remembered: the
 // throttle, then bcrypt, then the memo.
-func (p *Pinner) check(ctx context.Context, header string, sum [sha256.Size]byte, client netip.Addr) (Pin, error) {
+func (p *Pinner) check(ctx context.Context, header string, sum [sha256.Size]byte, client netip.Addr) (policy.Pin, error) {
 	name, password, err := parseBasic(header)
 	done, retry := p.throttle.admit(client, name, err == nil)
 	if retry > 0 {
-		return Pin{User: name}, &ThrottledError{RetryAfter: retry}
+		return policy.Pin{User: name}, &policy.ThrottledError{RetryAfter: retry}
 	}
 	if err != nil {
 		done(true)
-		return Pin{}, fmt.Errorf("%w: %v", ErrProxyAuthFailed, err)
+		return policy.Pin{}, fmt.Errorf("%w: %v", policy.ErrProxyAuthFailed, err)
 	}
 	hash, known := p.hashes[name]
 	if !known {
@@ -301,13 +258,13 @@ func (p *Pinner) check(ctx context.Context, header string, sum [sha256.Size]byte
 	switch {
 	case err != nil:
 		done(false) // nothing was checked
-		return Pin{User: name}, fmt.Errorf("%w: %w", ErrProxyAuthFailed, err)
+		return policy.Pin{User: name}, fmt.Errorf("%w: %w", policy.ErrProxyAuthFailed, err)
 	case !known:
 		done(true)
-		return Pin{User: name}, fmt.Errorf("%w: unknown user %q", ErrProxyAuthFailed, name)
+		return policy.Pin{User: name}, fmt.Errorf("%w: unknown user %q", policy.ErrProxyAuthFailed, name)
 	case !match:
 		done(true)
-		return Pin{User: name}, fmt.Errorf("%w: wrong password for user %q", ErrProxyAuthFailed, name)
+		return policy.Pin{User: name}, fmt.Errorf("%w: wrong password for user %q", policy.ErrProxyAuthFailed, name)
 	}
 	done(false)
 	pin := p.users[name]

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // hashes memoises bcrypt hashes of test passwords (MinCost, for speed).
@@ -74,102 +75,102 @@ func TestPin(t *testing.T) {
 		client   netip.Addr
 
 		wantToken  string
-		wantSource identity.IdentitySource
+		wantSource policy.IdentitySource
 		wantUser   string // also on ErrProxyAuthFailed
 		wantErr    error  // nil, ErrProxyAuthRequired or ErrProxyAuthFailed
 	}{
 		// Credentials.
 		{name: "correct credentials", header: basic("alice", "alice-pw"), client: outside,
-			wantToken: "AliceBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantToken: "AliceBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "correct credentials, no client address", header: basic("alice", "alice-pw"), client: none,
-			wantToken: "AliceBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantToken: "AliceBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "password containing a colon", header: basic("bob", "bob:pw with colon"), client: outside,
-			wantToken: "BobBot", wantSource: identity.SourceCredentials, wantUser: "bob"},
+			wantToken: "BobBot", wantSource: policy.SourceCredentials, wantUser: "bob"},
 		{name: "lower-case scheme", header: "basic " + base64.StdEncoding.EncodeToString([]byte("alice:alice-pw")), client: outside,
-			wantToken: "AliceBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantToken: "AliceBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "upper-case scheme", header: "BASIC " + base64.StdEncoding.EncodeToString([]byte("alice:alice-pw")), client: outside,
-			wantToken: "AliceBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantToken: "AliceBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "surrounding white space", header: "  " + basic("alice", "alice-pw") + " ", client: outside,
-			wantToken: "AliceBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantToken: "AliceBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "credentials win over a client range", header: basic("alice", "alice-pw"), client: netip.MustParseAddr("10.1.2.3"),
-			wantToken: "AliceBot", wantSource: identity.SourceCredentials, wantUser: "alice"},
+			wantToken: "AliceBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "credentials when required", required: true, header: basic("bob", "bob:pw with colon"), client: outside,
-			wantToken: "BobBot", wantSource: identity.SourceCredentials, wantUser: "bob"},
+			wantToken: "BobBot", wantSource: policy.SourceCredentials, wantUser: "bob"},
 
 		// Wrong credentials.
 		{name: "wrong password", header: basic("alice", "wrong"), client: outside,
-			wantUser: "alice", wantErr: identity.ErrProxyAuthFailed},
+			wantUser: "alice", wantErr: policy.ErrProxyAuthFailed},
 		{name: "other user's password", header: basic("alice", "bob:pw with colon"), client: outside,
-			wantUser: "alice", wantErr: identity.ErrProxyAuthFailed},
+			wantUser: "alice", wantErr: policy.ErrProxyAuthFailed},
 		{name: "password prefix", header: basic("alice", "alice-p"), client: outside,
-			wantUser: "alice", wantErr: identity.ErrProxyAuthFailed},
+			wantUser: "alice", wantErr: policy.ErrProxyAuthFailed},
 		{name: "empty password", header: basic("alice", ""), client: outside,
-			wantUser: "alice", wantErr: identity.ErrProxyAuthFailed},
+			wantUser: "alice", wantErr: policy.ErrProxyAuthFailed},
 		{name: "user name is case-sensitive", header: basic("Alice", "alice-pw"), client: outside,
-			wantUser: "Alice", wantErr: identity.ErrProxyAuthFailed},
+			wantUser: "Alice", wantErr: policy.ErrProxyAuthFailed},
 		{name: "unknown user", header: basic("mallory", "alice-pw"), client: outside,
-			wantUser: "mallory", wantErr: identity.ErrProxyAuthFailed},
+			wantUser: "mallory", wantErr: policy.ErrProxyAuthFailed},
 		{name: "wrong password from inside a pinned range", header: basic("alice", "wrong"), client: netip.MustParseAddr("10.1.2.3"),
-			wantUser: "alice", wantErr: identity.ErrProxyAuthFailed},
+			wantUser: "alice", wantErr: policy.ErrProxyAuthFailed},
 		{name: "unknown user from inside a pinned range", header: basic("mallory", "x"), client: netip.MustParseAddr("10.1.2.3"),
-			wantUser: "mallory", wantErr: identity.ErrProxyAuthFailed},
+			wantUser: "mallory", wantErr: policy.ErrProxyAuthFailed},
 		{name: "wrong password when not required", required: false, header: basic("bob", "nope"), client: none,
-			wantUser: "bob", wantErr: identity.ErrProxyAuthFailed},
+			wantUser: "bob", wantErr: policy.ErrProxyAuthFailed},
 
 		// Malformed headers.
-		{name: "Bearer scheme", header: "Bearer abc.def", client: outside, wantErr: identity.ErrProxyAuthFailed},
-		{name: "Digest scheme", header: `Digest username="alice"`, client: outside, wantErr: identity.ErrProxyAuthFailed},
-		{name: "scheme only", header: "Basic", client: outside, wantErr: identity.ErrProxyAuthFailed},
-		{name: "scheme and space only", header: "Basic ", client: outside, wantErr: identity.ErrProxyAuthFailed},
-		{name: "no scheme", header: base64.StdEncoding.EncodeToString([]byte("alice:alice-pw")), client: outside, wantErr: identity.ErrProxyAuthFailed},
-		{name: "bad base64", header: "Basic !!!not-base64!!!", client: outside, wantErr: identity.ErrProxyAuthFailed},
-		{name: "truncated base64", header: "Basic YWxpY2U6YWxpY2UtcH", client: outside, wantErr: identity.ErrProxyAuthFailed},
-		{name: "URL-safe base64 is not standard base64", header: "Basic " + base64.URLEncoding.EncodeToString([]byte("alice:>>>?")), client: outside, wantErr: identity.ErrProxyAuthFailed},
-		{name: "no colon", header: "Basic " + base64.StdEncoding.EncodeToString([]byte("alicealice-pw")), client: outside, wantErr: identity.ErrProxyAuthFailed},
-		{name: "empty credentials", header: "Basic " + base64.StdEncoding.EncodeToString([]byte(":")), client: outside, wantErr: identity.ErrProxyAuthFailed},
-		{name: "malformed header inside a pinned range", header: "Bearer x", client: netip.MustParseAddr("10.1.2.3"), wantErr: identity.ErrProxyAuthFailed},
+		{name: "Bearer scheme", header: "Bearer abc.def", client: outside, wantErr: policy.ErrProxyAuthFailed},
+		{name: "Digest scheme", header: `Digest username="alice"`, client: outside, wantErr: policy.ErrProxyAuthFailed},
+		{name: "scheme only", header: "Basic", client: outside, wantErr: policy.ErrProxyAuthFailed},
+		{name: "scheme and space only", header: "Basic ", client: outside, wantErr: policy.ErrProxyAuthFailed},
+		{name: "no scheme", header: base64.StdEncoding.EncodeToString([]byte("alice:alice-pw")), client: outside, wantErr: policy.ErrProxyAuthFailed},
+		{name: "bad base64", header: "Basic !!!not-base64!!!", client: outside, wantErr: policy.ErrProxyAuthFailed},
+		{name: "truncated base64", header: "Basic YWxpY2U6YWxpY2UtcH", client: outside, wantErr: policy.ErrProxyAuthFailed},
+		{name: "URL-safe base64 is not standard base64", header: "Basic " + base64.URLEncoding.EncodeToString([]byte("alice:>>>?")), client: outside, wantErr: policy.ErrProxyAuthFailed},
+		{name: "no colon", header: "Basic " + base64.StdEncoding.EncodeToString([]byte("alicealice-pw")), client: outside, wantErr: policy.ErrProxyAuthFailed},
+		{name: "empty credentials", header: "Basic " + base64.StdEncoding.EncodeToString([]byte(":")), client: outside, wantErr: policy.ErrProxyAuthFailed},
+		{name: "malformed header inside a pinned range", header: "Bearer x", client: netip.MustParseAddr("10.1.2.3"), wantErr: policy.ErrProxyAuthFailed},
 
 		// Client ranges.
 		{name: "IPv4 in the wide range", client: netip.MustParseAddr("10.2.3.4"),
-			wantToken: "WideBot", wantSource: identity.SourceClientRange},
+			wantToken: "WideBot", wantSource: policy.SourceClientRange},
 		{name: "IPv4 longest prefix wins", client: netip.MustParseAddr("10.1.255.255"),
-			wantToken: "NarrowBot", wantSource: identity.SourceClientRange},
+			wantToken: "NarrowBot", wantSource: policy.SourceClientRange},
 		{name: "IPv4 first address of the narrow range", client: netip.MustParseAddr("10.1.0.0"),
-			wantToken: "NarrowBot", wantSource: identity.SourceClientRange},
+			wantToken: "NarrowBot", wantSource: policy.SourceClientRange},
 		{name: "IPv4 just outside the narrow range", client: netip.MustParseAddr("10.2.0.0"),
-			wantToken: "WideBot", wantSource: identity.SourceClientRange},
+			wantToken: "WideBot", wantSource: policy.SourceClientRange},
 		{name: "IPv4-mapped IPv6 in the narrow range", client: netip.MustParseAddr("::ffff:10.1.2.3"),
-			wantToken: "NarrowBot", wantSource: identity.SourceClientRange},
+			wantToken: "NarrowBot", wantSource: policy.SourceClientRange},
 		{name: "IPv4-mapped IPv6 in the wide range", client: netip.MustParseAddr("::ffff:10.9.9.9"),
-			wantToken: "WideBot", wantSource: identity.SourceClientRange},
+			wantToken: "WideBot", wantSource: policy.SourceClientRange},
 		{name: "IPv4-mapped IPv6 outside", client: netip.MustParseAddr("::ffff:203.0.113.5")},
 		{name: "unmasked range is masked", client: netip.MustParseAddr("192.168.7.1"),
-			wantToken: "UnmaskedBot", wantSource: identity.SourceClientRange},
+			wantToken: "UnmaskedBot", wantSource: policy.SourceClientRange},
 		{name: "IPv6 in the wide range", client: netip.MustParseAddr("2001:db8:2::1"),
-			wantToken: "SixBot", wantSource: identity.SourceClientRange},
+			wantToken: "SixBot", wantSource: policy.SourceClientRange},
 		{name: "IPv6 longest prefix wins", client: netip.MustParseAddr("2001:db8:1:ffff::1"),
-			wantToken: "SixNarrowBot", wantSource: identity.SourceClientRange},
+			wantToken: "SixNarrowBot", wantSource: policy.SourceClientRange},
 		{name: "IPv6 with a zone", client: netip.MustParseAddr("2001:db8:1::1%eth0"),
-			wantToken: "SixNarrowBot", wantSource: identity.SourceClientRange},
+			wantToken: "SixNarrowBot", wantSource: policy.SourceClientRange},
 		{name: "link-local IPv6 with a zone", client: netip.MustParseAddr("fe80::1%eth0"),
-			wantToken: "LinkLocalBot", wantSource: identity.SourceClientRange},
+			wantToken: "LinkLocalBot", wantSource: policy.SourceClientRange},
 		{name: "IPv6 outside", client: netip.MustParseAddr("2001:db9::1")},
 		{name: "IPv4 outside", client: outside},
 		{name: "no client address", client: none},
 		{name: "loopback outside", client: netip.MustParseAddr("127.0.0.1")},
 
 		// Required.
-		{name: "required, nothing", required: true, client: outside, wantErr: identity.ErrProxyAuthRequired},
-		{name: "required, no client address", required: true, client: none, wantErr: identity.ErrProxyAuthRequired},
-		{name: "required, IPv6 outside", required: true, client: netip.MustParseAddr("2001:db9::1"), wantErr: identity.ErrProxyAuthRequired},
+		{name: "required, nothing", required: true, client: outside, wantErr: policy.ErrProxyAuthRequired},
+		{name: "required, no client address", required: true, client: none, wantErr: policy.ErrProxyAuthRequired},
+		{name: "required, IPv6 outside", required: true, client: netip.MustParseAddr("2001:db9::1"), wantErr: policy.ErrProxyAuthRequired},
 		{name: "required, in a range", required: true, client: netip.MustParseAddr("10.1.2.3"),
-			wantToken: "NarrowBot", wantSource: identity.SourceClientRange},
+			wantToken: "NarrowBot", wantSource: policy.SourceClientRange},
 		{name: "required, IPv4-mapped in a range", required: true, client: netip.MustParseAddr("::ffff:10.3.2.1"),
-			wantToken: "WideBot", wantSource: identity.SourceClientRange},
+			wantToken: "WideBot", wantSource: policy.SourceClientRange},
 		{name: "required, wrong password is failed not required", required: true, header: basic("alice", "wrong"), client: outside,
-			wantUser: "alice", wantErr: identity.ErrProxyAuthFailed},
+			wantUser: "alice", wantErr: policy.ErrProxyAuthFailed},
 		{name: "required, malformed header is failed not required", required: true, header: "Basic %%%", client: outside,
-			wantErr: identity.ErrProxyAuthFailed},
+			wantErr: policy.ErrProxyAuthFailed},
 	}
 	pinners := map[bool]*identity.Pinner{false: newTestPinner(t, false), true: newTestPinner(t, true)}
 	for _, tt := range tests {
@@ -183,9 +184,9 @@ func TestPin(t *testing.T) {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("Pin(%q, %v): got %+v, error %v, want an error wrapping %v", tt.header, tt.client, pin, err, tt.wantErr)
 				}
-				other := identity.ErrProxyAuthRequired
-				if tt.wantErr == identity.ErrProxyAuthRequired {
-					other = identity.ErrProxyAuthFailed
+				other := policy.ErrProxyAuthRequired
+				if tt.wantErr == policy.ErrProxyAuthRequired {
+					other = policy.ErrProxyAuthFailed
 				}
 				if errors.Is(err, other) {
 					t.Errorf("Pin(%q, %v): got error %v, which also wraps %v", tt.header, tt.client, err, other)
@@ -372,7 +373,7 @@ func TestPinRangeOrderIndependent(t *testing.T) {
 			}
 			for addr, want := range cases {
 				pin, err := p.Pin(t.Context(), "", netip.MustParseAddr(addr))
-				if err != nil || pin.Token != want || pin.Source != identity.SourceClientRange {
+				if err != nil || pin.Token != want || pin.Source != policy.SourceClientRange {
 					t.Errorf("ranges %v: Pin(%s): got %+v, %v, want Token %q from a client range", order, addr, pin, err, want)
 				}
 			}
@@ -412,7 +413,7 @@ func TestPinMemo(t *testing.T) {
 		}
 		// A differently spelt header is another key and goes to bcrypt.
 		other := "basic " + strings.TrimPrefix(h, "Basic ")
-		if _, err := p.Pin(t.Context(), other, netip.Addr{}); !errors.Is(err, identity.ErrProxyAuthFailed) {
+		if _, err := p.Pin(t.Context(), other, netip.Addr{}); !errors.Is(err, policy.ErrProxyAuthFailed) {
 			t.Errorf("Pin(%q) after the hash changed: got error %v, want ErrProxyAuthFailed", other, err)
 		}
 	})
@@ -439,7 +440,7 @@ func TestPinMemo(t *testing.T) {
 		if _, err := p.Pin(t.Context(), basic("alice", "alice-pw"), netip.Addr{}); err != nil {
 			t.Fatal(err)
 		}
-		if pin, err := p.Pin(t.Context(), basic("alice", "alice-pwX"), netip.Addr{}); !errors.Is(err, identity.ErrProxyAuthFailed) {
+		if pin, err := p.Pin(t.Context(), basic("alice", "alice-pwX"), netip.Addr{}); !errors.Is(err, policy.ErrProxyAuthFailed) {
 			t.Errorf("wrong password after a success: got %+v, %v, want ErrProxyAuthFailed", pin, err)
 		}
 		if n := identity.VerifiedLen(p); n != 1 {
@@ -526,7 +527,7 @@ func TestPinNoUsersIgnoresCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	pin, err := p.Pin(t.Context(), basic("someone", "pw"), netip.MustParseAddr("10.1.1.1"))
-	if err != nil || pin.Token != "RangeBot" || pin.Source != identity.SourceClientRange {
+	if err != nil || pin.Token != "RangeBot" || pin.Source != policy.SourceClientRange {
 		t.Errorf("got %+v, %v; want the range's pin and no error", pin, err)
 	}
 	if pin, err := p.Pin(t.Context(), "Garbage", netip.MustParseAddr("192.0.2.1")); err != nil || pin.Token != "" {
@@ -553,14 +554,14 @@ func TestPinMappedRange(t *testing.T) {
 func TestPinCarriesMode(t *testing.T) {
 	p, err := identity.NewPinner(identity.PinOptions{
 		Users: []identity.User{
-			{Name: "alice", PasswordHash: bcryptHash(t, "alice-pw"), Token: "AliceBot", Mode: identity.ModeReport},
+			{Name: "alice", PasswordHash: bcryptHash(t, "alice-pw"), Token: "AliceBot", Mode: policy.ModeReport},
 			{Name: "bob", PasswordHash: bcryptHash(t, "bob-pw"), Token: "BobBot"},
 		},
 		Ranges: []identity.ClientRange{
-			{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: "ReportBot", Mode: identity.ModeReport},
-			{Prefix: netip.MustParsePrefix("10.1.0.0/16"), Token: "EnforceBot", Mode: identity.ModeEnforce},
+			{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: "ReportBot", Mode: policy.ModeReport},
+			{Prefix: netip.MustParsePrefix("10.1.0.0/16"), Token: "EnforceBot", Mode: policy.ModeEnforce},
 			{Prefix: netip.MustParsePrefix("192.0.2.0/24"), Token: "DefaultBot"},
-			{Prefix: netip.MustParsePrefix("::ffff:198.51.100.0/120"), Token: "MappedBot", Mode: identity.ModeReport},
+			{Prefix: netip.MustParsePrefix("::ffff:198.51.100.0/120"), Token: "MappedBot", Mode: policy.ModeReport},
 		},
 	})
 	if err != nil {
@@ -569,14 +570,14 @@ func TestPinCarriesMode(t *testing.T) {
 	for _, tt := range []struct {
 		header, client string
 		wantToken      string
-		wantMode       identity.Mode
+		wantMode       policy.Mode
 	}{
-		{basic("alice", "alice-pw"), "203.0.113.1", "AliceBot", identity.ModeReport},
+		{basic("alice", "alice-pw"), "203.0.113.1", "AliceBot", policy.ModeReport},
 		{basic("bob", "bob-pw"), "203.0.113.1", "BobBot", ""},
-		{"", "10.2.3.4", "ReportBot", identity.ModeReport},
-		{"", "10.1.2.3", "EnforceBot", identity.ModeEnforce},
+		{"", "10.2.3.4", "ReportBot", policy.ModeReport},
+		{"", "10.1.2.3", "EnforceBot", policy.ModeEnforce},
 		{"", "192.0.2.9", "DefaultBot", ""},
-		{"", "198.51.100.7", "MappedBot", identity.ModeReport},
+		{"", "198.51.100.7", "MappedBot", policy.ModeReport},
 	} {
 		pin, err := p.Pin(t.Context(), tt.header, netip.MustParseAddr(tt.client))
 		if err != nil || pin.Token != tt.wantToken || pin.Mode != tt.wantMode {

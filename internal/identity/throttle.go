@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"net/netip"
@@ -45,24 +44,6 @@ func (o ThrottleOptions) validate() error {
 	}
 	return nil
 }
-
-// ErrProxyAuthThrottled: the client address or the user name has used up
-// its failed checks; the credentials were not checked. Errors wrapping it
-// are *ThrottledError.
-var ErrProxyAuthThrottled = errors.New("proxy authentication throttled")
-
-// ThrottledError refuses a credential check before bcrypt runs.
-type ThrottledError struct {
-	// RetryAfter is how long until the emptier bucket holds a token again.
-	RetryAfter time.Duration
-}
-
-func (e *ThrottledError) Error() string {
-	return fmt.Sprintf("%v: too many failed attempts, retry in %v", ErrProxyAuthThrottled, e.RetryAfter.Round(time.Millisecond))
-}
-
-// Unwrap returns ErrProxyAuthThrottled.
-func (e *ThrottledError) Unwrap() error { return ErrProxyAuthThrottled }
 
 // throttleMaxKeys bounds the keys (client addresses and user names) a
 // throttle tracks: about 300 bytes each, so 3 MB at most. Keys whose bucket

@@ -16,6 +16,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/testkit"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 func bcryptHashCost(t testing.TB, password string, cost int) []byte {
@@ -163,15 +164,15 @@ func TestThrottle(t *testing.T) {
 	}
 }
 
-func checkAttempt(t *testing.T, desc string, at attempt, pin identity.Pin, err error, bcryptCalls int) {
+func checkAttempt(t *testing.T, desc string, at attempt, pin policy.Pin, err error, bcryptCalls int) {
 	t.Helper()
-	var te *identity.ThrottledError
+	var te *policy.ThrottledError
 	switch got := errors.As(err, &te); {
 	case at.want == "ok" && (err != nil || pin.Token == ""):
 		t.Errorf("%s: got %+v, %v, want a pin", desc, pin, err)
-	case at.want == "failed" && (!errors.Is(err, identity.ErrProxyAuthFailed) || got):
+	case at.want == "failed" && (!errors.Is(err, policy.ErrProxyAuthFailed) || got):
 		t.Errorf("%s: got %+v, %v, want ErrProxyAuthFailed", desc, pin, err)
-	case at.want == "throttled" && (!got || !errors.Is(err, identity.ErrProxyAuthThrottled) || errors.Is(err, identity.ErrProxyAuthFailed)):
+	case at.want == "throttled" && (!got || !errors.Is(err, policy.ErrProxyAuthThrottled) || errors.Is(err, policy.ErrProxyAuthFailed)):
 		t.Errorf("%s: got %+v, %v, want a *ThrottledError", desc, pin, err)
 	case at.want == "throttled" && te.RetryAfter != at.retry:
 		t.Errorf("%s: got RetryAfter %v, want %v", desc, te.RetryAfter, at.retry)
@@ -199,7 +200,7 @@ func TestThrottleConcurrentFailures(t *testing.T) {
 			// 20 different wrong passwords: identical headers would share one check.
 			_, err := p.Pin(t.Context(), basic("alice", fmt.Sprintf("wrong-%d", i)), netip.MustParseAddr("192.0.2.1"))
 			kind := "failed"
-			if errors.Is(err, identity.ErrProxyAuthThrottled) {
+			if errors.Is(err, policy.ErrProxyAuthThrottled) {
 				kind = "throttled"
 			}
 			mu.Lock()
@@ -267,7 +268,7 @@ func TestPinBoundsConcurrentBcrypt(t *testing.T) {
 				wg.Go(func() {
 					for i := range 3 {
 						client := netip.AddrFrom4([4]byte{192, 0, 2, byte(g)})
-						if _, err := p.Pin(t.Context(), basic(fmt.Sprint("user", g, i), "x"), client); !errors.Is(err, identity.ErrProxyAuthFailed) {
+						if _, err := p.Pin(t.Context(), basic(fmt.Sprint("user", g, i), "x"), client); !errors.Is(err, policy.ErrProxyAuthFailed) {
 							t.Errorf("Pin: got %v, want ErrProxyAuthFailed", err)
 						}
 					}
@@ -294,16 +295,16 @@ func TestPinCheckSlotWaitEndsWithContext(t *testing.T) {
 	defer cancel()
 	client := netip.MustParseAddr("192.0.2.1")
 	_, err := p.Pin(ctx, basic("alice", "wrong"), client)
-	if !errors.Is(err, identity.ErrProxyAuthFailed) || !errors.Is(err, context.DeadlineExceeded) {
+	if !errors.Is(err, policy.ErrProxyAuthFailed) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("waiting past the deadline: got %v, want ErrProxyAuthFailed and DeadlineExceeded", err)
 	}
 	release()
 	// The bucket (burst 1) is still full: this check runs, then the next is
 	// throttled.
-	if _, err := p.Pin(t.Context(), basic("alice", "wrong"), client); !errors.Is(err, identity.ErrProxyAuthFailed) {
+	if _, err := p.Pin(t.Context(), basic("alice", "wrong"), client); !errors.Is(err, policy.ErrProxyAuthFailed) {
 		t.Errorf("after the slot is free: got %v, want ErrProxyAuthFailed", err)
 	}
-	if _, err := p.Pin(t.Context(), basic("alice", "wrong"), client); !errors.Is(err, identity.ErrProxyAuthThrottled) {
+	if _, err := p.Pin(t.Context(), basic("alice", "wrong"), client); !errors.Is(err, policy.ErrProxyAuthThrottled) {
 		t.Errorf("second failure: got %v, want ErrProxyAuthThrottled", err)
 	}
 	if calls, _ := bc.Counts(); calls != 1 {
@@ -321,11 +322,11 @@ func TestThrottleBoundsKeys(t *testing.T) {
 	for range 3 {
 		_ = fail(0)
 	}
-	if err := fail(0); !errors.Is(err, identity.ErrProxyAuthThrottled) {
+	if err := fail(0); !errors.Is(err, policy.ErrProxyAuthThrottled) {
 		t.Fatalf("fourth failure: got %v, want ErrProxyAuthThrottled", err)
 	}
 	for i := 1; i <= identity.ThrottleMaxKeys+500; i++ {
-		if err := fail(i); !errors.Is(err, identity.ErrProxyAuthFailed) {
+		if err := fail(i); !errors.Is(err, policy.ErrProxyAuthFailed) {
 			t.Fatalf("address %d: got %v, want ErrProxyAuthFailed", i, err)
 		}
 		if n := identity.TrackedKeys(p); n > identity.ThrottleMaxKeys {
@@ -336,7 +337,7 @@ func TestThrottleBoundsKeys(t *testing.T) {
 		t.Errorf("got %d tracked keys, want %d", n, identity.ThrottleMaxKeys)
 	}
 	// The least recently used key was forgotten: its bucket is full again.
-	if err := fail(0); !errors.Is(err, identity.ErrProxyAuthFailed) {
+	if err := fail(0); !errors.Is(err, policy.ErrProxyAuthFailed) {
 		t.Errorf("the first address after %d others: got %v, want ErrProxyAuthFailed (forgotten)", identity.ThrottleMaxKeys+500, err)
 	}
 	// Once every bucket has refilled, each new key drops two old ones.

@@ -3,8 +3,7 @@ package license
 import (
 	"fmt"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -14,20 +13,20 @@ import (
 // with the first purpose the element's licenses do not permit, else
 // LicenseRequired when the element names a License Server, else
 // LicensePermitted. c is the element that applied, nil for no match.
-func (l *License) Decide(host, path string, purposes []string) (d usage.LicenseDecision, c *Content, refused string) {
+func (l *License) Decide(host, path string, purposes []string) (d policy.LicenseDecision, c *Content, refused string) {
 	c = l.Match(host, path)
 	if c == nil {
-		return usage.LicenseNoMatch, nil, ""
+		return policy.LicenseNoMatch, nil, ""
 	}
 	for _, p := range purposes {
 		if !c.Permits(p) {
-			return usage.LicenseProhibited, c, p
+			return policy.LicenseProhibited, c, p
 		}
 	}
 	if c.Server != "" {
-		return usage.LicenseRequired, c, ""
+		return policy.LicenseRequired, c, ""
 	}
-	return usage.LicensePermitted, c, ""
+	return policy.LicensePermitted, c, ""
 }
 
 // Decide returns what the license ref (a License line of robots.txt),
@@ -37,15 +36,15 @@ func (l *License) Decide(host, path string, purposes []string) (d usage.LicenseD
 // terms; anything else, a nil a included, is LicenseUnreadable, which
 // fails closed when enforced. The result carries the evidence: URL, line,
 // SHA-256 and fetch time.
-func Decide(a *access.Access, ref robots.License, host, path string, purposes []string) *usage.License {
-	out := &usage.License{URL: ref.URL, Line: ref.Line, Decision: usage.LicenseUnreadable}
+func Decide(a *policy.Access, ref robots.License, host, path string, purposes []string) *policy.License {
+	out := &policy.License{URL: ref.URL, Line: ref.Line, Decision: policy.LicenseUnreadable}
 	if a == nil {
 		out.Err = fmt.Errorf("license %s was not fetched", ref.URL)
 		return out
 	}
 	out.SHA256, out.FetchedAt = a.SHA256, a.FetchedAt
 	switch a.Result {
-	case access.Successful:
+	case policy.Successful:
 		l, ok := a.Doc.(*License)
 		if !ok {
 			out.Err = fmt.Errorf("license %s: no RSL document", ref.URL)
@@ -56,8 +55,8 @@ func Decide(a *access.Access, ref robots.License, host, path string, purposes []
 		if c != nil {
 			out.Element, out.Server = c.Element(), c.Server
 		}
-	case access.Unavailable:
-		out.Decision, out.Err = usage.LicenseUnavailable, a.Err
+	case policy.Unavailable:
+		out.Decision, out.Err = policy.LicenseUnavailable, a.Err
 	default:
 		out.Err = a.Err
 		if out.Err == nil {

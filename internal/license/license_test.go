@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,7 +11,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/license"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -54,34 +53,34 @@ func TestDecide(t *testing.T) {
 		host     string
 		path     string
 		purposes []string
-		want     usage.LicenseDecision
+		want     policy.LicenseDecision
 		element  string
 		refused  string
 	}{
-		{"permits", 200, siteLicense, "example.com", "/a", []string{"search", "ai-input"}, usage.LicensePermitted, `<content url="/">`, ""},
-		{"prohibits", 200, siteLicense, "example.com", "/a", []string{"search", "train-ai"}, usage.LicenseProhibited, `<content url="/">`, "train-ai"},
-		{"permits list is exhaustive", 200, siteLicense, "example.com", "/docs/x.pdf", []string{"ai-input"}, usage.LicenseProhibited, `<content url="/docs/*.pdf$">`, "ai-input"},
-		{"longest match scopes the path", 200, siteLicense, "example.com", "/docs/x.pdf", []string{"search"}, usage.LicensePermitted, `<content url="/docs/*.pdf$">`, ""},
-		{"the $ anchor ends the match", 200, siteLicense, "example.com", "/docs/x.pdf?v=1", []string{"train-ai"}, usage.LicenseProhibited, `<content url="/">`, "train-ai"},
-		{"a license without terms permits all", 200, siteLicense, "example.com", "/open/a", []string{"train-ai"}, usage.LicensePermitted, `<content url="/open/">`, ""},
-		{"server requires a token", 200, siteLicense, "Example.COM:8080", "/paid/x", []string{"ai-input"}, usage.LicenseRequired, `<content url="https://example.com/paid/" server="https://rsl.example.com/api">`, ""},
-		{"prohibited before server", 200, siteLicense, "example.com", "/paid/x", []string{"train-ai"}, usage.LicenseProhibited, `<content url="https://example.com/paid/" server="https://rsl.example.com/api">`, "train-ai"},
-		{"absolute url of another host", 200, siteLicense, "example.com", "/x", []string{"search"}, usage.LicensePermitted, `<content url="/">`, ""},
-		{"no matching content", 200, scopedLicense, "example.com", "/shop/", []string{"train-ai"}, usage.LicenseNoMatch, "", ""},
-		{"ai-all prohibits ai-input", 200, scopedLicense, "example.com", "/blog/1", []string{"search", "ai-input"}, usage.LicenseProhibited, `<content url="/blog/">`, "ai-input"},
-		{"percent-encoding normalised", 200, `<rsl><content url="/a%7e/"><license><prohibits type="usage">search</prohibits></license></content></rsl>`, "example.com", "/a~/b", []string{"search"}, usage.LicenseProhibited, `<content url="/a%7e/">`, "search"},
-		{"a pattern that starts with *", 200, `<rsl><content url="*.pdf$"><license><prohibits type="usage">search</prohibits></license></content></rsl>`, "example.com", "/a/b.pdf", []string{"search"}, usage.LicenseProhibited, `<content url="*.pdf$">`, "search"},
-		{"missing license (404)", 404, "", "example.com", "/a", []string{"train-ai"}, usage.LicenseUnavailable, "", ""},
-		{"server error", 500, "", "example.com", "/a", []string{"train-ai"}, usage.LicenseUnreadable, "", ""},
-		{"oversized license", 200, "<rsl>" + strings.Repeat(" ", 2048) + "</rsl>", "example.com", "/a", []string{"search"}, usage.LicenseUnreadable, "", ""},
-		{"malformed XML", 200, `<rsl><content url="/">`, "example.com", "/a", []string{"search"}, usage.LicenseUnreadable, "", ""},
-		{"not RSL", 200, `<html><body/></html>`, "example.com", "/a", []string{"search"}, usage.LicenseUnreadable, "", ""},
-		{"empty body", 200, "", "example.com", "/a", []string{"search"}, usage.LicenseUnreadable, "", ""},
+		{"permits", 200, siteLicense, "example.com", "/a", []string{"search", "ai-input"}, policy.LicensePermitted, `<content url="/">`, ""},
+		{"prohibits", 200, siteLicense, "example.com", "/a", []string{"search", "train-ai"}, policy.LicenseProhibited, `<content url="/">`, "train-ai"},
+		{"permits list is exhaustive", 200, siteLicense, "example.com", "/docs/x.pdf", []string{"ai-input"}, policy.LicenseProhibited, `<content url="/docs/*.pdf$">`, "ai-input"},
+		{"longest match scopes the path", 200, siteLicense, "example.com", "/docs/x.pdf", []string{"search"}, policy.LicensePermitted, `<content url="/docs/*.pdf$">`, ""},
+		{"the $ anchor ends the match", 200, siteLicense, "example.com", "/docs/x.pdf?v=1", []string{"train-ai"}, policy.LicenseProhibited, `<content url="/">`, "train-ai"},
+		{"a license without terms permits all", 200, siteLicense, "example.com", "/open/a", []string{"train-ai"}, policy.LicensePermitted, `<content url="/open/">`, ""},
+		{"server requires a token", 200, siteLicense, "Example.COM:8080", "/paid/x", []string{"ai-input"}, policy.LicenseRequired, `<content url="https://example.com/paid/" server="https://rsl.example.com/api">`, ""},
+		{"prohibited before server", 200, siteLicense, "example.com", "/paid/x", []string{"train-ai"}, policy.LicenseProhibited, `<content url="https://example.com/paid/" server="https://rsl.example.com/api">`, "train-ai"},
+		{"absolute url of another host", 200, siteLicense, "example.com", "/x", []string{"search"}, policy.LicensePermitted, `<content url="/">`, ""},
+		{"no matching content", 200, scopedLicense, "example.com", "/shop/", []string{"train-ai"}, policy.LicenseNoMatch, "", ""},
+		{"ai-all prohibits ai-input", 200, scopedLicense, "example.com", "/blog/1", []string{"search", "ai-input"}, policy.LicenseProhibited, `<content url="/blog/">`, "ai-input"},
+		{"percent-encoding normalised", 200, `<rsl><content url="/a%7e/"><license><prohibits type="usage">search</prohibits></license></content></rsl>`, "example.com", "/a~/b", []string{"search"}, policy.LicenseProhibited, `<content url="/a%7e/">`, "search"},
+		{"a pattern that starts with *", 200, `<rsl><content url="*.pdf$"><license><prohibits type="usage">search</prohibits></license></content></rsl>`, "example.com", "/a/b.pdf", []string{"search"}, policy.LicenseProhibited, `<content url="*.pdf$">`, "search"},
+		{"missing license (404)", 404, "", "example.com", "/a", []string{"train-ai"}, policy.LicenseUnavailable, "", ""},
+		{"server error", 500, "", "example.com", "/a", []string{"train-ai"}, policy.LicenseUnreadable, "", ""},
+		{"oversized license", 200, "<rsl>" + strings.Repeat(" ", 2048) + "</rsl>", "example.com", "/a", []string{"search"}, policy.LicenseUnreadable, "", ""},
+		{"malformed XML", 200, `<rsl><content url="/">`, "example.com", "/a", []string{"search"}, policy.LicenseUnreadable, "", ""},
+		{"not RSL", 200, `<html><body/></html>`, "example.com", "/a", []string{"search"}, policy.LicenseUnreadable, "", ""},
+		{"empty body", 200, "", "example.com", "/a", []string{"search"}, policy.LicenseUnreadable, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", license.MediaType)
+				w.Header().Set("Content-Type", policy.LicenseMediaType)
 				w.WriteHeader(tt.status)
 				w.Write([]byte(tt.body))
 			}))
@@ -102,17 +101,17 @@ func TestDecide(t *testing.T) {
 			if (got.SHA256 != [32]byte{}) != read {
 				t.Errorf("SHA256 %x, want a body read %v", got.SHA256, read)
 			}
-			if got.Refuses() != (tt.want == usage.LicenseProhibited || tt.want == usage.LicenseRequired || tt.want == usage.LicenseUnreadable) {
+			if got.Refuses() != (tt.want == policy.LicenseProhibited || tt.want == policy.LicenseRequired || tt.want == policy.LicenseUnreadable) {
 				t.Errorf("Refuses() = %v for %s", got.Refuses(), got.Decision)
 			}
-			if tt.want == usage.LicenseUnreadable && got.Err == nil {
+			if tt.want == policy.LicenseUnreadable && got.Err == nil {
 				t.Error("unreadable without an error")
 			}
 		})
 	}
 }
 
-func newSource(max int, record func(access.Access) access.Access) *license.Source {
+func newSource(max int, record func(policy.Access) policy.Access) *license.Source {
 	f := access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})
 	return license.NewSource(license.SourceOptions{Fetcher: f, MaxBytes: max, Record: record})
 }
@@ -127,8 +126,8 @@ func TestCheckSkips(t *testing.T) {
 		w.Write([]byte(siteLicense))
 	}))
 	defer origin.Close()
-	var recorded []access.Access
-	src := newSource(0, func(a access.Access) access.Access {
+	var recorded []policy.Access
+	src := newSource(0, func(a policy.Access) policy.Access {
 		recorded = append(recorded, a)
 		a.Raw = nil
 		return a
@@ -146,7 +145,7 @@ func TestCheckSkips(t *testing.T) {
 		t.Errorf("nil Source: %+v", got)
 	}
 	for range 3 {
-		if got := src.Check(ctx, with, "example.com", "/", []string{"search"}); got == nil || got.Line != 2 || got.Decision != usage.LicensePermitted {
+		if got := src.Check(ctx, with, "example.com", "/", []string{"search"}); got == nil || got.Line != 2 || got.Decision != policy.LicensePermitted {
 			t.Fatalf("got %+v", got)
 		}
 	}
@@ -168,30 +167,6 @@ func TestPurposes(t *testing.T) {
 	for v, want := range tests {
 		if got := license.Purposes(v); !reflect.DeepEqual(got, want) {
 			t.Errorf("Purposes(%q) = %q, want %q", v, got, want)
-		}
-	}
-}
-
-func TestLinkURL(t *testing.T) {
-	base, _ := url.Parse("https://example.com/a/page")
-	tests := []struct {
-		name   string
-		values []string
-		want   string
-	}{
-		{"absolute", []string{`<https://example.com/license.xml>; rel="license"; type="application/rsl+xml"`}, "https://example.com/license.xml"},
-		{"relative, among others", []string{`</style.css>; rel=stylesheet, </l.xml>; type="application/RSL+xml"; rel="nofollow license"`}, "https://example.com/l.xml"},
-		{"second field", []string{`</a>; rel=next`, `<https://x.example/l.xml>;rel=license;type=application/rsl+xml`}, "https://x.example/l.xml"},
-		{"wrong type", []string{`</l.html>; rel="license"; type="text/html"`}, ""},
-		{"no rel", []string{`</l.xml>; type="application/rsl+xml"`}, ""},
-		{"comma in quoted title", []string{`</l.xml>; title="a, b"; rel=license; type="application/rsl+xml"`}, "https://example.com/l.xml"},
-		{"other scheme", []string{`<ftp://x/l.xml>; rel=license; type="application/rsl+xml"`}, ""},
-		{"malformed", []string{`l.xml; rel=license`}, ""},
-		{"none", nil, ""},
-	}
-	for _, tt := range tests {
-		if got := license.LinkURL(tt.values, base); got != tt.want {
-			t.Errorf("%s: LinkURL = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }
@@ -218,7 +193,7 @@ func FuzzParse(f *testing.F) {
 		}
 		if l != nil {
 			d, c, refused := l.Decide("e.com", "/a/b", []string{"train-ai", "search", "ai-input"})
-			if (c == nil) != (d == usage.LicenseNoMatch) || (refused != "") != (d == usage.LicenseProhibited) {
+			if (c == nil) != (d == policy.LicenseNoMatch) || (refused != "") != (d == policy.LicenseProhibited) {
 				t.Fatalf("Decide = %s, %v, %q", d, c, refused)
 			}
 		}

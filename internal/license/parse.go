@@ -145,5 +145,5 @@ func isUsageType(t string) bool { return strings.EqualFold(strings.TrimSpace(t),
 
 // Retained returns the octets the parsed license keeps live, measured
 // from its structure when parsed (see retainedSize): see
-// access.Document.
+// policy.Document.
 func (l *License) Retained() int { return l.retained }

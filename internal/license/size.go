@@ -8,7 +8,7 @@ import (
 )
 
 // Retained size of a parsed license: what the cache charges for it
-// (access.Document.Retained), so that cache.max_bytes bounds the memory
+// (policy.Document.Retained), so that cache.max_bytes bounds the memory
 // licenses keep whatever their shape. A license of many small content
 // elements keeps several times its document's size (a Content is 88
 // octets, and its strings are allocated one by one); TestRetainedMatchesHeap

@@ -10,6 +10,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/license"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // rsl returns an RSL document of about n octets: header, then elem(i) for
@@ -90,12 +91,12 @@ func TestRetainedMatchesHeap(t *testing.T) {
 // accounts, per license.
 func heapPerLicense(t *testing.T, n int, doc []byte) (heap, accounted int64) {
 	t.Helper()
-	fetch := func(_ context.Context, url string) access.Access {
+	fetch := func(_ context.Context, url string) policy.Access {
 		l, err := license.Parse(doc)
 		if err != nil {
 			t.Error(err)
 		}
-		return access.Access{Result: access.Successful, URL: url, FinalURL: url, Status: 200, MaxAge: -1, Doc: l, FetchedAt: time.Now()}
+		return policy.Access{Result: policy.Successful, URL: url, FinalURL: url, Status: 200, MaxAge: -1, Doc: l, FetchedAt: time.Now()}
 	}
 	c := access.NewDocumentCache(fetch, access.CacheOptions{MaxEntries: n, MaxBytes: 1 << 40})
 	urls := make([]string, n)
@@ -132,9 +133,9 @@ func BenchmarkCachedLicensesHeap(b *testing.B) {
 		doc := []byte(shapes[name])
 		b.Run(name, func(b *testing.B) {
 			for range b.N {
-				fetch := func(_ context.Context, url string) access.Access {
+				fetch := func(_ context.Context, url string) policy.Access {
 					l, _ := license.Parse(doc)
-					return access.Access{Result: access.Successful, URL: url, FinalURL: url, Status: 200, MaxAge: -1, Doc: l, FetchedAt: time.Now()}
+					return policy.Access{Result: policy.Successful, URL: url, FinalURL: url, Status: 200, MaxAge: -1, Doc: l, FetchedAt: time.Now()}
 				}
 				var m0, m1 runtime.MemStats
 				runtime.GC()

@@ -5,13 +5,9 @@ import (
 	"net/http"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
-
-// MediaType is the RSL media type, sent in Accept and named by a Link
-// header field's type (see LinkURL).
-const MediaType = "application/rsl+xml"
 
 // FetchOptions returns the options FetchDocument reads a license with:
 // at most maxBytes octets (DefaultMaxBytes when 0 or less), parsed by
@@ -20,12 +16,12 @@ func FetchOptions(maxBytes int) access.DocumentOptions {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	return access.DocumentOptions{What: "license", Accept: MediaType + ", application/xml;q=0.9, */*;q=0.1",
+	return access.DocumentOptions{What: "license", Accept: policy.LicenseMediaType + ", application/xml;q=0.9, */*;q=0.1",
 		MaxBytes: maxBytes, Parse: parseDocument}
 }
 
 // parseDocument is Parse as an access.DocumentOptions.Parse.
-func parseDocument(body []byte, _ http.Header) (access.Document, error) {
+func parseDocument(body []byte, _ http.Header) (policy.Document, error) {
 	l, err := Parse(body)
 	if err != nil {
 		return nil, err
@@ -46,7 +42,7 @@ type SourceOptions struct {
 	// Record is called with each fetch before it is cached (the audit
 	// archive keeps the document by its SHA-256) and returns it without
 	// its Raw body; nil keeps nothing.
-	Record func(access.Access) access.Access
+	Record func(policy.Access) policy.Access
 }
 
 // Source fetches and caches licenses by URL, with the rules of
@@ -60,7 +56,7 @@ type Source struct {
 // NewSource returns a Source.
 func NewSource(o SourceOptions) *Source {
 	fo := FetchOptions(o.MaxBytes)
-	fetch := func(ctx context.Context, url string) access.Access {
+	fetch := func(ctx context.Context, url string) policy.Access {
 		a := o.Fetcher.FetchDocument(ctx, url, fo)
 		if o.Record != nil {
 			a = o.Record(a)
@@ -72,7 +68,7 @@ func NewSource(o SourceOptions) *Source {
 }
 
 // Get returns the license fetch in force for url (see access.Cache.GetURL).
-func (s *Source) Get(ctx context.Context, url string) (access.Access, access.CacheState) {
+func (s *Source) Get(ctx context.Context, url string) (policy.Access, policy.CacheState) {
 	return s.cache.GetURL(ctx, url)
 }
 
@@ -81,7 +77,7 @@ func (s *Source) Get(ctx context.Context, url string) (access.Access, access.Cac
 // license when the cache holds no fresh copy: nil when s is nil, r is nil
 // or names no license, or no purpose is declared. Of several License
 // lines, the first whose value is an absolute URL applies.
-func (s *Source) Check(ctx context.Context, r *robots.Robots, host, path string, purposes []string) *usage.License {
+func (s *Source) Check(ctx context.Context, r *robots.Robots, host, path string, purposes []string) *policy.License {
 	if s == nil || r == nil || !r.HasLicense() || len(purposes) == 0 {
 		return nil
 	}
@@ -91,12 +87,12 @@ func (s *Source) Check(ctx context.Context, r *robots.Robots, host, path string,
 	}
 	a, _ := s.Get(ctx, refs[0].URL)
 	l := Decide(&a, refs[0], host, path, purposes)
-	l.Source = usage.LicenseFromRobots
+	l.Source = policy.LicenseFromRobots
 	return l
 }
 
 // RememberLink remembers url, the license a response for resource named
-// in a Link header field (see LinkURL), so that CheckLink reads it for
+// in a Link header field (see policy.Policy.Observe), so that CheckLink reads it for
 // later requests for resource; url "" forgets what was remembered (the
 // resource names no license any more). resource is the exact resource:
 // the canonical authority and the path (with query) as decided. An entry
@@ -117,7 +113,7 @@ func (s *Source) RememberLink(resource, url string) {
 // line's license (the same cache, limits and decisions, an unreadable
 // license included): nil when s is nil, no purpose is declared, or no
 // license is remembered for resource.
-func (s *Source) CheckLink(ctx context.Context, resource, host, path string, purposes []string) *usage.License {
+func (s *Source) CheckLink(ctx context.Context, resource, host, path string, purposes []string) *policy.License {
 	if s == nil || len(purposes) == 0 {
 		return nil
 	}
@@ -127,6 +123,6 @@ func (s *Source) CheckLink(ctx context.Context, resource, host, path string, pur
 	}
 	a, _ := s.Get(ctx, url)
 	l := Decide(&a, robots.License{URL: url}, host, path, purposes)
-	l.Source = usage.LicenseFromLink
+	l.Source = policy.LicenseFromLink
 	return l
 }

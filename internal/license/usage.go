@@ -3,7 +3,7 @@ package license
 import (
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // purposeSet is a set of purposes of package usage, one bit each.
@@ -30,23 +30,23 @@ var rslUsages = map[string]purposeSet{
 // other string.
 func purposeBit(purpose string) purposeSet {
 	switch purpose {
-	case usage.TrainAI:
+	case policy.PurposeTrainAI:
 		return setTrainAI
-	case usage.Search:
+	case policy.PurposeSearch:
 		return setSearch
-	case usage.AIInput:
+	case policy.PurposeAIInput:
 		return setAIInput
 	}
 	return 0
 }
 
 // Purposes returns the purposes of package usage an RSL usage value
-// stands for (case-insensitive), in usage.Purposes order; nil for
+// stands for (case-insensitive), in policy.Purposes order; nil for
 // "ai-index" and for values RSL 1.0 does not define.
 func Purposes(value string) []string {
 	set := rslUsages[strings.ToLower(value)]
 	var out []string
-	for _, p := range usage.Purposes() {
+	for _, p := range policy.Purposes() {
 		if set&purposeBit(p) != 0 {
 			out = append(out, p)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/rules"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // Defaults of Options (rules.DefaultMaxCrawlDelay, rules.DefaultMaxWait:
@@ -118,40 +119,19 @@ func New(o Options) *Limiter {
 	return &Limiter{o: o}
 }
 
-// Request is what the Limiter needs to know about one request.
-type Request struct {
-	// Key is the request's product token and authority.
-	Key Key
-	// Delay is the robots.txt crawl delay for the token (see
-	// robots.Extras), valid when HasDelay; it is capped at MaxCrawlDelay.
-	Delay time.Duration
-	// HasDelay is false when robots.txt gives no crawl delay for the token
-	// or was not read: DefaultDelay applies.
-	HasDelay bool
-}
+// Request is what the Limiter needs to know about one request:
+// policy.PolitenessRequest. Its Delay is capped at MaxCrawlDelay; without
+// one (HasDelay false) DefaultDelay applies.
+type Request = policy.PolitenessRequest
 
 // Ticket is the Limiter's answer for one request. Refused says whether it
 // may go ahead; when it does, the caller reports the origin's answer with
-// Observe and calls Release when the response is done.
+// Observe and calls Release when the response is done. It is a
+// policy.Ticket (see Limiter.Politeness).
 type Ticket struct {
-	// Waited is how long the request was held before it was admitted or
-	// refused.
-	Waited time.Duration
-	// WaitCause is what held it longest; "" when it did not wait.
-	WaitCause Cause
-	// Refused is the cause of a refusal; "" when the request may go ahead.
-	Refused Cause
-	// RetryAfter is how long a refused request should wait before it
-	// tries again: until its slot, or 1s for the in-flight cap.
-	RetryAfter time.Duration
-	// Err explains a refusal that was no plain "too early": the client
-	// went away, or the Scheduler failed.
-	Err error
-	// Delay is the crawl delay applied to the request, 0 for none.
-	Delay time.Duration
-	// Backoff is the pause the origin's answer started (see Observe), 0
-	// for none.
-	Backoff time.Duration
+	// Admission is what the Limiter did: how long the request waited and
+	// why, or why it was refused.
+	policy.Admission
 
 	key       Key
 	l         *Limiter   // set when Paced
@@ -160,6 +140,38 @@ type Ticket struct {
 	scheduled bool // the Scheduler was asked, so it hears the answer
 	held      bool // the request waited (slept or queued), even for 0s
 	release   func()
+}
+
+// Answer returns t's Admission; nil for a nil t.
+func (t *Ticket) Answer() *policy.Admission {
+	if t == nil {
+		return nil
+	}
+	return &t.Admission
+}
+
+// Politeness returns l as the politeness step of a policy
+// (policy.Options.Politeness), nil when l is nil: the policy then admits
+// every request at once.
+func (l *Limiter) Politeness() policy.Politeness {
+	if l == nil {
+		return nil
+	}
+	return step{l}
+}
+
+// step is a Limiter as a policy.Politeness.
+type step struct{ l *Limiter }
+
+// Admit implements policy.Politeness.
+func (s step) Admit(ctx context.Context, r policy.PolitenessRequest) policy.Ticket {
+	return s.l.Admit(ctx, r)
+}
+
+// Observe implements policy.Politeness; t is a *Ticket the Limiter gave.
+func (s step) Observe(ctx context.Context, t policy.Ticket, status int, retryAfter, date string) error {
+	tk, _ := t.(*Ticket)
+	return s.l.Observe(ctx, tk, status, retryAfter, date)
 }
 
 // Release gives back the request's in-flight slot and ends its turn

@@ -4,33 +4,30 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/auditlog"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
-// Cause says why a request waited or was refused. The values are the audit
-// reasons of the refusals (policy.ReasonCrawlDelay, policy.ReasonBackoff,
-// policy.ReasonHostConcurrency).
-type Cause string
+// Cause says why a request waited or was refused: the audit reason of
+// the wait or refusal (policy.Admission's WaitCause and Refused).
+type Cause = policy.Reason
 
+// The causes, each the audit reason it is recorded as.
 const (
 	// CauseCrawlDelay: the previous start of the same key was less than
 	// the crawl delay ago.
-	CauseCrawlDelay Cause = "crawl-delay"
+	CauseCrawlDelay Cause = auditlog.ReasonCrawlDelay
 	// CauseBackoff: the key is paused after a 429 or 503 answer.
-	CauseBackoff Cause = "backoff"
+	CauseBackoff Cause = auditlog.ReasonBackoff
 	// CauseConcurrency: the authority had MaxConcurrentPerHost requests in
 	// flight.
-	CauseConcurrency Cause = "host-concurrency"
+	CauseConcurrency Cause = auditlog.ReasonHostConcurrency
 )
 
-// Key names the requests one product token sends to one authority.
-type Key struct {
-	// Token is the crawler's product token, as decided.
-	Token string
-	// Authority is the canonical host:port (see policy.Authority), with
-	// the scheme in front ("https://example.com:443") so that http and
-	// https are separate origins.
-	Authority string
-}
+// Key names the requests one product token sends to one site:
+// policy.PolitenessKey, which policy.Decision.PolitenessRequest makes.
+type Key = policy.PolitenessKey
 
 // Slot is a Scheduler's answer to Reserve.
 type Slot struct {

@@ -7,6 +7,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/config"
 	"github.com/robotsproxy/robotsproxy/internal/license"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // openArchive opens the robots.txt archive of audit.archive_dir, nil when
@@ -24,7 +25,7 @@ func openArchive(cfg config.Config, logger zerolog.Logger) (*audit.Archive, erro
 // drops the body's text: the cache keeps the compiled rules only. An
 // archive failure is logged; the fetch stands (the decision's line is then
 // unverifiable, not wrong).
-func archiveFetch(ar *audit.Archive, a access.Access, logger zerolog.Logger) access.Access {
+func archiveFetch(ar *audit.Archive, a policy.Access, logger zerolog.Logger) policy.Access {
 	if ar != nil {
 		if err := ar.Record(a); err != nil {
 			logger.Error().Err(err).Str("robots_url", a.URL).Msg("robots.txt archive: the fetch is not archived")
@@ -42,6 +43,6 @@ func archiveFetch(ar *audit.Archive, a access.Access, logger zerolog.Logger) acc
 func licenseSource(cfg config.Config, f *access.Fetcher, ar *audit.Archive, logger zerolog.Logger) *license.Source {
 	o := LicenseOptions(cfg)
 	o.Fetcher = f
-	o.Record = func(a access.Access) access.Access { return archiveFetch(ar, a, logger) }
+	o.Record = func(a policy.Access) policy.Access { return archiveFetch(ar, a, logger) }
 	return license.NewSource(o)
 }

@@ -7,15 +7,15 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/config"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // TestArchiveFetch: with audit.archive_dir set each fetch is archived, and
 // the Access handed to the cache holds no copy of the body either way.
 func TestArchiveFetch(t *testing.T) {
 	body := []byte("User-agent: *\nDisallow: /\n")
-	acc := access.Access{Result: access.Successful, URL: "http://a.example/robots.txt", Status: 200,
+	acc := policy.Access{Result: policy.Successful, URL: "http://a.example/robots.txt", Status: 200,
 		FetchedAt: time.Date(2026, 11, 22, 20, 0, 0, 0, time.UTC), SHA256: sha256.Sum256(body), Raw: body}
 	for _, dir := range []string{"", t.TempDir()} {
 		cfg := config.Default()

@@ -173,9 +173,9 @@ func (c *clientConn) closing() *proxy.Refusal {
 	var r proxy.Refusal
 	switch {
 	case c.timedOut:
-		r = c.refusal(0, policy.ReasonClientTimeout, proxy.CauseHeaderTimeout, errHeaderTimeout)
+		r = c.refusal(0, auditlog.ReasonClientTimeout, proxy.CauseHeaderTimeout, errHeaderTimeout)
 	case c.t.stopping.Load():
-		r = c.refusal(0, policy.ReasonShutdown, "", errors.New("closed by shutdown while reading the request"))
+		r = c.refusal(0, auditlog.ReasonShutdown, "", errors.New("closed by shutdown while reading the request"))
 		r.CutOff = auditlog.CutOffShutdown
 	default:
 		return nil
@@ -216,12 +216,12 @@ func (c *clientConn) serverRefusal(b []byte) *proxy.Refusal {
 		status, _ = strconv.Atoi(string(rest[:3]))
 		text = string(bytes.TrimSpace(rest[3:]))
 	}
-	reason, cause, err := policy.ReasonMalformed, proxy.CauseMalformed, fmt.Errorf("refused by the HTTP server: %s", text)
+	reason, cause, err := policy.Reason(auditlog.ReasonMalformed), proxy.CauseMalformed, fmt.Errorf("refused by the HTTP server: %s", text)
 	switch {
 	case c.timedOut: // the server parsed what arrived before the timeout
-		reason, cause, err = policy.ReasonClientTimeout, proxy.CauseHeaderTimeout, errHeaderTimeout
+		reason, cause, err = auditlog.ReasonClientTimeout, proxy.CauseHeaderTimeout, errHeaderTimeout
 	case status == 431:
-		reason, cause = policy.ReasonHeaderTooLarge, proxy.CauseHeaderTooLarge
+		reason, cause = auditlog.ReasonHeaderTooLarge, proxy.CauseHeaderTooLarge
 	}
 	r := c.refusal(status, reason, cause, err)
 	if _, body, ok := bytes.Cut(b, []byte("\r\n\r\n")); ok {

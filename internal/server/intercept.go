@@ -14,7 +14,6 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/config"
 	"github.com/robotsproxy/robotsproxy/internal/mitm"
-	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
 // HostLevelGivesUp is what mitm.mode host-level gives up, as the startup
@@ -70,7 +69,7 @@ func interception(cfg config.Config, getenv func(string) string, reg prometheus.
 	if err != nil {
 		return in, fmt.Errorf("mitm: %w", err)
 	}
-	proxy.RegisterCertMetrics(reg, certs.Stats)
+	registerCertMetrics(reg, certs.Stats)
 	in.fingerprint, in.config = ca.Fingerprint(), certs.TLSConfig
 	logger.Info().Str("ca", ca.Certificate().Subject.CommonName).Str("ca_cert", in.certFile).
 		Str("ca_source", in.source).Str("sha256", in.fingerprint).Str("trust", TrustHint(in.certFile)).

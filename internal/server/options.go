@@ -19,7 +19,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/money"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -37,11 +36,11 @@ func PinOptions(c config.Config) identity.PinOptions {
 		FailuresPerMinute: t.FailuresPerMinute, Burst: t.Burst, MaxConcurrentChecks: t.MaxConcurrentChecks}}
 	for _, u := range c.Identity.Users {
 		o.Users = append(o.Users, identity.User{Name: u.Name, PasswordHash: []byte(u.PasswordBcrypt), Token: u.Token,
-			Mode: identity.Mode(u.Mode), Purposes: u.Purposes})
+			Mode: policy.Mode(u.Mode), Purposes: u.Purposes})
 	}
 	for _, r := range c.Identity.ClientRanges {
 		if p, err := netip.ParsePrefix(r.CIDR); err == nil {
-			o.Ranges = append(o.Ranges, identity.ClientRange{Prefix: p, Token: r.Token, Mode: identity.Mode(r.Mode), Purposes: r.Purposes})
+			o.Ranges = append(o.Ranges, identity.ClientRange{Prefix: p, Token: r.Token, Mode: policy.Mode(r.Mode), Purposes: r.Purposes})
 		}
 	}
 	return o
@@ -77,11 +76,11 @@ func PolitenessOptions(c config.Config) politeness.Options {
 // UsageDeclarations returns the purposes declared per product token
 // (usage.purposes; call after Validate), nil when none is. Those of users
 // and client ranges go with their pins (PinOptions).
-func UsageDeclarations(c config.Config) *usage.Declarations {
+func UsageDeclarations(c config.Config) *policy.Declarations {
 	if len(c.Usage.Purposes) == 0 {
 		return nil
 	}
-	return usage.NewDeclarations(c.Usage.Purposes)
+	return policy.NewDeclarations(c.Usage.Purposes)
 }
 
 // CacheOptions returns the robots.txt cache's options (cache.*). A zero
@@ -287,7 +286,8 @@ func parseOptions(c config.Config) robots.Options {
 	return robots.Options{MaxBytes: c.Robots.MaxBytes}
 }
 
-// TransportOptions returns the outbound transport's options (upstream.*).
+// TransportOptions returns the outbound transport's options (upstream.*,
+// and allow_private and allow_private_ranges, which Guard applies too).
 func TransportOptions(c config.Config) proxy.TransportOptions {
 	return proxy.TransportOptions{
 		ConnectTimeout:        c.Upstream.ConnectTimeout,
@@ -295,6 +295,8 @@ func TransportOptions(c config.Config) proxy.TransportOptions {
 		MaxIdleConns:          c.Upstream.MaxIdleConns,
 		MaxIdleConnsPerHost:   c.Upstream.MaxIdleConnsPerHost,
 		IdleTimeout:           c.Upstream.IdleTimeout,
+		AllowPrivate:          c.AllowPrivate,
+		AllowPrivateRanges:    c.PrivateRanges(),
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/config"
 	"github.com/robotsproxy/robotsproxy/internal/fleet"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
-	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
 // politenessLimiter returns the politeness limiter of the configuration,
@@ -17,6 +16,6 @@ func politenessLimiter(cfg config.Config, reg prometheus.Registerer, shared *fle
 		return nil
 	}
 	o := sharedPoliteness(shared, cfg, PolitenessOptions(cfg))
-	o.Observer = proxy.NewPolitenessMetrics(reg)
+	o.Observer = politeness.NewMetrics(reg)
 	return politeness.New(o)
 }

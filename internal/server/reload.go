@@ -107,7 +107,7 @@ func (s *Server) prepareReload() (pendingReload, error) {
 			return pendingReload{}, fmt.Errorf("identity: %w", err)
 		}
 	}
-	if r.policy, err = buildPolicy(r.diff.next, s.cache, r.pinner, s.licenses); err != nil {
+	if r.policy, err = buildPolicy(r.diff.next, s.cache, r.pinner, s.licenses, s.politeness); err != nil {
 		return pendingReload{}, err
 	}
 	r.keysRead = time.Now()
@@ -123,14 +123,18 @@ func (s *Server) prepareReload() (pendingReload, error) {
 }
 
 // buildPolicy builds the policy of cfg's reloadable keys around the
-// robots.txt cache, the pinner and the license source; usage.* is
-// restart-only, so a reload builds it with the running values.
-func buildPolicy(cfg config.Config, cache *access.Cache, pinner *identity.Pinner, licenses *license.Source) (*policy.Policy, error) {
+// robots.txt cache, the pinner, the license source and the politeness
+// step; usage.* and politeness.* are restart-only, so a reload builds it
+// with the running values.
+func buildPolicy(cfg config.Config, cache *access.Cache, pinner *identity.Pinner, licenses *license.Source, polite policy.Politeness) (*policy.Policy, error) {
 	o, err := PolicyOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
-	o.Cache, o.Pinner, o.Usage.Licenses = cache, pinner, licenses
+	o.Cache, o.Pinner, o.Politeness = cache, pinner, polite
+	if licenses != nil { // no typed nil in the interface
+		o.Usage.Licenses = licenses
+	}
 	return policy.New(o), nil
 }
 

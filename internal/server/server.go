@@ -27,6 +27,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/license"
 	"github.com/robotsproxy/robotsproxy/internal/live"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
@@ -41,14 +42,17 @@ type Server struct {
 	// licenses are the RSL licenses read, kept across reloads; nil when
 	// none is read.
 	licenses *license.Source
-	pinner   *identity.Pinner   // kept across reloads that leave the pins alone
-	shared   *fleet.Store       // the fleet's shared store, nil when off; kept across reloads
-	signer   *signing.Transport // the signing egress step, nil when signing is off; its keys swap on reload
-	ops      *opsMetrics
-	https    intercepted // how HTTPS is enforced, for the startup line
-	ready    *readiness
-	run      RunOptions
-	admin    http.Handler
+	// politeness is the politeness step (politeness.*, restart-only),
+	// kept across reloads; nil when every politeness feature is off.
+	politeness policy.Politeness
+	pinner     *identity.Pinner   // kept across reloads that leave the pins alone
+	shared     *fleet.Store       // the fleet's shared store, nil when off; kept across reloads
+	signer     *signing.Transport // the signing egress step, nil when signing is off; its keys swap on reload
+	ops        *opsMetrics
+	https      intercepted // how HTTPS is enforced, for the startup line
+	ready      *readiness
+	run        RunOptions
+	admin      http.Handler
 	// live is the live view of decisions on the admin listener, nil when
 	// it is off.
 	live    *live.Hub
@@ -102,12 +106,12 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 	if err != nil {
 		return nil, err
 	}
-	fromOrigin := func(ctx context.Context, scheme, authority string) access.Access {
+	fromOrigin := func(ctx context.Context, scheme, authority string) policy.Access {
 		a := fetcher.Fetch(ctx, scheme, authority)
 		metrics.ObserveFetch(a)
 		return a
 	}
-	cache := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
+	cache := access.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
 		return archiveFetch(archive, shared.Fetch(ctx, scheme, authority, fromOrigin), logger)
 	}, CacheOptions(cfg))
 	metrics = proxy.NewMetrics(reg, cache.Len)
@@ -117,7 +121,8 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 		return nil, fmt.Errorf("identity: %w", err)
 	}
 	licenses := licenseSource(cfg, fetcher, archive, logger)
-	pol, err := buildPolicy(cfg, cache, pinner, licenses)
+	polite := politenessLimiter(cfg, reg, shared).Politeness()
+	pol, err := buildPolicy(cfg, cache, pinner, licenses, polite)
 	if err != nil {
 		return nil, err
 	}
@@ -132,8 +137,8 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 		return nil, err
 	}
 	registerAuditMetrics(reg, auditW)
-	transport := proxy.NewTransport(guard, TransportOptions(cfg))
-	keysRead := time.Now() // before egressChain reads the keys: the archive's seen_at
+	transport := proxy.NewTransport(TransportOptions(cfg)) // dials through Guard(cfg)'s rules
+	keysRead := time.Now()                                 // before egressChain reads the keys: the archive's seen_at
 	var outbound http.RoundTripper = transport
 	if base != nil {
 		outbound = base
@@ -152,7 +157,6 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 	po.Intercept, po.OnUntrusted = https.config, untrustedLog(logger, https)
 	po.Policy, po.Transport, po.Egress, po.Audit, po.Metrics = pol, transport, egressSteps, auditW, metrics
 	po.Outbound = base // nil but in process
-	po.Politeness = politenessLimiter(cfg, reg, shared)
 	p := proxy.New(po)
 	ready := &readiness{}
 	ready.addCheck("audit", auditReady(auditW))
@@ -160,7 +164,7 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 		ready.addCheck("shared", shared.Ready)
 		closeFn = closeBoth(closeFn, shared.Close)
 	}
-	return &Server{cfg: cfg, proxy: p, metrics: metrics, cache: cache, licenses: licenses, pinner: pinner, shared: shared, signer: signer,
+	return &Server{cfg: cfg, proxy: p, metrics: metrics, cache: cache, licenses: licenses, politeness: polite, pinner: pinner, shared: shared, signer: signer,
 		https: https, ops: newOpsMetrics(reg, cfg, time.Now()), ready: ready, admin: adminHandler(reg, ready, hub), live: hub,
 		audit: auditW, closeFn: closeFn, log: logger,
 		archive: archive, keys: newKeyDirectory(published, archive, "start", keysRead, logger)}, nil

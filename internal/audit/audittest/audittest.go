@@ -19,14 +19,14 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // Fetched returns the Access of a successful fetch (status 200, 3 ms) of
 // url at t with body.
-func Fetched(url, body string, t time.Time) access.Access {
-	return access.Access{Result: access.Successful, URL: url, FinalURL: url, Status: 200, FetchedAt: t,
+func Fetched(url, body string, t time.Time) policy.Access {
+	return policy.Access{Result: policy.Successful, URL: url, FinalURL: url, Status: 200, FetchedAt: t,
 		Duration: 3 * time.Millisecond, SHA256: sha256.Sum256([]byte(body)), Raw: []byte(body),
 		Header: http.Header{"Content-Type": {"text/plain"}, "Etag": {`"v1"`}}}
 }
@@ -66,7 +66,7 @@ func ChainedLog(t testing.TB) (archive, log, sha string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ar.Record(access.Access{Result: access.Successful, URL: "http://a.example/robots.txt", Status: 200,
+	if err := ar.Record(policy.Access{Result: policy.Successful, URL: "http://a.example/robots.txt", Status: 200,
 		FetchedAt: at, SHA256: sum, Raw: []byte(body)}); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // record is the part of one audit line the report reads: auditlog's
@@ -59,7 +59,7 @@ func parseRecord(b []byte, r *record) error {
 // access-log credits a finding. A token the crawler catalogue gave
 // (token_source "catalogue") is the crawler already.
 func (r *record) credit() {
-	if string(r.TokenSource) != string(identity.SourceUserAgent) || r.StarFallback || len(r.Group) == 0 || bytes.EqualFold(r.Group, r.Token) {
+	if string(r.TokenSource) != string(policy.SourceUserAgent) || r.StarFallback || len(r.Group) == 0 || bytes.EqualFold(r.Group, r.Token) {
 		return
 	}
 	for _, c := range r.Candidates {

@@ -11,14 +11,13 @@ import (
 	"net"
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // Site is where a request went.
 type Site struct {
 	// Origin is "scheme://authority" without the scheme's default port
-	// (access.Origin), or the url's authority as written, lower-cased,
+	// (policy.Origin), or the url's authority as written, lower-cased,
 	// when it does not read as an http or https authority.
 	Origin string
 	// Authority is policy.Authority's host:port (default port filled
@@ -47,7 +46,7 @@ func ofRaw(raw string) Site {
 	}
 	st := Site{Origin: strings.ToLower(raw)}
 	if err == nil {
-		st = Site{Origin: access.Origin(scheme, auth), Authority: auth}
+		st = Site{Origin: policy.Origin(scheme, auth), Authority: auth}
 	}
 	st.Host = string(AppendHost(nil, []byte(st.Origin)))
 	return st
@@ -152,7 +151,7 @@ func ParseFilter(v string) (Filter, error) {
 		if err != nil {
 			return Filter{}, fmt.Errorf("host %q: %w", v, err)
 		}
-		return Filter{origin: access.Origin(s, auth)}, nil
+		return Filter{origin: policy.Origin(s, auth)}, nil
 	}
 	if _, _, err := net.SplitHostPort(v); err == nil {
 		_, auth, err := policy.Authority("https", v)

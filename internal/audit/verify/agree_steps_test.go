@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
@@ -23,7 +24,6 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/internal/politeness"
 	"github.com/robotsproxy/robotsproxy/internal/testkit"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
@@ -49,13 +49,13 @@ type stepCase struct {
 }
 
 var stepCases = []stepCase{
-	{"usage preference", "/x", "TrainBot/1.0", usage.TrainAI, policy.ReasonUsage},
-	{"usage preference allows, license prohibits", "/open/x", "TrainBot/1.0", usage.TrainAI, policy.ReasonLicense},
-	{"robots.txt denies first", "/private/x", "TrainBot/1.0", usage.TrainAI, policy.ReasonRule},
-	{"license requires a token", "/paid/x", "SearchBot/1.0", usage.Search, policy.ReasonLicenseRequired},
-	{"license permits", "/x", "SearchBot/1.0", usage.Search, policy.ReasonNoMatch},
-	{"first request of a crawl delay", "/a", "SlowBot/1.0", "", policy.ReasonNoMatch},
-	{"too early for the crawl delay", "/b", "SlowBot/1.0", "", policy.ReasonCrawlDelay},
+	{"usage preference", "/x", "TrainBot/1.0", policy.PurposeTrainAI, auditlog.ReasonUsage},
+	{"usage preference allows, license prohibits", "/open/x", "TrainBot/1.0", policy.PurposeTrainAI, auditlog.ReasonLicense},
+	{"robots.txt denies first", "/private/x", "TrainBot/1.0", policy.PurposeTrainAI, auditlog.ReasonRule},
+	{"license requires a token", "/paid/x", "SearchBot/1.0", policy.PurposeSearch, auditlog.ReasonLicenseRequired},
+	{"license permits", "/x", "SearchBot/1.0", policy.PurposeSearch, auditlog.ReasonNoMatch},
+	{"first request of a crawl delay", "/a", "SlowBot/1.0", "", auditlog.ReasonNoMatch},
+	{"too early for the crawl delay", "/b", "SlowBot/1.0", "", auditlog.ReasonCrawlDelay},
 }
 
 // testDecisionSteps sends stepCases through the proxy (usage preferences,
@@ -82,7 +82,7 @@ func testDecisionSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	archived := func(a access.Access) access.Access {
+	archived := func(a policy.Access) policy.Access {
 		if err := ar.Record(a); err != nil {
 			t.Error(err)
 		}
@@ -91,7 +91,7 @@ func testDecisionSteps(t *testing.T) {
 	}
 	guard := &netguard.Guard{AllowPrivate: true}
 	fetcher := access.NewFetcher(access.FetcherOptions{Guard: guard, UserAgent: "robotsproxy-test"})
-	cache := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
+	cache := access.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
 		return archived(fetcher.Fetch(ctx, scheme, authority))
 	}, access.CacheOptions{})
 	decl := map[string][]string{}
@@ -101,16 +101,16 @@ func testDecisionSteps(t *testing.T) {
 		}
 	}
 	pol := policy.New(policy.Options{Identifier: identity.NewIdentifier(identity.DefaultBrowserTokens(), nil), Cache: cache,
-		Usage: policy.UsageOptions{Enforce: true, Declarations: usage.NewDeclarations(decl),
-			Licenses: license.NewSource(license.SourceOptions{Fetcher: fetcher, Record: archived})}})
+		Usage: policy.UsageOptions{Enforce: true, Declarations: policy.NewDeclarations(decl),
+			Licenses: license.NewSource(license.SourceOptions{Fetcher: fetcher, Record: archived})},
+		Politeness: politeness.New(politeness.Options{CrawlDelay: true, Reject: true}).Politeness()})
 	logPath := filepath.Join(dir, "audit.log")
 	out, prev, err := audit.OpenFile(audit.FileOptions{Path: logPath})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := audit.NewWriter(out, audit.Options{Chain: true, Prev: prev})
-	p := proxy.New(proxy.Options{Policy: pol, Transport: proxy.NewTransport(guard, proxy.TransportOptions{}), Audit: w,
-		Politeness: politeness.New(politeness.Options{CrawlDelay: true, Reject: true})})
+	p := proxy.New(proxy.Options{Policy: pol, Transport: proxy.NewTransport(proxy.TransportOptions{AllowPrivate: guard.AllowPrivate, AllowPrivateRanges: guard.Allow}), Audit: w})
 	srv := testkit.NewOrigin(t, p)
 	proxyURL, _ := url.Parse(srv.URL)
 	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}}
@@ -135,7 +135,7 @@ func testDecisionSteps(t *testing.T) {
 		resp.Body.Close()
 		got := policy.Reason(resp.Header.Get(proxy.HeaderReason))
 		if got == "" {
-			got = policy.ReasonNoMatch // forwarded: its line says which (checked below)
+			got = auditlog.ReasonNoMatch // forwarded: its line says which (checked below)
 		}
 
 		var res check.Result
@@ -178,19 +178,19 @@ func testDecisionSteps(t *testing.T) {
 func checkReason(res check.Result, again bool) policy.Reason {
 	switch {
 	case !res.Allowed:
-		return policy.ReasonRule
+		return auditlog.ReasonRule
 	case res.Usage != nil && (res.Usage.ContentUsage == "n" || res.Usage.ContentSignal == "no"):
-		return policy.ReasonUsage
-	case res.License != nil && res.Usage != nil && (res.License.Decision == string(usage.LicenseProhibited) || res.License.Decision == string(usage.LicenseUnreadable)):
-		return policy.ReasonLicense
-	case res.License != nil && res.Usage != nil && res.License.Decision == string(usage.LicenseRequired):
-		return policy.ReasonLicenseRequired
+		return auditlog.ReasonUsage
+	case res.License != nil && res.Usage != nil && (res.License.Decision == string(policy.LicenseProhibited) || res.License.Decision == string(policy.LicenseUnreadable)):
+		return auditlog.ReasonLicense
+	case res.License != nil && res.Usage != nil && res.License.Decision == string(policy.LicenseRequired):
+		return auditlog.ReasonLicenseRequired
 	case again && res.CrawlDelay != nil:
-		return policy.ReasonCrawlDelay
+		return auditlog.ReasonCrawlDelay
 	case res.Rule != nil:
-		return policy.ReasonRule
+		return auditlog.ReasonRule
 	}
-	return policy.ReasonNoMatch
+	return auditlog.ReasonNoMatch
 }
 
 // readReasons returns the reason of each line of the audit log at path.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
@@ -40,28 +41,28 @@ func TestOneDecisionTable(t *testing.T) {
 	)
 	tests := []struct {
 		name   string
-		result access.AccessResult
+		result policy.AccessResult
 		status int
 		refuse bool // the destination guard refused the fetch
 		path   string
 		ua     string
 		want   policy.Reason
 	}{
-		{"disallow rule", access.Successful, 200, false, "/action/x", exampleBot, policy.ReasonRule},
-		{"allow rule", access.Successful, 200, false, "/action/public", exampleBot, policy.ReasonRule},
-		{"no matching rule", access.Successful, 200, false, "/index.html", exampleBot, policy.ReasonNoMatch},
-		{"star fallback", access.Successful, 200, false, "/private/x", otherBot, policy.ReasonRule},
-		{"dot segments", access.Successful, 200, false, "/index.html/../action/x", exampleBot, policy.ReasonRule},
-		{"escaped dots", access.Successful, 200, false, "/%2e%2e/action/x", exampleBot, policy.ReasonRule},
-		{"escaped slash", access.Successful, 200, false, "/a/..%2Faction/x", exampleBot, policy.ReasonRule},
-		{"empty segment", access.Successful, 200, false, "//action/x", exampleBot, policy.ReasonRule},
-		{"parameters", access.Successful, 200, false, "/action;p/x", exampleBot, policy.ReasonRule},
-		{"query", access.Successful, 200, false, "/action/x?a=1", exampleBot, policy.ReasonRule},
-		{"robots.txt", access.Successful, 200, false, "/robots.txt", exampleBot, policy.ReasonImplicit},
-		{"robots.txt and beyond", access.Successful, 200, false, "/robots.txt/../action/x", exampleBot, policy.ReasonRule},
-		{"unavailable", access.Unavailable, 404, false, "/action/x", exampleBot, policy.ReasonUnavailable},
-		{"unreachable", access.Unreachable, 500, false, "/index.html", exampleBot, policy.ReasonUnreachable},
-		{"destination refused", access.Unreachable, 0, true, "/index.html", exampleBot, policy.ReasonDestination},
+		{"disallow rule", policy.Successful, 200, false, "/action/x", exampleBot, auditlog.ReasonRule},
+		{"allow rule", policy.Successful, 200, false, "/action/public", exampleBot, auditlog.ReasonRule},
+		{"no matching rule", policy.Successful, 200, false, "/index.html", exampleBot, auditlog.ReasonNoMatch},
+		{"star fallback", policy.Successful, 200, false, "/private/x", otherBot, auditlog.ReasonRule},
+		{"dot segments", policy.Successful, 200, false, "/index.html/../action/x", exampleBot, auditlog.ReasonRule},
+		{"escaped dots", policy.Successful, 200, false, "/%2e%2e/action/x", exampleBot, auditlog.ReasonRule},
+		{"escaped slash", policy.Successful, 200, false, "/a/..%2Faction/x", exampleBot, auditlog.ReasonRule},
+		{"empty segment", policy.Successful, 200, false, "//action/x", exampleBot, auditlog.ReasonRule},
+		{"parameters", policy.Successful, 200, false, "/action;p/x", exampleBot, auditlog.ReasonRule},
+		{"query", policy.Successful, 200, false, "/action/x?a=1", exampleBot, auditlog.ReasonRule},
+		{"robots.txt", policy.Successful, 200, false, "/robots.txt", exampleBot, auditlog.ReasonImplicit},
+		{"robots.txt and beyond", policy.Successful, 200, false, "/robots.txt/../action/x", exampleBot, auditlog.ReasonRule},
+		{"unavailable", policy.Unavailable, 404, false, "/action/x", exampleBot, auditlog.ReasonUnavailable},
+		{"unreachable", policy.Unreachable, 500, false, "/index.html", exampleBot, auditlog.ReasonUnreachable},
+		{"destination refused", policy.Unreachable, 0, true, "/index.html", exampleBot, auditlog.ReasonDestination},
 	}
 	robotsFile := filepath.Join(t.TempDir(), "robots.txt")
 	if err := os.WriteFile(robotsFile, []byte(body), 0o600); err != nil {
@@ -71,9 +72,9 @@ func TestOneDecisionTable(t *testing.T) {
 	fetchedAt := time.Date(2026, 11, 22, 20, 0, 0, 0, time.UTC)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := access.Access{Result: tt.result, URL: "http://example.com/robots.txt", FinalURL: "http://example.com/robots.txt",
+			a := policy.Access{Result: tt.result, URL: "http://example.com/robots.txt", FinalURL: "http://example.com/robots.txt",
 				Status: tt.status, Refused: tt.refuse, FetchedAt: fetchedAt, MaxAge: -1}
-			if tt.result == access.Successful {
+			if tt.result == policy.Successful {
 				a.Raw, a.SHA256, a.Robots = []byte(body), sha256.Sum256([]byte(body)), robots.Parse([]byte(body))
 				a.Header = http.Header{"Content-Type": {"text/plain"}}
 			}
@@ -89,7 +90,7 @@ func TestOneDecisionTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cache := access.NewCache(func(context.Context, string, string) access.Access {
+			cache := access.NewCache(func(context.Context, string, string) policy.Access {
 				if err := ar.Record(a); err != nil {
 					t.Error(err)
 				}
@@ -105,7 +106,7 @@ func TestOneDecisionTable(t *testing.T) {
 			}
 
 			// check's, on the same file (check decides a successful access).
-			if tt.result == access.Successful {
+			if tt.result == policy.Successful {
 				var out bytes.Buffer
 				if _, err := check.Run(robotsFile, tt.ua, []string{"http://example.com" + tt.path}, check.Options{JSON: true, Stdout: &out}); err != nil {
 					t.Fatal(err)
@@ -172,7 +173,7 @@ func TestVerifyUsagePreference(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := access.Access{Result: access.Successful, URL: "http://example.com/robots.txt", FinalURL: "http://example.com/robots.txt",
+			a := policy.Access{Result: policy.Successful, URL: "http://example.com/robots.txt", FinalURL: "http://example.com/robots.txt",
 				Status: 200, FetchedAt: time.Date(2026, 11, 22, 20, 0, 0, 0, time.UTC), MaxAge: -1,
 				Raw: []byte(body), SHA256: sha256.Sum256([]byte(body)), Robots: robots.Parse([]byte(body)),
 				Header: http.Header{"Content-Type": {"text/plain"}}}
@@ -185,7 +186,7 @@ func TestVerifyUsagePreference(t *testing.T) {
 				t.Fatal(err)
 			}
 			ident := identity.NewIdentifier(identity.DefaultBrowserTokens(), nil)
-			cache := access.NewCache(func(context.Context, string, string) access.Access { b := a; b.Raw = nil; return b }, access.CacheOptions{})
+			cache := access.NewCache(func(context.Context, string, string) policy.Access { b := a; b.Raw = nil; return b }, access.CacheOptions{})
 			pol := policy.New(policy.Options{Identifier: ident, Cache: cache})
 			d := pol.Decide(context.Background(), policy.Request{Scheme: "http", Host: "example.com", Path: tt.path, UserAgent: "ExampleBot/1.0"})
 			// As the proxy logs a usage refusal: reason usage-preference,

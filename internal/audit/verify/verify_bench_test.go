@@ -10,7 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/audit/audittest"
 	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
@@ -31,7 +31,7 @@ func benchLog(b *testing.B, hosts, n int) (archive, log string, octets int64) {
 		b.Fatal(err)
 	}
 	compiled := make([]*robots.Robots, hosts)
-	accesses := make([]access.Access, hosts)
+	accesses := make([]policy.Access, hosts)
 	for h := range hosts {
 		var body strings.Builder
 		for _, agent := range []string{"examplebot", "otherbot", "*"} {
@@ -55,9 +55,9 @@ func benchLog(b *testing.B, hosts, n int) (archive, log string, octets int64) {
 	}
 	w := audit.NewWriter(f, audit.Options{Chain: true})
 	uas := []identity.Identity{
-		{Token: "ExampleBot", Candidates: []string{"ExampleBot"}, Source: identity.SourceUserAgent},
-		{Token: "OtherBot", Candidates: []string{"OtherBot", "Helper"}, Source: identity.SourceUserAgent},
-		{Token: "*", Source: identity.SourceDefault},
+		{Token: "ExampleBot", Candidates: []string{"ExampleBot"}, Source: policy.SourceUserAgent},
+		{Token: "OtherBot", Candidates: []string{"OtherBot", "Helper"}, Source: policy.SourceUserAgent},
+		{Token: "*", Source: policy.SourceDefault},
 	}
 	for i := range n {
 		h := i % hosts
@@ -65,11 +65,11 @@ func benchLog(b *testing.B, hosts, n int) (archive, log string, octets int64) {
 		if i%5 == 0 {
 			path = fmt.Sprintf("/dir%d/index.php", i%37)
 		}
-		d := policy.Decision{Identity: uas[i%3], RobotsURL: accesses[h].URL, Access: access.Successful, Status: 200, Cache: access.CacheHit}
+		d := policy.Decision{Identity: uas[i%3], RobotsURL: accesses[h].URL, Access: policy.Successful, Status: 200, Cache: policy.CacheHit}
 		d.Verdict, _ = policy.MatchPath(compiled[h], path, d.Identity.Candidates...)
-		d.Allowed, d.Reason = d.Verdict.Allowed, policy.ReasonRule
+		d.Allowed, d.Reason = d.Verdict.Allowed, auditlog.ReasonRule
 		if !d.Verdict.Matched() {
-			d.Reason = policy.ReasonNoMatch
+			d.Reason = auditlog.ReasonNoMatch
 		}
 		url := strings.TrimSuffix(accesses[h].URL, "/robots.txt") + path
 		if _, err := w.Write(auditLine(url, "Mozilla/5.0 (compatible; "+d.Identity.Token+"/2.1; +https://example.com/bot)", d, accesses[h])); err != nil {

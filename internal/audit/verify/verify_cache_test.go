@@ -14,7 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -39,8 +39,8 @@ func archiveOf(t testing.TB, bodies map[string]string, at map[string]time.Time) 
 	return dir, a
 }
 
-func accessOf(url, body string, at time.Time) access.Access {
-	return access.Access{Result: access.Successful, URL: url, FinalURL: url, Status: 200, FetchedAt: at,
+func accessOf(url, body string, at time.Time) policy.Access {
+	return policy.Access{Result: policy.Successful, URL: url, FinalURL: url, Status: 200, FetchedAt: at,
 		SHA256: sha256.Sum256([]byte(body)), Raw: []byte(body), Header: http.Header{"Content-Type": {"text/plain"}}}
 }
 
@@ -48,13 +48,13 @@ func accessOf(url, body string, at time.Time) access.Access {
 // fetched from robotsURL at at, as the proxy logs it.
 func bodyLine(robotsURL, body, path string, at time.Time) *auditLine {
 	v, _ := policy.MatchPath(robots.Parse([]byte(body)), path)
-	l := &auditLine{URL: strings.TrimSuffix(robotsURL, "/robots.txt") + path, Decision: "deny", Reason: string(policy.ReasonNoMatch), Group: v.Agent, StarFallback: v.Fallback,
-		Access: string(access.Successful), RobotsURL: robotsURL, RobotsFetchedAt: at.Format(time.RFC3339Nano)}
+	l := &auditLine{URL: strings.TrimSuffix(robotsURL, "/robots.txt") + path, Decision: "deny", Reason: string(auditlog.ReasonNoMatch), Group: v.Agent, StarFallback: v.Fallback,
+		Access: string(policy.Successful), RobotsURL: robotsURL, RobotsFetchedAt: at.Format(time.RFC3339Nano)}
 	if v.Allowed {
 		l.Decision = "allow"
 	}
 	if v.Matched() {
-		l.Reason, l.Rule, l.RuleLine = string(policy.ReasonRule), v.Rule.Text(), v.Rule.Line
+		l.Reason, l.Rule, l.RuleLine = string(auditlog.ReasonRule), v.Rule.Text(), v.Rule.Line
 	}
 	s := sha256.Sum256([]byte(body))
 	l.RobotsSHA256 = fmt.Sprintf("%x", s)

@@ -7,10 +7,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
-	"github.com/robotsproxy/robotsproxy/internal/politeness"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -66,14 +66,14 @@ func newDecider(dir string, max cacheBounds) *decider {
 // error reading the archive.
 func (d *decider) check(l *auditLine) (Kind, string, error) {
 	switch policy.Reason(l.Reason) {
-	case policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency:
+	case auditlog.ReasonCrawlDelay, auditlog.ReasonBackoff, auditlog.ReasonHostConcurrency:
 		return d.checkPolite(l)
-	case policy.ReasonUsage:
+	case auditlog.ReasonUsage:
 		return d.checkUsage(l)
-	case policy.ReasonLicense, policy.ReasonLicenseRequired:
+	case auditlog.ReasonLicense, auditlog.ReasonLicenseRequired:
 		return d.checkLicense(l)
-	case policy.ReasonRule, policy.ReasonNoMatch, policy.ReasonUnavailable, policy.ReasonUnreachable,
-		policy.ReasonDestination, policy.ReasonImplicit, policy.ReasonOverride:
+	case auditlog.ReasonRule, auditlog.ReasonNoMatch, auditlog.ReasonUnavailable, auditlog.ReasonUnreachable,
+		auditlog.ReasonDestination, auditlog.ReasonImplicit, auditlog.ReasonOverride:
 	default:
 		return KindDecision, fmt.Sprintf("decision %s with reason %s, which never allows a request", l.Decision, l.Reason), nil
 	}
@@ -96,8 +96,8 @@ func (d *decider) checkPolite(l *auditLine) (Kind, string, error) {
 	switch policy.Reason(l.RobotsReason) {
 	case "":
 		return KindDecision, fmt.Sprintf("reason %s without robots_reason: the robots.txt decision behind it is not named", l.Reason), nil
-	case policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency, policy.ReasonUsage,
-		policy.ReasonLicense, policy.ReasonLicenseRequired:
+	case auditlog.ReasonCrawlDelay, auditlog.ReasonBackoff, auditlog.ReasonHostConcurrency, auditlog.ReasonUsage,
+		auditlog.ReasonLicense, auditlog.ReasonLicenseRequired:
 		return KindDecision, fmt.Sprintf("robots_reason %s is not a robots.txt decision", l.RobotsReason), nil
 	}
 	c := *l
@@ -109,11 +109,11 @@ func (d *decider) checkPolite(l *auditLine) (Kind, string, error) {
 	// Politeness's answer as the line reports it, decided as the proxy
 	// decides it: a request robots.txt allows is denied only by a
 	// refusal; any other was held for its turn.
-	t := &politeness.Ticket{Waited: 1, WaitCause: politeness.Cause(l.Reason)}
+	a := &policy.Admission{Waited: 1, WaitCause: policy.Reason(l.Reason)}
 	if l.Decision == "deny" && dec.Allowed {
-		t = &politeness.Ticket{Refused: politeness.Cause(l.Reason)}
+		a = &policy.Admission{Refused: policy.Reason(l.Reason)}
 	}
-	policy.DecideAdmission(&dec, t)
+	policy.DecideAdmission(&dec, a)
 	want := outcomeOf(dec)
 	want.reason = string(dec.RobotsReason) // compared with c, under robots_reason
 	if !c.same(want) {
@@ -128,7 +128,7 @@ func (d *decider) checkPolite(l *auditLine) (Kind, string, error) {
 // it states refuse the line's usage_refused, the first refused of the
 // purposes it declares.
 func (d *decider) checkUsage(l *auditLine) (Kind, string, error) {
-	if l.Decision != "deny" || l.Access != string(access.Successful) || l.UsageRefused == "" {
+	if l.Decision != "deny" || l.Access != string(policy.Successful) || l.UsageRefused == "" {
 		return KindDecision, fmt.Sprintf("reason %s needs decision deny, access_result successful and usage_refused; the line has %s, %q, %q",
 			l.Reason, l.Decision, l.Access, l.UsageRefused), nil
 	}
@@ -169,13 +169,13 @@ func (d *decider) redecideBefore(l *auditLine, what string) (dec policy.Decision
 // prevents re-deciding; the error is an I/O error reading the archive.
 func (d *decider) redecide(l *auditLine, reason string) (dec policy.Decision, from string, k Kind, msg string, err error) {
 	switch policy.Reason(reason) {
-	case policy.ReasonImplicit:
+	case auditlog.ReasonImplicit:
 		// RFC 9309 2.2.2: no robots.txt is read for /robots.txt.
 		if l.URLTruncated {
 			return dec, "", KindUnverifiable, "url was cut short in the log (url_truncated)", nil
 		}
 		return policy.DecideAccess(nil, l.path(), l.Candidates), fmt.Sprintf("the path %q (implicitly allowed only when every reading of it names /robots.txt)", l.path()), "", "", nil
-	case policy.ReasonOverride:
+	case auditlog.ReasonOverride:
 		return d.override(l)
 	}
 	if k, msg := l.checkAccess(reason); k != "" {
@@ -191,14 +191,14 @@ func (d *decider) redecide(l *auditLine, reason string) (dec policy.Decision, fr
 		return dec, "", k, msg, nil
 	}
 	switch {
-	case l.RobotsFetchedAt == "" && l.Access != string(access.Successful):
+	case l.RobotsFetchedAt == "" && l.Access != string(policy.Successful):
 		return dec, "", KindUnverifiable, "no robots_fetched_at: the fetch cannot be found in the archive", nil
 	}
 	recs, msg, err := d.records(l)
 	if err != nil || msg != "" {
 		return dec, "", KindUnverifiable, msg, err
 	}
-	if l.Access != string(access.Successful) {
+	if l.Access != string(policy.Successful) {
 		return d.redecideNoBody(l, recs)
 	}
 	return d.redecideBody(l, recs)
@@ -222,7 +222,7 @@ func (d *decider) override(l *auditLine) (dec policy.Decision, from string, k Ki
 	if !exempt {
 		return dec, from, KindDecision, fmt.Sprintf("reason override, but %s is not in %s", host, from), nil
 	}
-	dec.Allowed, dec.Reason = true, policy.ReasonOverride
+	dec.Allowed, dec.Reason = true, auditlog.ReasonOverride
 	return dec, from, "", "", nil
 }
 
@@ -277,7 +277,7 @@ func (d *decider) redecideNoBody(l *auditLine, recs []audit.FetchRecord) (dec po
 	if k, msg := l.against(rec); k != "" {
 		return dec, "", k, msg, nil
 	}
-	dec = policy.DecideAccess(&access.Access{Result: access.AccessResult(rec.Result), Status: rec.Status, Refused: rec.Refused}, l.path(), l.Candidates)
+	dec = policy.DecideAccess(&policy.Access{Result: policy.AccessResult(rec.Result), Status: rec.Status, Refused: rec.Refused}, l.path(), l.Candidates)
 	return dec, fmt.Sprintf("the archived fetch (%s, status %d)", rec.Result, rec.Status), "", "", nil
 }
 
@@ -323,7 +323,7 @@ func (d *decider) redecideBody(l *auditLine, recs []audit.FetchRecord) (dec poli
 	if r == nil {
 		return dec, "", k, msg, err
 	}
-	dec = policy.DecideAccess(&access.Access{Result: access.Successful, Robots: r}, l.path(), l.Candidates)
+	dec = policy.DecideAccess(&policy.Access{Result: policy.Successful, Robots: r}, l.path(), l.Candidates)
 	return dec, fmt.Sprintf("robots.txt %.16s…", sha), "", "", nil
 }
 

@@ -3,19 +3,18 @@ package verify
 import (
 	"fmt"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/audit"
 	"github.com/robotsproxy/robotsproxy/internal/license"
-	"github.com/robotsproxy/robotsproxy/internal/usage"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // licenseReasons are the license decisions each license reason stands
 // for.
-var licenseReasons = map[policy.Reason][]usage.LicenseDecision{
-	policy.ReasonLicense:         {usage.LicenseProhibited, usage.LicenseUnreadable},
-	policy.ReasonLicenseRequired: {usage.LicenseRequired},
+var licenseReasons = map[policy.Reason][]policy.LicenseDecision{
+	auditlog.ReasonLicense:         {policy.LicenseProhibited, policy.LicenseUnreadable},
+	auditlog.ReasonLicenseRequired: {policy.LicenseRequired},
 }
 
 // checkLicense checks a line with reason license or license-required:
@@ -39,16 +38,16 @@ func (d *decider) checkLicense(l *auditLine) (Kind, string, error) {
 	if k != "" || err != nil {
 		return k, msg, err
 	}
-	switch usage.LicenseSource(l.LicenseSource) {
-	case "", usage.LicenseFromRobots:
+	switch policy.LicenseSource(l.LicenseSource) {
+	case "", policy.LicenseFromRobots:
 		refs := dec.Robots.Licenses()
 		if len(refs) == 0 || refs[0].URL != l.LicenseURL {
 			return KindDecision, fmt.Sprintf("license_url %q, but %s names no such License line first", l.LicenseURL, from), nil
 		}
-	case usage.LicenseFromLink:
+	case policy.LicenseFromLink:
 		// Named by an earlier response's Link header field: not archived.
 	default:
-		return KindDecision, fmt.Sprintf("license_source %q is neither %s nor %s", l.LicenseSource, usage.LicenseFromRobots, usage.LicenseFromLink), nil
+		return KindDecision, fmt.Sprintf("license_source %q is neither %s nor %s", l.LicenseSource, policy.LicenseFromRobots, policy.LicenseFromLink), nil
 	}
 	if l.LicenseSHA256 == "" {
 		return KindUnverifiable, "license_decision unreadable without license_sha256: the license was not read (unreachable, or larger than the limit)", nil
@@ -59,11 +58,11 @@ func (d *decider) checkLicense(l *auditLine) (Kind, string, error) {
 		return k, msg, err
 	}
 	// The archived document, decided as the proxy decides a fetched one.
-	doc := access.Access{Result: access.Successful}
+	doc := policy.Access{Result: policy.Successful}
 	if lic, perr := license.Parse(body); perr == nil {
 		doc.Doc = lic
 	} else {
-		doc.Result, doc.Err = access.Unreachable, perr
+		doc.Result, doc.Err = policy.Unreachable, perr
 	}
 	_, host, _ := l.target()
 	policy.DecideLicense(&dec, license.Decide(&doc, robots.License{URL: l.LicenseURL}, host, dec.DecidedPath(l.path()), l.Purposes), true)
@@ -79,7 +78,7 @@ func (d *decider) checkLicense(l *auditLine) (Kind, string, error) {
 // access_result successful (robots.txt named the license), license_url,
 // and a license_decision its reason stands for.
 func (l *auditLine) licenseForm() (Kind, string) {
-	ok := l.Decision == "deny" && l.Access == string(access.Successful) && l.LicenseURL != ""
+	ok := l.Decision == "deny" && l.Access == string(policy.Successful) && l.LicenseURL != ""
 	found := false
 	for _, v := range licenseReasons[policy.Reason(l.Reason)] {
 		found = found || string(v) == l.LicenseDecision

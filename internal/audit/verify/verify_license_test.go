@@ -59,7 +59,7 @@ func TestVerifyLicense(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			at := time.Date(2026, 11, 22, 20, 0, 0, 0, time.UTC)
-			a := access.Access{Result: access.Successful, URL: "http://example.com/robots.txt", FinalURL: "http://example.com/robots.txt",
+			a := policy.Access{Result: policy.Successful, URL: "http://example.com/robots.txt", FinalURL: "http://example.com/robots.txt",
 				Status: 200, FetchedAt: at, MaxAge: -1,
 				Raw: []byte(body), SHA256: sha256.Sum256([]byte(body)), Robots: robots.Parse([]byte(body)),
 				Header: http.Header{"Content-Type": {"text/plain"}}}
@@ -80,7 +80,7 @@ func TestVerifyLicense(t *testing.T) {
 			}
 			if tt.doc != "" {
 				sum := sha256.Sum256([]byte(tt.doc))
-				la := access.Access{Result: access.Successful, URL: tt.licURL, FinalURL: tt.licURL, Status: 200, FetchedAt: at.Add(time.Second),
+				la := policy.Access{Result: policy.Successful, URL: tt.licURL, FinalURL: tt.licURL, Status: 200, FetchedAt: at.Add(time.Second),
 					MaxAge: -1, Raw: []byte(tt.doc), SHA256: sum}
 				if err := ar.Record(la); err != nil {
 					t.Fatal(err)
@@ -88,7 +88,7 @@ func TestVerifyLicense(t *testing.T) {
 				licFields += `,"license_sha256":"` + hex.EncodeToString(sum[:]) + `"`
 			}
 			ident := identity.NewIdentifier(identity.DefaultBrowserTokens(), nil)
-			cache := access.NewCache(func(context.Context, string, string) access.Access { b := a; b.Raw = nil; return b }, access.CacheOptions{})
+			cache := access.NewCache(func(context.Context, string, string) policy.Access { b := a; b.Raw = nil; return b }, access.CacheOptions{})
 			pol := policy.New(policy.Options{Identifier: ident, Cache: cache})
 			d := pol.Decide(context.Background(), policy.Request{Scheme: "http", Host: "example.com", Path: tt.path, UserAgent: "ExampleBot/1.0"})
 			line := auditLine("http://example.com"+tt.path, "ExampleBot/1.0", d, a)

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
-	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -69,12 +68,12 @@ type auditLine struct {
 // CONNECT (whose requests have lines of their own) allows otherwise.
 func (l *auditLine) isDecision() bool {
 	switch policy.Reason(l.Reason) {
-	case policy.ReasonRule, policy.ReasonNoMatch, policy.ReasonUnavailable, policy.ReasonUnreachable,
-		policy.ReasonDestination, policy.ReasonImplicit, policy.ReasonOverride,
-		policy.ReasonCrawlDelay, policy.ReasonBackoff, policy.ReasonHostConcurrency, policy.ReasonUsage,
-		policy.ReasonLicense, policy.ReasonLicenseRequired:
+	case auditlog.ReasonRule, auditlog.ReasonNoMatch, auditlog.ReasonUnavailable, auditlog.ReasonUnreachable,
+		auditlog.ReasonDestination, auditlog.ReasonImplicit, auditlog.ReasonOverride,
+		auditlog.ReasonCrawlDelay, auditlog.ReasonBackoff, auditlog.ReasonHostConcurrency, auditlog.ReasonUsage,
+		auditlog.ReasonLicense, auditlog.ReasonLicenseRequired:
 		return true
-	case policy.ReasonIntercept:
+	case auditlog.ReasonIntercept:
 		return false
 	}
 	return l.Decision == "allow"
@@ -107,7 +106,7 @@ func (l *auditLine) path() string {
 }
 
 // checkRobotsURL checks that robots_url is the robots.txt URL of the
-// line's url (policy.Authority, access.RobotsURL): a line cannot borrow
+// line's url (policy.Authority, policy.RobotsURL): a line cannot borrow
 // another authority's robots.txt. A url cut short is not checked.
 func (l *auditLine) checkRobotsURL() (Kind, string) {
 	if l.URLTruncated {
@@ -121,7 +120,7 @@ func (l *auditLine) checkRobotsURL() (Kind, string) {
 	if err != nil {
 		return KindDecision, fmt.Sprintf("url %q names no authority robots.txt covers: %v", l.URL, err)
 	}
-	if want := access.RobotsURL(scheme, authority); want != l.RobotsURL {
+	if want := policy.RobotsURL(scheme, authority); want != l.RobotsURL {
 		return KindDecision, fmt.Sprintf("robots_url %s, but the robots.txt of url %q is %s", l.RobotsURL, l.URL, want)
 	}
 	return "", ""
@@ -134,15 +133,15 @@ func (l *auditLine) checkRobotsURL() (Kind, string) {
 // matching rule).
 func (l *auditLine) checkAccess(reason string) (Kind, string) {
 	var want policy.Reason
-	switch access.AccessResult(l.Access) {
-	case access.Successful:
+	switch policy.AccessResult(l.Access) {
+	case policy.Successful:
 		switch policy.Reason(reason) {
-		case "", policy.ReasonRule, policy.ReasonNoMatch:
+		case "", auditlog.ReasonRule, auditlog.ReasonNoMatch:
 			return "", ""
 		}
-		return KindDecision, fmt.Sprintf("reason %s does not follow from access_result %s (only %s or %s do)", reason, l.Access, policy.ReasonRule, policy.ReasonNoMatch)
-	case access.Unavailable, access.Unreachable:
-		a := access.Access{Result: access.AccessResult(l.Access), Refused: reason == string(policy.ReasonDestination)}
+		return KindDecision, fmt.Sprintf("reason %s does not follow from access_result %s (only %s or %s do)", reason, l.Access, auditlog.ReasonRule, auditlog.ReasonNoMatch)
+	case policy.Unavailable, policy.Unreachable:
+		a := policy.Access{Result: policy.AccessResult(l.Access), Refused: reason == string(auditlog.ReasonDestination)}
 		want = policy.DecideAccess(&a, l.path(), l.Candidates).Reason
 	default:
 		return KindDecision, fmt.Sprintf("reason %s needs an access_result, the line has %q", reason, l.Access)

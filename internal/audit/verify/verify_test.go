@@ -85,8 +85,8 @@ func newFixture(t *testing.T) fixture {
 		t.Fatal(err)
 	}
 	fetcher := access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: true}})
-	fetched := map[string]access.Access{} // by robots.txt URL
-	cache := access.NewCache(func(ctx context.Context, scheme, authority string) access.Access {
+	fetched := map[string]policy.Access{} // by robots.txt URL
+	cache := access.NewCache(func(ctx context.Context, scheme, authority string) policy.Access {
 		a := fetcher.Fetch(ctx, scheme, authority)
 		if err := ar.Record(a); err != nil {
 			t.Error(err)
@@ -134,7 +134,7 @@ func newFixture(t *testing.T) fixture {
 // auditLine renders a decision with the fields and field order of
 // proxy/auditline.go, plus robots_sha256 and robots_fetched_at of the access
 // in force.
-func auditLine(url, ua string, d policy.Decision, a access.Access) []byte {
+func auditLine(url, ua string, d policy.Decision, a policy.Access) []byte {
 	var buf bytes.Buffer
 	decision := "deny"
 	if d.Allowed {

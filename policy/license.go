@@ -1,8 +1,8 @@
-package usage
+package policy
 
 import "time"
 
-// LicenseDecision is what an RSL license (package license) says about a
+// LicenseDecision is what an RSL license says about a
 // request for the purposes declared for it; the audit line's
 // license_decision.
 type LicenseDecision string
@@ -48,7 +48,7 @@ const (
 
 // License is what the RSL license a robots.txt names says about one
 // request: the audit line's license fields. It is carried by the
-// Evaluation, behind the decision's pointer, so that a request whose
+// Usage, behind the decision's pointer, so that a request whose
 // robots.txt names no license costs nothing more.
 type License struct {
 	// URL is the license URL (robots.txt's License line, or the Link

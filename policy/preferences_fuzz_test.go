@@ -1,9 +1,9 @@
-package usage_test
+package policy_test
 
 import (
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/policy"
 )
 
 // FuzzFromHeader: a Content-Usage response header field never panics and
@@ -14,9 +14,9 @@ func FuzzFromHeader(f *testing.F) {
 		f.Add(s, "search=n")
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
-		for _, s := range usage.FromHeader([]string{a, b}) {
-			if s.Value != usage.Yes && s.Value != usage.No || s.Purpose != usage.TrainAI && s.Purpose != usage.Search ||
-				s.Source != usage.SourceHeader {
+		for _, s := range policy.HeaderPreferences([]string{a, b}) {
+			if s.Value != policy.UsageYes && s.Value != policy.UsageNo || s.Purpose != policy.PurposeTrainAI && s.Purpose != policy.PurposeSearch ||
+				s.Source != policy.SourceHeader {
 				t.Errorf("FromHeader(%q, %q): statement %+v", a, b, s)
 			}
 		}

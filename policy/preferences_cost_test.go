@@ -1,11 +1,11 @@
-package usage_test
+package policy_test
 
 import (
 	"runtime"
 	"strings"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -20,15 +20,15 @@ func manyTies(n int) []byte {
 // FromRobots), and checks what it reports.
 func TestFromRobotsManyTiesBounded(t *testing.T) {
 	r := robots.Parse(manyTies(19000))
-	p := usage.FromRobots(r.Usage("/a", "bot"), r.Extras("bot"))
-	if len(p) != 1 || p[0].String() != "line 2: Content-Usage: train-ai=n" || p[0].Value != usage.No {
+	p := policy.RobotsPreferences(r.Usage("/a", "bot"), r.Extras("bot"))
+	if len(p) != 1 || p[0].String() != "line 2: Content-Usage: train-ai=n" || p[0].Value != policy.UsageNo {
 		t.Fatalf("got %v, want train-ai=n from line 2", p)
 	}
 	const n, limit = 20, 32 << 10
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for i := 0; i < n; i++ {
-		_ = usage.FromRobots(r.Usage("/a", "bot"), r.Extras("bot"))
+		_ = policy.RobotsPreferences(r.Usage("/a", "bot"), r.Extras("bot"))
 	}
 	runtime.ReadMemStats(&after)
 	if got := (after.TotalAlloc - before.TotalAlloc) / n; got > limit {
@@ -42,7 +42,7 @@ func BenchmarkFromRobotsManyTies(b *testing.B) {
 	r := robots.Parse(manyTies(19000))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		_ = usage.FromRobots(r.Usage("/a", "bot"), r.Extras("bot"))
+		_ = policy.RobotsPreferences(r.Usage("/a", "bot"), r.Extras("bot"))
 	}
 }
 
@@ -52,6 +52,6 @@ func BenchmarkFromRobotsLongStatements(b *testing.B) {
 	r := robots.Parse([]byte("User-agent: *\n" + strings.Repeat("Content-Usage: "+strings.Repeat("x=1, ", 94)+"train-ai=y\n", 1024)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		_ = usage.FromRobots(r.Usage("/a", "bot"), r.Extras("bot"))
+		_ = policy.RobotsPreferences(r.Usage("/a", "bot"), r.Extras("bot"))
 	}
 }

@@ -1,4 +1,4 @@
-package usage
+package policy
 
 import (
 	"slices"
@@ -8,7 +8,7 @@ import (
 // Declarations are the purposes an operator declares per product token
 // (usage.purposes). The purposes of proxy users and client ranges
 // (identity.*.purposes) are carried by the pin that identifies the
-// request (identity.Pin.Purposes) and passed to Purposes. It is safe for
+// request (Pin.Purposes) and passed to Purposes. It is safe for
 // concurrent use; a nil *Declarations declares nothing per token.
 type Declarations struct {
 	tokens map[string][]string
@@ -27,7 +27,7 @@ func NewDeclarations(tokens map[string][]string) *Declarations {
 
 // Purposes returns the purposes declared for a request, the most specific
 // declaration first: pinned, those of the user or client range that pins
-// the request's identity (identity.Pin.Purposes), else those of the
+// the request's identity (Pin.Purposes), else those of the
 // product token the request was decided as. Nil when none declares any.
 func (d *Declarations) Purposes(pinned []string, token string) []string {
 	if len(pinned) > 0 {

@@ -1,21 +1,19 @@
-package proxy
+package politeness
 
 import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/robotsproxy/robotsproxy/internal/politeness"
 )
 
-// PolitenessMetrics count politeness's waits and refusals. It
-// is a politeness.Observer; a nil *PolitenessMetrics records nothing.
-type PolitenessMetrics struct {
+// Metrics count the Limiter's waits and refusals. It is an Observer; a
+// nil *Metrics records nothing.
+type Metrics struct {
 	requests *prometheus.CounterVec
 	wait     *prometheus.HistogramVec
 }
 
-// NewPolitenessMetrics registers on reg:
+// NewMetrics registers on reg:
 //
 //   - robotsproxy_politeness_requests_total{cause, outcome}: requests that
 //     waited (outcome "waited") or were refused with 429 (outcome
@@ -23,8 +21,8 @@ type PolitenessMetrics struct {
 //     request that waited for two causes counts once for each.
 //   - robotsproxy_politeness_wait_seconds{cause}: how long requests waited,
 //     per cause.
-func NewPolitenessMetrics(reg prometheus.Registerer) *PolitenessMetrics {
-	m := &PolitenessMetrics{
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "robotsproxy_politeness_requests_total",
 			Help: "Requests that politeness held (outcome waited) or refused with 429 (outcome rejected), by cause (crawl-delay, backoff, host-concurrency).",
@@ -39,8 +37,8 @@ func NewPolitenessMetrics(reg prometheus.Registerer) *PolitenessMetrics {
 	return m
 }
 
-// Waited implements politeness.Observer.
-func (m *PolitenessMetrics) Waited(cause politeness.Cause, d time.Duration) {
+// Waited implements Observer.
+func (m *Metrics) Waited(cause Cause, d time.Duration) {
 	if m == nil {
 		return
 	}
@@ -48,8 +46,8 @@ func (m *PolitenessMetrics) Waited(cause politeness.Cause, d time.Duration) {
 	m.wait.WithLabelValues(string(cause)).Observe(d.Seconds())
 }
 
-// Rejected implements politeness.Observer.
-func (m *PolitenessMetrics) Rejected(cause politeness.Cause) {
+// Rejected implements Observer.
+func (m *Metrics) Rejected(cause Cause) {
 	if m == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package usage_test
+package policy_test
 
 import (
 	"maps"
@@ -6,37 +6,37 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robotsproxy/robotsproxy/internal/usage"
+	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
 // prefs reads the preferences of body for path and the crawler Bot.
-func prefs(body, path string) usage.Preferences {
+func prefs(body, path string) policy.Preferences {
 	r := robots.Parse([]byte(body))
-	return usage.FromRobots(r.Usage(path, "bot"), r.Extras("bot"))
+	return policy.RobotsPreferences(r.Usage(path, "bot"), r.Extras("bot"))
 }
 
 func TestFromRobots(t *testing.T) {
 	tests := []struct {
 		name, body, path string
-		want             map[string]usage.Value
+		want             map[string]policy.UsageValue
 		lines            []string
 	}{
 		{"nothing stated", "User-agent: *\nAllow: /\n", "/", nil, nil},
 		{"content-usage", "User-agent: *\nContent-Usage: train-ai=n, search=y\n", "/",
-			map[string]usage.Value{"train-ai": "n", "search": "y"},
+			map[string]policy.UsageValue{"train-ai": "n", "search": "y"},
 			[]string{"line 2: Content-Usage: train-ai=n, search=y", "line 2: Content-Usage: train-ai=n, search=y"}},
 		{"longest path wins", "User-agent: *\nContent-Usage: train-ai=n\nContent-Usage: /open/ train-ai=y\n", "/open/a",
-			map[string]usage.Value{"train-ai": "y"}, []string{"line 3: Content-Usage: /open/ train-ai=y"}},
+			map[string]policy.UsageValue{"train-ai": "y"}, []string{"line 3: Content-Usage: /open/ train-ai=y"}},
 		{"content-signal mapped", "User-agent: *\nContent-Signal: search=yes, ai-train=no, ai-input=no, use=reference\n", "/",
-			map[string]usage.Value{"train-ai": "n", "search": "y", "ai-input": "n"},
+			map[string]policy.UsageValue{"train-ai": "n", "search": "y", "ai-input": "n"},
 			[]string{"line 2: Content-Signal: ai-train=no", "line 2: Content-Signal: search=yes", "line 2: Content-Signal: ai-input=no"}},
 		{"both, disagreeing: no wins", "User-agent: *\nContent-Usage: train-ai=y\nContent-Signal: ai-train=no\n", "/",
-			map[string]usage.Value{"train-ai": "n"},
+			map[string]policy.UsageValue{"train-ai": "n"},
 			[]string{"line 2: Content-Usage: train-ai=y", "line 3: Content-Signal: ai-train=no"}},
 		{"unknown labels and values ignored", "User-agent: *\nContent-Usage: train-genai=n, search=maybe\nContent-Signal: ai-train=perhaps\n", "/", nil, nil},
 		{"the crawler's own group", "User-agent: *\nContent-Usage: train-ai=y\n\nUser-agent: bot\nContent-Usage: train-ai=n\n", "/",
-			map[string]usage.Value{"train-ai": "n"}, []string{"line 5: Content-Usage: train-ai=n"}},
+			map[string]policy.UsageValue{"train-ai": "n"}, []string{"line 5: Content-Usage: train-ai=n"}},
 		{"disallowed path: no content-usage", "User-agent: *\nDisallow: /\nContent-Usage: train-ai=y\n", "/", nil, nil},
 	}
 	for _, tt := range tests {
@@ -59,23 +59,23 @@ func TestFromRobots(t *testing.T) {
 func TestFromHeader(t *testing.T) {
 	tests := []struct {
 		values []string
-		want   map[string]usage.Value
+		want   map[string]policy.UsageValue
 	}{
 		{nil, nil},
-		{[]string{"train-ai=n, search=y"}, map[string]usage.Value{"train-ai": "n", "search": "y"}},
-		{[]string{"train-ai=y", "train-ai=n"}, map[string]usage.Value{"train-ai": "n"}}, // one field: the last member wins
-		{[]string{"train-ai=n;q=1"}, map[string]usage.Value{"train-ai": "n"}},
+		{[]string{"train-ai=n, search=y"}, map[string]policy.UsageValue{"train-ai": "n", "search": "y"}},
+		{[]string{"train-ai=y", "train-ai=n"}, map[string]policy.UsageValue{"train-ai": "n"}}, // one field: the last member wins
+		{[]string{"train-ai=n;q=1"}, map[string]policy.UsageValue{"train-ai": "n"}},
 		{[]string{"train-ai=\"n\""}, nil}, // a String, not the Token n
 		{[]string{"Train-AI=n"}, nil},     // not an RFC 9651 Dictionary
 		{[]string{"train-ai=n,"}, nil},
 	}
 	for _, tt := range tests {
-		if got := usage.FromHeader(tt.values).Values(); !maps.Equal(got, tt.want) {
+		if got := policy.HeaderPreferences(tt.values).Values(); !maps.Equal(got, tt.want) {
 			t.Errorf("FromHeader(%q): got %v, want %v", tt.values, got, tt.want)
 		}
 	}
-	p := usage.FromHeader([]string{"train-ai=n"})
-	if len(p) != 1 || p[0].String() != "header: Content-Usage: train-ai=n" || p[0].Source != usage.SourceHeader {
+	p := policy.HeaderPreferences([]string{"train-ai=n"})
+	if len(p) != 1 || p[0].String() != "header: Content-Usage: train-ai=n" || p[0].Source != policy.SourceHeader {
 		t.Errorf("FromHeader statement: got %+v", p)
 	}
 }
@@ -83,11 +83,11 @@ func TestFromHeader(t *testing.T) {
 func TestEvaluate(t *testing.T) {
 	body := "User-agent: *\nContent-Usage: train-ai=n, search=y\nContent-Signal: ai-input=no, search=yes\n"
 	robotsPrefs := prefs(body, "/")
-	header := usage.FromHeader([]string{"search=n"})
+	header := policy.HeaderPreferences([]string{"search=n"})
 	tests := []struct {
 		name     string
 		purposes []string
-		prefs    usage.Preferences
+		prefs    policy.Preferences
 		refused  string
 		deciding string
 	}{
@@ -100,7 +100,7 @@ func TestEvaluate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := usage.Evaluate(tt.purposes, tt.prefs)
+			e := policy.EvaluateUsage(tt.purposes, tt.prefs)
 			got := ""
 			if e.Refused != "" {
 				got = e.Deciding.String()
@@ -113,7 +113,7 @@ func TestEvaluate(t *testing.T) {
 }
 
 func TestDeclarations(t *testing.T) {
-	d := usage.NewDeclarations(map[string][]string{"GPTBot": {"train-ai", "search"}})
+	d := policy.NewDeclarations(map[string][]string{"GPTBot": {"train-ai", "search"}})
 	tests := []struct {
 		pinned []string
 		token  string
@@ -130,7 +130,7 @@ func TestDeclarations(t *testing.T) {
 			t.Errorf("Purposes(%q, %q): got %v, want %v", tt.pinned, tt.token, got, tt.want)
 		}
 	}
-	var none *usage.Declarations
+	var none *policy.Declarations
 	if got := none.Purposes(nil, "GPTBot"); got != nil {
 		t.Errorf("nil Declarations: got %v, want nil", got)
 	}
@@ -141,7 +141,7 @@ func TestDeclarations(t *testing.T) {
 
 func TestSignalKey(t *testing.T) {
 	for purpose, want := range map[string]string{"train-ai": "ai-train", "search": "search", "ai-input": "ai-input", "train-genai": ""} {
-		if got := usage.SignalKey(purpose); got != want {
+		if got := policy.SignalKey(purpose); got != want {
 			t.Errorf("SignalKey(%q): got %q, want %q", purpose, got, want)
 		}
 	}
@@ -150,9 +150,9 @@ func TestSignalKey(t *testing.T) {
 // TestPurposesAllocatesNothing: looking up a product token with capitals
 // (as crawlers send them) allocates nothing on the request path.
 func TestPurposesAllocatesNothing(t *testing.T) {
-	d := usage.NewDeclarations(map[string][]string{"GPTBot": {usage.TrainAI}})
+	d := policy.NewDeclarations(map[string][]string{"GPTBot": {policy.PurposeTrainAI}})
 	for _, token := range []string{"GPTBot", "gptbot", "GPTBOT"} {
-		if got := d.Purposes(nil, token); !slices.Equal(got, []string{usage.TrainAI}) {
+		if got := d.Purposes(nil, token); !slices.Equal(got, []string{policy.PurposeTrainAI}) {
 			t.Errorf("Purposes(%q): got %v", token, got)
 		}
 	}
