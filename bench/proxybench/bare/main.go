@@ -21,7 +21,6 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsproxy/robotsproxy/internal/mitm"
-	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
@@ -32,7 +31,7 @@ func main() {
 	flag.Parse()
 
 	gp := goproxy.NewProxyHttpServer()
-	gp.Tr = proxy.NewTransport(&netguard.Guard{AllowPrivate: true}, proxy.TransportOptions{})
+	gp.Tr = proxy.NewTransport(proxy.TransportOptions{AllowPrivate: true})
 	gp.ConnectDial, gp.ConnectDialWithReq = nil, nil
 	gp.KeepAcceptEncoding = true
 	gp.AllowHTTP2 = true // h2 inside intercepted tunnels, when the client offers it
