@@ -73,8 +73,8 @@ type clientConn struct {
 	writeDeadline     time.Time
 	readSet, writeSet bool
 	timedOut          bool // read_header_timeout expired with part of a request read
-	ended    bool      // a refusal or timeout was reported: nothing more
-	tunnel   bool      // an intercepted tunnel: the proxy classifies its timeouts
+	ended             bool // a refusal or timeout was reported: nothing more
+	tunnel            bool // an intercepted tunnel: the proxy classifies its timeouts
 	// base is set on the connection read inside an intercepted tunnel
 	// (see WatchTunnel): "https://host:port", before the origin-form
 	// targets of its refusals' lines. Such a connection holds no
