@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/cpubench"
 )
 
 // process is a proxy running in a process of its own.
@@ -102,24 +104,9 @@ func (p *process) stop() {
 	}
 }
 
-// cpuTime is the CPU time of process pid so far: the sum over its
-// threads of their time on a CPU, from the scheduler's statistics.
-func cpuTime(pid int) (time.Duration, error) {
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	if err != nil || len(tasks) == 0 {
-		return 0, fmt.Errorf("no scheduler statistics for process %d: %v", pid, err)
-	}
-	var sum int64
-	for _, f := range tasks {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue // the thread exited
-		}
-		ns, _ := strconv.ParseInt(strings.Fields(string(data))[0], 10, 64)
-		sum += ns
-	}
-	return time.Duration(sum), nil
-}
+// cpuTime is the CPU time of process pid so far (cpubench.CPUTime: the
+// one way both benchmarks measure it).
+var cpuTime = cpubench.CPUTime
 
 // writeCalls is the number of write system calls process pid made so
 // far (syscw of /proc/PID/io: write and writev on sockets and files).
