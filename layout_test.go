@@ -20,6 +20,7 @@ import (
 var layers = map[string]int{
 	"internal/build":                   -1, // the version, the commit and the Go version of the running binary
 	"internal/csvcell":                 -1, // the CSV outputs' one cell rule (spreadsheet formulas)
+	"internal/suggest":                 -1, // the "did you mean" of errors: the edit distance to a known name
 	"internal/heapsize":                -1, // the allocator's sizes, for robots' and the caches' accounting
 	"internal/rules":                   -1, // rules the configuration and the runtime both apply: modes, purposes, host entries, defaults
 	"internal/money":                   -1, // pay per crawl's exact amounts and currency codes
@@ -47,6 +48,7 @@ var layers = map[string]int{
 	"internal/identity":                3, // User-Agents and pins, in policy's terms (policy.Identity, policy.Pin)
 	"internal/fleet":                   4, // shares access results
 	"internal/license":                 4, // RSL licenses: fetched by access, decided for usage's purposes
+	"internal/ipranges":                4, // crawler operators' published IP ranges: fetched by access, stored in the data directory
 	"policy":                           2, // the decision and its terms: identities, access results, usage; takes its sources as interfaces
 	"internal/check":                   5,
 	"internal/audit":                   4, // the runtime writer: file, chain, checkpoints, robots.txt archive
@@ -186,6 +188,7 @@ var schemaDeps = map[string]bool{
 	"robots":                  true, // product tokens (RFC 9309 2.2.1), the parsing limit
 	"internal/heapsize":       true, // robots'
 	"internal/rules":          true,
+	"internal/suggest":        true, // the nearest known key of an error
 	"internal/money":          true,
 	"internal/fleet/redisurl": true,
 }

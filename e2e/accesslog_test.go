@@ -250,8 +250,8 @@ func writeVersions(t *testing.T) string {
 
 func rangesArgs() []string {
 	d := filepath.Join("..", "testdata", "ipranges")
-	return []string{"-ip-ranges", "Googlebot=" + filepath.Join(d, "googlebot.json"), "-ip-ranges", "bingbot=" + filepath.Join(d, "bingbot.json"),
-		"-ip-ranges", "GPTBot=" + filepath.Join(d, "gptbot.json")}
+	return []string{"-ip-ranges", "Googlebot=" + filepath.Join(d, "googlebot-fixture.json"), "-ip-ranges", "bingbot=" + filepath.Join(d, "bingbot-fixture.json"),
+		"-ip-ranges", "GPTBot=" + filepath.Join(d, "gptbot-fixture.json")}
 }
 
 // TestAccessLogFindsExactlyThePlanted runs "audit access-log" on a

@@ -51,6 +51,9 @@ type loaded struct {
 type History struct {
 	versions []Version
 	cache    *memo.LRU[int, *loaded]
+	// notText says, by version index, why a version read is not text
+	// (robots.NotText).
+	notText map[int]string
 }
 
 // historyBytes bounds the estimated size of the compiled versions kept
@@ -94,11 +97,33 @@ func (h *History) get(i int) (*loaded, error) {
 		return nil, fmt.Errorf("robots.txt version %s: %w", h.versions[i].Source, err)
 	}
 	l := &loaded{absent: absent, size: 4*len(body) + 2048}
+	if why := robots.NotText(body); why != "" && !absent {
+		if h.notText == nil {
+			h.notText = map[int]string{}
+		}
+		h.notText[i] = why
+	}
 	if !absent {
 		l.access = policy.Access{Result: policy.Successful, Robots: robots.Parse(body), SHA256: sha256.Sum256(body)}
 	}
 	h.cache.Add(i, l, nil)
 	return l, nil
+}
+
+// warnings returns a WarnRobotsNotText warning for each version read that
+// is not text, oldest first.
+func (h *History) warnings() []Warning {
+	var out []Warning
+	for i := range h.versions {
+		why, ok := h.notText[i]
+		if !ok {
+			continue
+		}
+		src := h.versions[i].Source
+		out = append(out, Warning{Kind: WarnRobotsNotText, Source: src, Message: fmt.Sprintf(
+			"robots.txt version %s is not text (%s): robots.txt is UTF-8 text (RFC 9309 2.3), so its rules were read from whatever could be read of it, likely none, and the requests it decided count as allowed", src, why)})
+	}
+	return out
 }
 
 // window returns the indexes [lo, hi] of the versions in force at some
@@ -154,7 +179,14 @@ func LoadHistory(ctx context.Context, spec string) (*History, error) {
 	if fi.IsDir() {
 		return dirHistory(spec)
 	}
-	return newHistory([]Version{{Source: spec, load: fileLoader(spec)}})
+	h, err := newHistory([]Version{{Source: spec, load: fileLoader(spec)}})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.get(0); err != nil { // read now: an unreadable or binary file is known before the log is
+		return nil, fmt.Errorf("robots history: %w", err)
+	}
+	return h, nil
 }
 
 func fileLoader(path string) func() ([]byte, bool, error) {

@@ -4,6 +4,7 @@ import (
 	"html/template"
 	"io"
 	"slices"
+	"time"
 )
 
 // htmlRows is the most findings of a kind shown in a crawler's section,
@@ -27,6 +28,9 @@ type htmlPage struct {
 	R                                 *Result
 	Violations, Disputable, Impostors int64
 	Sections                          []htmlSection
+	// Skipped are the first skipped lines, SkippedMore says how many.
+	Skipped     []SkippedLine
+	SkippedMore string
 }
 
 func renderHTML(w io.Writer, r *Result) error {
@@ -39,6 +43,12 @@ func renderHTML(w io.Writer, r *Result) error {
 			s.MaxDay = max(s.MaxDay, d.Requests)
 		}
 		p.Sections = append(p.Sections, s)
+	}
+	if n := r.SkippedCount(); n > 0 {
+		p.SkippedMore = firstOf(n)
+		if err := eachFirstSkipped(r, func(s *SkippedLine) error { p.Skipped = append(p.Skipped, *s); return nil }); err != nil {
+			return err
+		}
 	}
 	shown := 0
 	for _, k := range Kinds() {
@@ -68,7 +78,10 @@ func renderHTML(w io.Writer, r *Result) error {
 }
 
 var htmlTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
-	"stamp": stamp,
+	"stamp":  stamp,
+	"period": period,
+	"source": sourceText,
+	"date":   func(t *time.Time) string { return dateOr(t, "not stated") },
 	"pct": func(n, of int64) int64 {
 		if of == 0 {
 			return 0
@@ -87,6 +100,7 @@ td.n{text-align:right}
 code{font-size:12px;word-break:break-all}
 code.rule{white-space:nowrap;word-break:normal}
 dt{font-weight:bold}
+ul.warn li{color:#a30}
 </style></head><body>
 <h1>robots.txt compliance: access log audit</h1>
 {{with .R.Summary}}
@@ -101,10 +115,19 @@ dt{font-weight:bold}
 <tr><th>requests from other clients (libraries, tools)</th><td class="n">{{.OtherClients}}</td></tr>
 <tr><th>crawler catalogue</th><td><code>{{.Catalogue}}</code></td></tr>
 <tr><th>requests before the first robots.txt version</th><td class="n">{{.Unjudged}}</td></tr>
-<tr><th>period</th><td>{{stamp .First}} to {{stamp .Last}}</td></tr>
+<tr><th>period</th><td>{{period .}}</td></tr>
 <tr><th>robots.txt versions</th><td class="n">{{.Versions}}</td></tr>
 </table>
+{{if .Warnings}}<h2>Warnings</h2>
+<ul class="warn">{{range .Warnings}}<li>{{.Message}}</li>{{end}}</ul>{{end}}
+{{if .IPRanges}}<h2>Published IP ranges</h2>
+<table><tr><th>product token</th><th>prefixes</th><th>creationTime</th><th>requests</th><th>inside</th><th>outside</th><th>near</th><th>source</th></tr>
+{{range .IPRanges}}{{$t := .}}{{range $i, $s := .Sources}}<tr><td>{{$t.Token}}</td><td class="n">{{$s.Prefixes}}</td><td>{{date $s.CreationTime}}</td>{{if eq $i 0}}<td class="n">{{$t.Requests}}</td><td class="n">{{$t.Inside}}</td><td class="n">{{$t.Outside}}</td><td class="n">{{$t.Near}}</td>{{else}}<td></td><td></td><td></td><td></td>{{end}}<td><code>{{source $s}}</code></td></tr>
+{{end}}{{end}}</table>{{end}}
 {{end}}
+{{if .Skipped}}<h2>Skipped lines</h2>
+<p>{{.SkippedMore}}; the json output lists every one.</p>
+<table><tr><th>line</th><th>cause</th></tr>{{range .Skipped}}<tr><td>{{.File}}:{{.Line}}</td><td>{{.Cause}}{{with .Reason}}: {{.}}{{end}}</td></tr>{{end}}</table>{{end}}
 <p>{{.Violations}} violations, {{.Disputable}} disputable requests, {{.Impostors}} impostors.</p>
 <h2>Crawlers</h2>
 {{template "crawlers" .R.Crawlers}}

@@ -30,6 +30,33 @@ type Skipped struct {
 // Total is the number of lines skipped.
 func (s Skipped) Total() int64 { return s.Malformed + s.TooLong + s.InvalidUTF8 }
 
+// Why a line was skipped (SkippedLine.Cause): the keys of Skipped.
+const (
+	CauseMalformed   = "malformed"
+	CauseTooLong     = "too_long"
+	CauseInvalidUTF8 = "invalid_utf8"
+)
+
+// SkippedLine locates one line that was not judged, and says why.
+type SkippedLine struct {
+	// File is the log ("-" for stdin) and Line the 1-based line number.
+	File string `json:"file"`
+	Line int64  `json:"line"`
+	// Cause is CauseMalformed, CauseTooLong or CauseInvalidUTF8; Reason
+	// says what the parser found wrong with a malformed line.
+	Cause  string `json:"cause"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// String is the skipped line on one line: "access.log:8899 malformed:
+// unterminated User-Agent".
+func (s *SkippedLine) String() string {
+	if s.Reason == "" {
+		return fmt.Sprintf("%s:%d %s", s.File, s.Line, s.Cause)
+	}
+	return fmt.Sprintf("%s:%d %s: %s", s.File, s.Line, s.Cause, s.Reason)
+}
+
 // logFile is an opened log.
 type logFile struct {
 	r     io.Reader // the lines, decompressed
@@ -75,6 +102,9 @@ type lineReader struct {
 	br   *bufio.Reader
 	line int64 // 1-based number of the line last returned
 	skip *Skipped
+	// onSkip, when set, is told of each line skipped: its number, cause
+	// and octets (nil for an overlong line), valid during the call.
+	onSkip func(line int64, cause string, raw []byte) error
 }
 
 // next returns the next line (without its terminator) and its number;
@@ -85,6 +115,9 @@ func (r *lineReader) next() ([]byte, error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			r.line++
 			r.skip.TooLong++
+			if err := r.skipped(CauseTooLong, nil); err != nil {
+				return nil, err
+			}
 			if err := r.discard(); err != nil {
 				return nil, err
 			}
@@ -100,10 +133,20 @@ func (r *lineReader) next() ([]byte, error) {
 		b = bytes.TrimRight(b, "\r\n")
 		if !utf8.Valid(b) {
 			r.skip.InvalidUTF8++
+			if err := r.skipped(CauseInvalidUTF8, b); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		return b, nil
 	}
+}
+
+func (r *lineReader) skipped(cause string, raw []byte) error {
+	if r.onSkip == nil {
+		return nil
+	}
+	return r.onSkip(r.line, cause, raw)
 }
 
 // discard skips the rest of an overlong line.

@@ -1,13 +1,9 @@
 package accesslog
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -94,6 +90,10 @@ func New(o Options) (*Auditor, error) {
 	}
 	a.res.Summary.Versions = o.History.Len()
 	a.res.Summary.Catalogue = a.ident.Catalogue().Version()
+	var err error
+	if a.res.skipped, err = newSpill[SkippedLine](o.TempDir); err != nil {
+		return nil, err
+	}
 	a.res.lists = map[string]*findingList{}
 	for _, k := range Kinds() {
 		l, err := newFindingList(o.TempDir)
@@ -104,64 +104,6 @@ func New(o Options) (*Auditor, error) {
 		a.res.lists[k] = l
 	}
 	return a, nil
-}
-
-// Read judges every line of the log r (decompressed already), named name
-// in findings ("-" for standard input). Malformed, overlong and
-// non-UTF-8 lines are counted and skipped; an error is an I/O error, a
-// robots.txt version that cannot be read, or ctx ending (checked every
-// 4,096 lines read).
-func (a *Auditor) Read(ctx context.Context, name string, r io.Reader) error {
-	a.res.Summary.Files = append(a.res.Summary.Files, name)
-	sum := &a.res.Summary
-	lr := &lineReader{br: bufioReader(r), skip: &sum.Skipped}
-	p := a.o.NewParser()
-	var e Entry
-	for n := 1; ; n++ {
-		line, err := lr.next()
-		if err == io.EOF {
-			sum.Lines = lr.line + sum.Lines
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read log %s: line %d: %w", name, lr.line+1, err)
-		}
-		if n%4096 == 0 && ctx.Err() != nil {
-			return fmt.Errorf("read log %s: stopped at line %d: %w", name, lr.line, context.Cause(ctx))
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if err := p.Parse(line, &e); err != nil {
-			sum.Skipped.Malformed++
-			continue
-		}
-		if err := a.judge(ctx, name, lr.line, &e); err != nil {
-			return err
-		}
-	}
-}
-
-// ReadFile judges the log file path ("-": stdin), gzipped or not, and
-// records its SHA-256 and line count in Summary.Inputs.
-func (a *Auditor) ReadFile(ctx context.Context, path string, stdin io.Reader) error {
-	h := sha256.New()
-	lf, err := openLog(path, stdin, h)
-	if err != nil {
-		return err
-	}
-	defer lf.close()
-	before := a.res.Summary.Lines
-	if err := a.Read(ctx, path, lf.r); err != nil {
-		return err
-	}
-	// Whatever follows a gzip stream's end is hashed too.
-	if _, err := io.Copy(io.Discard, lf.raw); err != nil {
-		return fmt.Errorf("read log %s: %w", path, err)
-	}
-	a.res.Summary.Inputs = append(a.res.Summary.Inputs, Input{File: path, SHA256: hex.EncodeToString(h.Sum(nil)),
-		Lines: a.res.Summary.Lines - before})
-	return nil
 }
 
 // judge decides one request.
@@ -425,6 +367,9 @@ func (a *Auditor) Close() error {
 		if l != nil {
 			err = errors.Join(err, l.close())
 		}
+	}
+	if a.res.skipped != nil {
+		err = errors.Join(err, a.res.skipped.close())
 	}
 	return err
 }

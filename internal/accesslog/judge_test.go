@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,7 @@ func judgeLog(t *testing.T, h *History, log string) *Result {
 func TestHostileLinesAreCountedAndSkipped(t *testing.T) {
 	h := historyDir(t, map[string]string{"2026-11-01T00:00:00Z.txt": "User-agent: *\nDisallow: /p\n"})
 	log := line("2026-11-05T00:00:00Z", "1.2.3.4", "/p", "B/1") +
+		strings.Repeat(line("2026-11-05T00:00:00Z", "1.2.3.4", "/q", "B/1"), 5) + // most lines parse: the log is in the format
 		"garbage\n" +
 		"1.2.3.4 - - [05/Nov/2026:00:00:00 +0000] \"GET /p" + strings.Repeat("x", 1<<20) + " HTTP/1.1\" 200 1 \"-\" \"B/1\"\n" +
 		"1.2.3.4 - - [05/Nov/2026:00:00:00 +0000] \"GET /p\xff HTTP/1.1\" 200 1 \"-\" \"B/1\"\n" +
@@ -64,8 +66,18 @@ func TestHostileLinesAreCountedAndSkipped(t *testing.T) {
 	if s := r.Summary.Skipped; s.Malformed != 2 || s.TooLong != 2 || s.InvalidUTF8 != 1 {
 		t.Errorf("skipped %+v", s)
 	}
-	if len(r.Violations) != 1 || r.Violations[0].Line != 1 || r.Summary.Lines != 7 {
+	if len(r.Violations) != 1 || r.Violations[0].Line != 1 || r.Summary.Lines != 12 {
 		t.Errorf("violations %+v, lines %d", r.Violations, r.Summary.Lines)
+	}
+	// Each skipped line is located, with why.
+	var got []string
+	for _, s := range r.SkippedLines {
+		got = append(got, s.String())
+	}
+	want := []string{"x.log:7 malformed: no client address", "x.log:8 too_long", "x.log:9 invalid_utf8", "x.log:11 too_long",
+		"x.log:12 malformed: no quoted request line"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("skipped lines\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
@@ -173,8 +185,9 @@ func TestRenderFormats(t *testing.T) {
 		switch f {
 		case "csv":
 			rows, err := csv.NewReader(&buf).ReadAll()
+			class := slices.Index(csvHeader, "class")
 			if err != nil || len(rows) != 3 || len(rows[1]) != len(csvHeader) || rows[1][0] != KindViolation ||
-				rows[1][len(csvHeader)-2] != ClassCrawler || rows[2][len(csvHeader)-2] != ClassOther {
+				rows[1][class] != ClassCrawler || rows[2][class] != ClassOther {
 				t.Errorf("csv: %v %q", err, rows)
 			}
 		case "html":

@@ -7,7 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"text/tabwriter"
+	"strings"
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/csvcell"
@@ -38,7 +38,23 @@ func Render(w io.Writer, r *Result, format string) error {
 // csvHeader is the csv output's header row.
 var csvHeader = []string{"kind", "file", "line", "time", "client", "method", "path", "status", "user_agent",
 	"product_token", "identity", "rule", "rule_line", "group", "path_resolved", "robots_sha256", "robots_from",
-	"robots_until", "robots_source", "window_start", "window_basis", "versions_considered", "versions_disallowing", "class", "catalogue"}
+	"robots_until", "robots_source", "window_start", "window_basis", "versions_considered", "versions_disallowing", "class", "catalogue",
+	"ranges_source", "ranges_creation_time", "ranges_prefixes", "warnings"}
+
+// rangesCells are the csv cells that state a token's ranges: their
+// sources, creationTimes and prefix count (each source's, joined with
+// " "), and the token's warnings.
+func rangesCells(tr *TokenRanges, warnings string) []string {
+	if tr == nil {
+		return []string{"", "", "", warnings}
+	}
+	var srcs, created []string
+	for _, s := range tr.Sources {
+		srcs = append(srcs, s.Source)
+		created = append(created, dateOr(s.CreationTime, "-"))
+	}
+	return []string{strings.Join(srcs, " "), strings.Join(created, " "), strconv.Itoa(tr.Prefixes), warnings}
+}
 
 // CSVTables are the tables the csv output can write (RenderCSV):
 // "findings" (the default), a row per violation, disputable request and
@@ -55,10 +71,13 @@ func RenderCSV(w io.Writer, r *Result, table string) error {
 		return renderCSV(w, r)
 	case "crawlers":
 		cw := csv.NewWriter(w)
-		cw.Write([]string{"product_token", "requests", "verified", "unverified", "impostor", "robots_fetches", "violations", "disputable", "class", "catalogue"})
+		cw.Write([]string{"product_token", "requests", "verified", "unverified", "impostor", "robots_fetches", "violations", "disputable", "class", "catalogue",
+			"ranges_source", "ranges_creation_time", "ranges_prefixes", "warnings"})
+		ranges, warns := rangesOf(r), warningsOf(r)
 		for _, c := range append(slices.Clip(r.Crawlers), r.OtherClients...) {
-			cw.Write([]string{csvcell.Safe(c.Token), i64(c.Requests), i64(c.Verified), i64(c.Unverified), i64(c.Impostor), i64(c.RobotsFetches),
-				i64(c.Violations), i64(c.Disputable), classOf(c.Class), r.Summary.Catalogue})
+			t := strings.ToLower(c.Token)
+			cw.Write(append([]string{csvcell.Safe(c.Token), i64(c.Requests), i64(c.Verified), i64(c.Unverified), i64(c.Impostor), i64(c.RobotsFetches),
+				i64(c.Violations), i64(c.Disputable), classOf(c.Class), r.Summary.Catalogue}, rangesCells(ranges[t], csvcell.Safe(warns[t]))...))
 		}
 		cw.Flush()
 		return cw.Error()
@@ -73,8 +92,13 @@ func renderCSV(w io.Writer, r *Result) error {
 	if err := cw.Write(csvHeader); err != nil {
 		return err
 	}
+	ranges, warns := rangesOf(r), warningsOf(r)
 	for _, k := range Kinds() {
-		if err := r.Each(k, func(f *Finding) error { return cw.Write(append(csvRow(k, f), classOf(f.Class), r.Summary.Catalogue)) }); err != nil {
+		err := r.Each(k, func(f *Finding) error {
+			t := strings.ToLower(f.ProductToken)
+			return cw.Write(append(csvRow(k, f), append([]string{classOf(f.Class), r.Summary.Catalogue}, rangesCells(ranges[t], csvcell.Safe(warns[t]))...)...))
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -114,83 +138,6 @@ func stamp(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-func renderText(w io.Writer, r *Result) error {
-	s := &r.Summary
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "access log audit\n")
-	for _, in := range s.Inputs {
-		fmt.Fprintf(tw, "log\t%s\t%d lines, sha256 %s\n", in.File, in.Lines, in.SHA256)
-	}
-	fmt.Fprintf(tw, "lines\t%d\t(skipped: %d malformed, %d too long, %d invalid UTF-8)\n", s.Lines, s.Skipped.Malformed, s.Skipped.TooLong, s.Skipped.InvalidUTF8)
-	fmt.Fprintf(tw, "requests\t%d\t(%d from browsers and %d naming no product, never judged; %d from other clients; %d before the first robots.txt version)\n",
-		s.Requests, s.Browsers, s.Unnamed, s.OtherClients, s.Unjudged)
-	fmt.Fprintf(tw, "crawler catalogue\t%s\n", s.Catalogue)
-	fmt.Fprintf(tw, "period\t%s .. %s\n", stamp(s.First), stamp(s.Last))
-	fmt.Fprintf(tw, "robots.txt versions\t%d\n", s.Versions)
-	fmt.Fprintf(tw, "violations\t%d\n", r.Count(KindViolation))
-	fmt.Fprintf(tw, "disputable\t%d\n", r.Count(KindDisputable))
-	fmt.Fprintf(tw, "impostors\t%d\n\n", r.Count(KindImpostor))
-	textTable(tw, "crawler", r.Crawlers)
-	if len(r.OtherClients) > 0 {
-		fmt.Fprintln(tw)
-		textTable(tw, "other client", r.OtherClients)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	titles := map[string]string{KindViolation: "violations", KindDisputable: "disputable requests", KindImpostor: "impostors"}
-	for _, k := range Kinds() {
-		if r.Count(k) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "\n%s\n", titles[k])
-		err := r.Each(k, func(f *Finding) error {
-			_, err := fmt.Fprintln(w, textFinding(f))
-			return err
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// textTable writes a table of crawlers headed by what they are.
-func textTable(tw io.Writer, what string, cs []*Crawler) {
-	fmt.Fprintf(tw, "%s\trequests\tverified\tunverified\timpostor\trobots.txt fetches\tviolations\tdisputable\n", what)
-	for _, c := range cs {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", c.Token, c.Requests, c.Verified, c.Unverified, c.Impostor, c.RobotsFetches, c.Violations, c.Disputable)
-	}
-}
-
-// textFinding is one finding on one line, its evidence included.
-func textFinding(f *Finding) string {
-	s := fmt.Sprintf("%s:%d %s %s %s %q %s %s", f.File, f.Line, stamp(&f.Time), f.Client, f.ProductToken, f.UserAgent, f.Method, f.Path)
-	if f.Class == ClassOther {
-		s += " class=other"
-	}
-	if f.Identity != "" {
-		s += " identity=" + f.Identity
-	}
-	if f.RobotsSHA256 != "" {
-		s += fmt.Sprintf(" rule=%q line=%d robots_sha256=%s %s (%d of %d versions disallow; window from %s %s)",
-			f.Rule, f.RuleLine, f.RobotsSHA256, validity(f), f.VersionsDisallowing, f.VersionsConsidered,
-			f.WindowBasis, stamp(f.WindowStart))
-	}
-	return s
-}
-
-// validity says when the deciding version was in force.
-func validity(f *Finding) string {
-	switch {
-	case f.RobotsFrom == nil:
-		return "in force throughout"
-	case f.RobotsUntil == nil:
-		return "in force from " + stamp(f.RobotsFrom)
-	}
-	return "in force from " + stamp(f.RobotsFrom) + " to " + stamp(f.RobotsUntil)
-}
-
 // renderJSON writes the Result object, its findings streamed from disk.
 func renderJSON(w io.Writer, r *Result) error {
 	head, err := json.Marshal(struct {
@@ -206,23 +153,34 @@ func renderJSON(w io.Writer, r *Result) error {
 	}
 	names := map[string]string{KindViolation: "violations", KindDisputable: "disputable", KindImpostor: "impostors"}
 	for _, k := range Kinds() {
-		fmt.Fprintf(w, ",%q:[", names[k])
-		first := true
-		err := r.eachJSON(k, func(b []byte) error {
-			if !first {
-				if _, err := w.Write([]byte{','}); err != nil {
-					return err
-				}
-			}
-			first = false
-			_, err := w.Write(b)
-			return err
-		})
-		if err != nil {
+		if err := jsonArray(w, names[k], func(fn func([]byte) error) error { return r.eachJSON(k, fn) }); err != nil {
 			return err
 		}
-		fmt.Fprint(w, "]")
+	}
+	if err := jsonArray(w, "skipped_lines", r.eachSkippedJSON); err != nil {
+		return err
 	}
 	_, err = fmt.Fprint(w, "}\n")
+	return err
+}
+
+// jsonArray writes ,"name":[...] with the elements each yields.
+func jsonArray(w io.Writer, name string, each func(func([]byte) error) error) error {
+	fmt.Fprintf(w, ",%q:[", name)
+	first := true
+	err := each(func(b []byte) error {
+		if !first {
+			if _, err := w.Write([]byte{','}); err != nil {
+				return err
+			}
+		}
+		first = false
+		_, err := w.Write(b)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprint(w, "]")
 	return err
 }

@@ -168,6 +168,15 @@ type Summary struct {
 	Last  *time.Time `json:"last,omitempty"`
 	// Versions is the number of robots.txt versions in the history.
 	Versions int `json:"robots_versions"`
+	// IPRanges are the published ranges of each token the identities
+	// were checked against: their sources (file or URL, creationTime,
+	// prefix count) and how the log's requests fell. A token with ranges
+	// that no request claimed is listed only when given by name.
+	IPRanges []TokenRanges `json:"ip_ranges"`
+	// Warnings are what a reader must know before trusting the report: an
+	// empty log, a robots.txt version that is not text, ranges far from
+	// the log's period or that most requests fall outside of.
+	Warnings []Warning `json:"warnings"`
 }
 
 // Result is a run's outcome: the JSON object "audit access-log -format
@@ -182,8 +191,12 @@ type Result struct {
 	Violations   []Finding  `json:"violations"`
 	Disputable   []Finding  `json:"disputable"`
 	Impostors    []Finding  `json:"impostors"`
+	// SkippedLines locates every line not judged, with why (counted by
+	// cause in Summary.Skipped).
+	SkippedLines []SkippedLine `json:"skipped_lines"`
 
-	lists map[string]*findingList // by kind, nil when the slices hold them
+	lists   map[string]*findingList // by kind, nil when the slices hold them
+	skipped *spill[SkippedLine]     // nil when SkippedLines holds them
 }
 
 // Kinds of findings: the JSON arrays and the csv kind column.
@@ -242,8 +255,52 @@ func (r *Result) eachJSON(kind string, fn func([]byte) error) error {
 	})
 }
 
-// Load reads every finding into the slices, for a result small enough.
+// SkippedCount is the number of lines skipped.
+func (r *Result) SkippedCount() int64 {
+	if r.skipped != nil {
+		return r.skipped.n
+	}
+	return int64(len(r.SkippedLines))
+}
+
+// EachSkipped calls fn with every skipped line, in log order; it stops
+// at fn's first error, and returns it.
+func (r *Result) EachSkipped(fn func(*SkippedLine) error) error {
+	if r.skipped != nil {
+		return r.skipped.each(fn)
+	}
+	for i := range r.SkippedLines {
+		if err := fn(&r.SkippedLines[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachSkippedJSON calls fn with every skipped line encoded as JSON.
+func (r *Result) eachSkippedJSON(fn func([]byte) error) error {
+	if r.skipped != nil {
+		return r.skipped.eachRaw(fn)
+	}
+	return r.EachSkipped(func(s *SkippedLine) error {
+		b, err := json.Marshal(s)
+		if err != nil {
+			return err
+		}
+		return fn(b)
+	})
+}
+
+// Load reads every finding and skipped line into the slices, for a result
+// small enough.
 func (r *Result) Load() error {
+	if r.skipped != nil {
+		r.SkippedLines = []SkippedLine{}
+		if err := r.skipped.each(func(s *SkippedLine) error { r.SkippedLines = append(r.SkippedLines, *s); return nil }); err != nil {
+			return err
+		}
+		r.skipped = nil
+	}
 	for _, k := range Kinds() {
 		if r.lists[k] == nil {
 			continue

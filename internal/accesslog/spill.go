@@ -9,26 +9,31 @@ import (
 	"os"
 )
 
-// findingList keeps one kind of findings on disk, a JSON object a line,
-// so that memory stays bounded however many a log holds. The file is
-// unlinked as soon as it is made (where the system allows): nothing is
-// left behind, even on a crash.
-type findingList struct {
+// spill keeps a list of records (findings of one kind, skipped lines) on
+// disk, a JSON object a line, so that memory stays bounded however many a
+// log holds. The file is unlinked as soon as it is made (where the system
+// allows): nothing is left behind, even on a crash.
+type spill[T any] struct {
 	f *os.File
 	w *bufio.Writer
 	n int64
 }
 
-func newFindingList(dir string) (*findingList, error) {
+// findingList keeps one kind of findings.
+type findingList = spill[Finding]
+
+func newFindingList(dir string) (*findingList, error) { return newSpill[Finding](dir) }
+
+func newSpill[T any](dir string) (*spill[T], error) {
 	f, err := os.CreateTemp(dir, "robotsproxy-access-log-*.jsonl")
 	if err != nil {
 		return nil, fmt.Errorf("findings: %w", err)
 	}
 	os.Remove(f.Name()) // open files stay readable
-	return &findingList{f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+	return &spill[T]{f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
 }
 
-func (l *findingList) add(f *Finding) error {
+func (l *spill[T]) add(f *T) error {
 	b, err := json.Marshal(f)
 	if err != nil {
 		return err
@@ -41,8 +46,8 @@ func (l *findingList) add(f *Finding) error {
 	return nil
 }
 
-// each calls fn with every finding, in the order added.
-func (l *findingList) each(fn func(*Finding) error) error {
+// each calls fn with every record, in the order added.
+func (l *spill[T]) each(fn func(*T) error) error {
 	if err := l.w.Flush(); err != nil {
 		return fmt.Errorf("findings: %w", err)
 	}
@@ -52,7 +57,7 @@ func (l *findingList) each(fn func(*Finding) error) error {
 	}
 	dec := json.NewDecoder(bufio.NewReaderSize(io.NewSectionReader(l.f, 0, end), 64<<10))
 	for dec.More() {
-		var f Finding
+		var f T
 		if err := dec.Decode(&f); err != nil {
 			return fmt.Errorf("findings: %w", err)
 		}
@@ -63,9 +68,9 @@ func (l *findingList) each(fn func(*Finding) error) error {
 	return nil
 }
 
-// eachRaw calls fn with every finding's JSON encoding (as add wrote it,
+// eachRaw calls fn with every record's JSON encoding (as add wrote it,
 // without the line feed), in the order added; b is valid during the call.
-func (l *findingList) eachRaw(fn func(b []byte) error) error {
+func (l *spill[T]) eachRaw(fn func(b []byte) error) error {
 	if err := l.w.Flush(); err != nil {
 		return fmt.Errorf("findings: %w", err)
 	}
@@ -90,4 +95,4 @@ func (l *findingList) eachRaw(fn func(b []byte) error) error {
 	}
 }
 
-func (l *findingList) close() error { return l.f.Close() }
+func (l *spill[T]) close() error { return l.f.Close() }

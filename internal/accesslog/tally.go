@@ -1,6 +1,7 @@
 package accesslog
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -57,6 +58,18 @@ func (a *Auditor) count(cs *crawlerState, p string) {
 	}
 }
 
+// warnings returns the warnings of the run so far: an empty log, the
+// robots.txt versions that are not text, the ranges to doubt.
+func (a *Auditor) warnings() []Warning {
+	out := []Warning{}
+	if s := a.res.Summary; s.Requests == 0 {
+		out = append(out, Warning{Kind: WarnEmptyLog, Message: fmt.Sprintf(
+			"no request was read: the logs hold %d lines, %d of them skipped; nothing was judged", s.Lines, s.Skipped.Total())})
+	}
+	out = append(out, a.o.History.warnings()...)
+	return append(out, rangesWarnings(a.o.Verifier.TokenRanges(), a.first, a.last)...)
+}
+
 // Result returns the findings so far, crawlers ordered by violations,
 // then requests; each crawler's top violated paths are its top n (0: all).
 func (a *Auditor) Result(n int) *Result {
@@ -65,6 +78,13 @@ func (a *Auditor) Result(n int) *Result {
 		first, last := a.first, a.last
 		r.Summary.First, r.Summary.Last = &first, &last
 	}
+	r.Summary.IPRanges = []TokenRanges{}
+	for _, tr := range a.o.Verifier.TokenRanges() {
+		if tr.Requests > 0 || tr.Given {
+			r.Summary.IPRanges = append(r.Summary.IPRanges, tr)
+		}
+	}
+	r.Summary.Warnings = a.warnings()
 	r.Crawlers, r.OtherClients = make([]*Crawler, 0, len(a.crawlers)), []*Crawler{}
 	for _, cs := range a.crawlers {
 		c := cs.c

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robotsproxy/robotsproxy/internal/ipranges"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 )
 
@@ -53,7 +54,8 @@ func DefaultDomains() map[string][]string {
 // Verifier decides whether a request's claimed crawler is who it says.
 // Not safe for concurrent use.
 type Verifier struct {
-	// Ranges maps lower-cased product tokens to their published ranges.
+	// Ranges maps lower-cased product tokens to their published ranges
+	// (AddFile and LoadRanges fill it, with the ranges' sources).
 	Ranges map[string][]netip.Prefix
 	// Domains maps lower-cased product tokens to the DNS domains their
 	// hosts' names end in, for forward-confirmed reverse DNS.
@@ -64,6 +66,12 @@ type Verifier struct {
 	Timeout time.Duration
 
 	dns *memo.LRU[dnsKey, string]
+	// sources and order are each token's TokenRanges (by lower-cased
+	// token, in the order added); idx its ranges as a set, built from
+	// Ranges on the first Verify.
+	sources map[string]*TokenRanges
+	order   []string
+	idx     map[string]*ipranges.Set
 }
 
 type dnsKey struct {
@@ -91,9 +99,18 @@ func (v *Verifier) Verify(ctx context.Context, token, client string) string {
 	if !ok {
 		return Unverified
 	}
-	ranges, hasRanges := v.Ranges[t]
-	if hasRanges && inRanges(ranges, addr) {
-		return Verified
+	set, hasRanges := v.index()[t]
+	if hasRanges {
+		tr := v.tokenRanges(t)
+		tr.Requests++
+		if set.Contains(addr) {
+			tr.Inside++
+			return Verified
+		}
+		tr.Outside++
+		if set.Near(addr) {
+			tr.Near++
+		}
 	}
 	domains := v.Domains[t]
 	if v.Resolver == nil || len(domains) == 0 {
@@ -115,6 +132,42 @@ func (v *Verifier) Verify(ctx context.Context, token, client string) string {
 	}
 	v.dns.Add(k, r, nil)
 	return r
+}
+
+// index returns the ranges of each token as a set.
+func (v *Verifier) index() map[string]*ipranges.Set {
+	if v.idx == nil {
+		v.idx = make(map[string]*ipranges.Set, len(v.Ranges))
+		for t, ps := range v.Ranges {
+			v.idx[t] = ipranges.NewSet(ps)
+		}
+	}
+	return v.idx
+}
+
+// tokenRanges returns the TokenRanges of the lower-cased token t, made
+// for ranges set in Ranges directly.
+func (v *Verifier) tokenRanges(t string) *TokenRanges {
+	if tr := v.sources[t]; tr != nil {
+		return tr
+	}
+	if v.sources == nil {
+		v.sources = map[string]*TokenRanges{}
+	}
+	tr := &TokenRanges{Token: t, Prefixes: len(v.Ranges[t])}
+	v.sources[t] = tr
+	v.order = append(v.order, t)
+	return tr
+}
+
+// TokenRanges returns what the verifier knows of each token's ranges and
+// how the requests so far fell, in the order the tokens were added.
+func (v *Verifier) TokenRanges() []TokenRanges {
+	out := make([]TokenRanges, 0, len(v.order))
+	for _, t := range v.order {
+		out = append(out, *v.sources[t])
+	}
+	return out
 }
 
 // fcrdns is forward-confirmed reverse DNS: a PTR name of addr inside one

@@ -30,6 +30,11 @@ type Options struct {
 	Stdin io.Reader
 	// Stdout receives one line per URL.
 	Stdout io.Writer
+	// Warn, when not nil, receives a warning line when the robots.txt
+	// file is not text (robots.NotText): a gzip-compressed copy, UTF-16,
+	// binary data. Its decisions are still written, from what could be
+	// read of it.
+	Warn io.Writer
 	// RFC decides each URL's path as sent only, the plain RFC 9309 2.2.2
 	// reading (-rfc), instead of as the proxy does: as sent and as origins
 	// may resolve it (dot segments, "%2F", "%2e", ";parameters", "//").
@@ -113,6 +118,9 @@ func Run(path, userAgent string, urls []string, o Options) (bool, error) {
 	body, err := os.ReadFile(path)
 	if err != nil {
 		return false, fmt.Errorf("read robots.txt: %w", err)
+	}
+	if why := robots.NotText(body); why != "" && o.Warn != nil {
+		fmt.Fprintf(o.Warn, "robotsproxy: warning: %s is not text (%s); robots.txt is UTF-8 text (RFC 9309 2.3), so what follows is decided from whatever could be read of it\n", path, why)
 	}
 	c := checker{
 		robots: robots.Parse(body),

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robotsproxy/robotsproxy/enforce"
 	"github.com/robotsproxy/robotsproxy/internal/accesslog"
 	"github.com/robotsproxy/robotsproxy/internal/dnstest"
 )
@@ -31,9 +33,9 @@ func TestRunAuditAccessLogErrors(t *testing.T) {
 		{[]string{"audit", "access-log", "-robots", robots, "-format", "xml", log}, `-format "xml"`},
 		{[]string{"audit", "access-log", "-robots", robots, "-log-format", "w3c", log}, `-log-format "w3c"`},
 		{[]string{"audit", "access-log", "-robots", robots, "-json-fields", "client=ip", log}, "only with -log-format json"},
-		{[]string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot", log}, "want TOKEN=FILE"},
+		{[]string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot", log}, "want auto, TOKEN=FILE or TOKEN=URL"},
 		{[]string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot=http://127.0.0.1:1/googlebot.json", log}, "unreachable"},
-		{[]string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot=" + bad, log}, "no ipv4Prefix"},
+		{[]string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot=" + bad, log}, "no prefix"},
 		{[]string{"audit", "access-log", "-robots", robots, "-dns", "localhost", log}, "want HOST:PORT"},
 		{[]string{"audit", "access-log", "-robots", filepath.Join(dir, "none"), log}, "no such file"},
 		{[]string{"audit", "access-log", "-robots", robots, filepath.Join(dir, "none.log")}, "no such file"},
@@ -73,7 +75,7 @@ func TestRunAuditAccessLogOutput(t *testing.T) {
 	}
 	stdout.Reset()
 	err = run(t.Context(), []string{"audit", "access-log", "-robots", robots, "-format", "csv", "-table", "crawlers", "-"}, strings.NewReader(log), &stdout, &stderr)
-	if want := "product_token,requests,verified,unverified,impostor,robots_fetches,violations,disputable,class,catalogue\nB,1,0,0,0,0,1,0,other,crawler-user-agents@"; err != nil || !strings.HasPrefix(stdout.String(), want) {
+	if want := "product_token,requests,verified,unverified,impostor,robots_fetches,violations,disputable,class,catalogue,ranges_source,ranges_creation_time,ranges_prefixes,warnings\nB,1,0,0,0,0,1,0,other,crawler-user-agents@"; err != nil || !strings.HasPrefix(stdout.String(), want) || !strings.HasSuffix(stdout.String(), ",,,,\n") {
 		t.Errorf("%v: %q, want %q", err, stdout.String(), want)
 	}
 }
@@ -97,7 +99,7 @@ func TestRunAuditAccessLogDNS(t *testing.T) {
 		`203.0.113.10 - - [20/Nov/2026:10:00:01 +0000] "GET /p HTTP/1.1" 200 1 "-" "` + ua + `"` + "\n" +
 		`66.249.79.230 - - [20/Nov/2026:10:00:02 +0000] "GET /p HTTP/1.1" 200 1 "-" "` + ua + `"` + "\n"
 	var stdout, stderr bytes.Buffer
-	err := run(t.Context(), []string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot=" + filepath.Join("..", "..", "testdata", "ipranges", "googlebot.json"),
+	err := run(t.Context(), []string{"audit", "access-log", "-robots", robots, "-ip-ranges", "Googlebot=" + filepath.Join("..", "..", "testdata", "ipranges", "googlebot-fixture.json"),
 		"-dns", dns, "-format", "json", "-"}, strings.NewReader(log), &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr.String())
@@ -115,7 +117,7 @@ func TestRunAuditAccessLogDNS(t *testing.T) {
 // -ip-ranges TOKEN=URL fetches the file with the proxy's fetcher: a
 // loopback origin only with -allow-private, a 404 is an error.
 func TestRunAuditAccessLogRangesURL(t *testing.T) {
-	body, err := os.ReadFile(filepath.Join("..", "..", "testdata", "ipranges", "googlebot.json"))
+	body, err := os.ReadFile(filepath.Join("..", "..", "testdata", "ipranges", "googlebot-fixture.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +151,93 @@ func TestRunAuditAccessLogRangesURL(t *testing.T) {
 		err := run(t.Context(), args, strings.NewReader(log), &stdout, &stderr)
 		if code := exitCode(err, &stderr); code != tt.code || !strings.Contains(stdout.String()+stderr.String(), tt.want) {
 			t.Errorf("%q: exit %d, stdout %.300s, stderr %s; want %d and %q", tt.args, code, stdout.String(), stderr.String(), tt.code, tt.want)
+		}
+	}
+}
+
+// proxyAuditLog writes the audit lines the proxy itself writes for a few
+// requests to a file, and returns its path.
+func proxyAuditLog(t *testing.T) string {
+	t.Helper()
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			w.Write([]byte("User-agent: *\nDisallow: /private/\n"))
+			return
+		}
+		w.Write([]byte("hello"))
+	}))
+	defer origin.Close()
+	cfg := enforce.DefaultConfig()
+	cfg.AllowPrivate = true
+	var audit bytes.Buffer
+	tr, err := enforce.New(enforce.Options{Config: cfg, Audit: &audit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/", "/private/x", "/a"} {
+		req, _ := http.NewRequest("GET", origin.URL+p, nil)
+		req.Header.Set("User-Agent", "ExampleBot/1.0")
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	tr.Close()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, audit.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Wrong input is loud: a log not in the chosen format, a misspelt
+// -ip-ranges token (exit 2, naming what it looks like or the nearest
+// name); a robots.txt that is not text, an empty log, a skipped line
+// (exit 0, said on stderr and in the report).
+func TestRunAuditAccessLogBadInputIsLoud(t *testing.T) {
+	dir := t.TempDir()
+	apache := filepath.Join("..", "..", "testdata", "accesslog", "apache_logs.gz")
+	site := filepath.Join("..", "..", "testdata", "site", "robots.txt")
+	gzipped := filepath.Join("..", "..", "testdata", "robots-odd", "schema.org.txt")
+	empty := filepath.Join(dir, "empty.log")
+	os.WriteFile(empty, nil, 0o644)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	elf, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary := filepath.Join(dir, "robots.txt") // a binary file given as -robots: the start of the test's own executable
+	os.WriteFile(binary, elf[:64<<10], 0o644)
+	tests := []struct {
+		name         string
+		args         []string
+		code         int
+		stderr, text string
+	}{
+		{"the proxy's own audit log as combined", []string{"-robots", site, proxyAuditLog(t)}, 2,
+			"3 of its first 3 lines do not parse as combined (line 1: malformed: no client address); they look like robotsproxy audit lines, the proxy's own log: summarise it with robotsproxy audit report", ""},
+		{"an Apache log as json", []string{"-log-format", "json", "-robots", site, apache}, 2,
+			"100 of its first 100 lines do not parse as json (line 1: malformed: invalid character '.' after top-level value); they look like the Combined Log Format: give -log-format combined", ""},
+		{"a misspelt token", []string{"-robots", site, "-ip-ranges", "Googlbot=" + filepath.Join("..", "..", "testdata", "ipranges", "googlebot-fixture.json"), apache}, 2,
+			"-ip-ranges Googlbot=...: no crawler of that name is known or in the logs; did you mean Googlebot?", ""},
+		{"a gzipped robots.txt", []string{"-robots", gzipped, apache}, 0,
+			"warning: robots.txt version " + gzipped + " is not text (gzip-compressed data)", "is not text (gzip-compressed data)"},
+		{"a binary robots.txt", []string{"-robots", binary, apache}, 0,
+			"warning: robots.txt version " + binary + " is not text (binary data (NUL octets))", "is not text (binary data (NUL octets))"},
+		{"an empty log", []string{"-robots", site, empty}, 0, "warning: no request was read: the logs hold 0 lines", "period               none: no request was read"},
+		{"a skipped line", []string{"-robots", site, apache}, 0, "", "skipped lines (all 1; -format json lists every one)\n" + apache + ":8899 malformed: unterminated User-Agent\n"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		err := run(t.Context(), append([]string{"audit", "access-log"}, tt.args...), strings.NewReader(""), &stdout, &stderr)
+		code := exitCode(err, &stderr)
+		if code != tt.code || !strings.Contains(stderr.String(), tt.stderr) || !strings.Contains(stdout.String(), tt.text) || tt.code == 2 && stdout.Len() > 0 {
+			t.Errorf("%s: exit %d, stderr %q, stdout %.2000s; want %d, %q and %q", tt.name, code, stderr.String(), stdout.String(), tt.code, tt.stderr, tt.text)
 		}
 	}
 }

@@ -57,3 +57,26 @@ func TestRunCheckStdinRefusesWhatArgumentsRefuse(t *testing.T) {
 		})
 	}
 }
+
+// TestRunCheckWarnsNotText: a robots.txt that is not text (real bodies a
+// site served: gzip-compressed, UTF-16) is decided as written, and a
+// warning on stderr names what it is; a text file gets none.
+func TestRunCheckWarnsNotText(t *testing.T) {
+	tests := []struct {
+		file, want string
+	}{
+		{filepath.Join("..", "..", "testdata", "robots-odd", "schema.org.txt"), "is not text (gzip-compressed data)"},
+		{filepath.Join("..", "..", "testdata", "robots-odd", "reddbarna.no.txt"), "is not text (UTF-16 text (little-endian), not UTF-8)"},
+		{filepath.Join("..", "..", "testdata", "robots", "dl.acm.org.txt"), ""},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), []string{"check", tt.file, "ExampleBot", "/docs/search_results.html"}, strings.NewReader(""), &stdout, &stderr)
+		if code := exitCode(err, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "ALLOWED ") {
+			t.Errorf("%s: exit %d, stdout %q", tt.file, code, stdout.String())
+		}
+		if got := stderr.String(); tt.want == "" && got != "" || !strings.Contains(got, tt.want) || tt.want != "" && !strings.Contains(got, "warning: "+tt.file) {
+			t.Errorf("%s: stderr %q, want %q", tt.file, got, tt.want)
+		}
+	}
+}

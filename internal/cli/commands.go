@@ -17,6 +17,8 @@ func commands(b build.Info) []command.Command {
 		command.AuditVerify,
 		command.AuditShow,
 		command.AuditAccessLog,
+		command.IPRangesUpdate,
+		command.IPRangesShow,
 		command.CAInit,
 		command.CAShow,
 		command.KeysInit,

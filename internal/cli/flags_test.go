@@ -21,6 +21,7 @@ func TestFlagsAnywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	archive, log, sha := audittest.ChainedLog(t)
+	accessLog := filepath.Join("..", "..", "testdata", "accesslog", "apache_logs.gz") // an access log: the audit log is refused as one
 	same := []struct {
 		name string
 		a, b []string // the same command, flags placed differently
@@ -28,7 +29,7 @@ func TestFlagsAnywhere(t *testing.T) {
 		{"check -json", []string{"check", "-json", robots, "Bot", "/action/x"}, []string{"check", robots, "Bot", "/action/x", "-json"}},
 		{"check -rfc between", []string{"check", "-rfc", robots, "Bot", "/a"}, []string{"check", robots, "-rfc", "Bot", "/a"}},
 		{"audit report -format", []string{"audit", "report", "-format", "json", log}, []string{"audit", "report", log, "-format", "json"}},
-		{"audit access-log -format", []string{"audit", "access-log", "-robots", robots, "-format", "json", log}, []string{"audit", "access-log", log, "-format", "json", "-robots", robots}},
+		{"audit access-log -format", []string{"audit", "access-log", "-robots", robots, "-format", "json", accessLog}, []string{"audit", "access-log", accessLog, "-format", "json", "-robots", robots}},
 		{"audit verify -archive", []string{"audit", "verify", "-archive", archive, log}, []string{"audit", "verify", log, "-archive", archive}},
 		{"audit show -body", []string{"audit", "show", "-archive", archive, "-body", sha}, []string{"audit", "show", sha, "-body", "-archive", archive}},
 		{"keys init -valid", []string{"keys", "init", "-valid", "0", filepath.Join(dir, "k")}, []string{"keys", "init", filepath.Join(dir, "k"), "-valid", "0"}},

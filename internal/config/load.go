@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/robotsproxy/robotsproxy/internal/rules"
+	"github.com/robotsproxy/robotsproxy/internal/suggest"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -241,32 +242,11 @@ func yamlName(f reflect.StructField) string {
 func closest(key string, known []string) string {
 	best, bestD := "", max(2, len(key)/3)+1
 	for _, k := range known {
-		if d := editDistance(key, k); d < bestD {
+		if d := suggest.Distance(key, k); d < bestD {
 			best, bestD = k, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 var keyLineRE = regexp.MustCompile(`^\s*-?\s*([A-Za-z0-9_]+)\s*:`)

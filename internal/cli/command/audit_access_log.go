@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -19,11 +17,13 @@ import (
 
 // AuditAccessLog is "robotsproxy audit access-log": it judges web server
 // access logs against the site's robots.txt history. Exit 0 when the logs
-// were read (whatever was found), 2 on usage and I/O errors.
+// were read (whatever was found; warnings go to stderr too), 2 on usage
+// and I/O errors, a log most of whose first lines are not in the chosen
+// format, and an -ip-ranges token neither known nor in the logs.
 var AuditAccessLog = Command{
 	Name:    "audit access-log",
 	Summary: "judge a web server's access logs against the site's robots.txt history",
-	Usage: "audit access-log [-log-format combined|json] [-json-fields NAME=KEY,...] [-robots PATH] [-ip-ranges TOKEN=FILE]... [-allow-private] " +
+	Usage: "audit access-log [-log-format combined|json] [-json-fields NAME=KEY,...] [-robots PATH] [-ip-ranges auto|TOKEN=FILE]... [-config FILE] [-data-dir DIR] [-allow-private] " +
 		"[-dns ADDR] [-dns-domain TOKEN=DOMAIN]... [-format text|json|csv|html] [-table findings|crawlers] [-o PATH] [-top N] LOG...",
 	run: runAuditAccessLog,
 }
@@ -38,13 +38,15 @@ LOG is an access log file, gzipped or not; - is stdin.`, stdio.Stderr)
 	fields := fs.String("json-fields", "", "for -log-format json, the field names as `NAME=KEY,...`; NAME is one of "+strings.Join(accesslog.JSONFieldNames(), ", "))
 	robotsPath := fs.String("robots", "", "the site's robots.txt history, `PATH`: a file (in force throughout), a directory of versions named by the UTC time they came into force (2026-11-20T00:00:00Z.txt, - allowed for :), git:REPO_DIR:PATH, or archive:ARCHIVE_DIR:ROBOTS_URL (the proxy's robots.txt archive)")
 	var rangeSpecs []string
-	fs.Func("ip-ranges", "the published IP ranges of product token TOKEN, as `TOKEN=FILE` (or TOKEN=URL, fetched): a JSON file in the shape Google, Bing and OpenAI publish (repeatable)", func(s string) error {
-		if tok, src, ok := strings.Cut(s, "="); !ok || tok == "" || src == "" {
-			return fmt.Errorf("want TOKEN=FILE or TOKEN=URL")
+	fs.Func("ip-ranges", "the published IP ranges of product token TOKEN, as `TOKEN=FILE` (or TOKEN=URL, fetched) in Google's format, JAFAR or a plain list; or auto: every copy ipranges update stored in the data directory, each for the tokens it covers (repeatable; TOKEN=... wins over auto for TOKEN)", func(s string) error {
+		if tok, src, ok := strings.Cut(s, "="); s != accesslog.RangesAuto && (!ok || tok == "" || src == "") {
+			return fmt.Errorf("want auto, TOKEN=FILE or TOKEN=URL")
 		}
 		rangeSpecs = append(rangeSpecs, s)
 		return nil
 	})
+	cfgFile := fs.String("config", defaultConfig, "configuration `FILE`, for its data_dir (-ip-ranges auto)")
+	dataDir := fs.String("data-dir", "", "the data `DIR` ipranges update stored the ranges in, for -ip-ranges auto (overrides data_dir)")
 	allowPrivate := fs.Bool("allow-private", false, "let -ip-ranges URLs reach loopback and private addresses (refused by default, as the proxy refuses them)")
 	domains := accesslog.DefaultDomains()
 	fs.Func("dns-domain", "a DNS domain whose hosts run crawler TOKEN, as `TOKEN=DOMAIN`, for -dns (repeatable; adds to the built-in list)", func(s string) error {
@@ -83,17 +85,17 @@ LOG is an access log file, gzipped or not; - is stdin.`, stdio.Stderr)
 	if err != nil {
 		return &exitError{2, fmt.Errorf("audit access-log: -robots: %w", err)}
 	}
-	ranges := map[string][]netip.Prefix{}
-	var fetcher *access.Fetcher
-	for _, spec := range rangeSpecs {
-		if fetcher == nil && isURL(spec) {
-			fetcher = access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: *allowPrivate}, UserAgent: "robotsproxy"})
-		}
-		if err := addRanges(ctx, ranges, spec, fetcher); err != nil {
-			return &exitError{2, fmt.Errorf("audit access-log: -ip-ranges %s: %w", spec, err)}
+	v := &accesslog.Verifier{Domains: domains}
+	ro := accesslog.RangesOptions{Fetcher: access.NewFetcher(access.FetcherOptions{Guard: &netguard.Guard{AllowPrivate: *allowPrivate}, UserAgent: "robotsproxy"})}
+	if slices.Contains(rangeSpecs, accesslog.RangesAuto) {
+		if ro.DataDir, err = dataDirOf(fs, *dataDir, *cfgFile); err != nil {
+			return &exitError{2, fmt.Errorf("audit access-log: -ip-ranges auto: %w", err)}
 		}
 	}
-	v := &accesslog.Verifier{Ranges: ranges, Domains: domains}
+	given, err := accesslog.LoadRanges(ctx, v, rangeSpecs, ro)
+	if err != nil {
+		return &exitError{2, fmt.Errorf("audit access-log: %w", err)}
+	}
 	if *dns != "" {
 		if v.Resolver, err = dnsResolver(*dns); err != nil {
 			return usageErr("audit access-log: -dns: %v", err)
@@ -110,6 +112,12 @@ LOG is an access log file, gzipped or not; - is stdin.`, stdio.Stderr)
 		}
 	}
 	res := aud.Result(*top)
+	if err := accesslog.CheckGivenTokens(given, res, accesslog.KnownTokens()); err != nil {
+		return usageErr("audit access-log: %v", err)
+	}
+	for _, w := range res.Summary.Warnings {
+		fmt.Fprintf(stdio.Stderr, "robotsproxy: warning: %s\n", w.Message)
+	}
 	render := func(w io.Writer) error { return accesslog.Render(w, res, *format) }
 	if *format == "csv" {
 		render = func(w io.Writer) error { return accesslog.RenderCSV(w, res, *table) }
@@ -117,36 +125,6 @@ LOG is an access log file, gzipped or not; - is stdin.`, stdio.Stderr)
 	if err := writeAtomic(*out, stdio.Stdout, render); err != nil {
 		return &exitError{2, fmt.Errorf("audit access-log: %w", err)}
 	}
-	return nil
-}
-
-// isURL reports whether an -ip-ranges TOKEN=SOURCE names a URL.
-func isURL(spec string) bool {
-	_, src, _ := strings.Cut(spec, "=")
-	return strings.HasPrefix(src, "https://") || strings.HasPrefix(src, "http://")
-}
-
-// addRanges reads -ip-ranges TOKEN=FILE, or TOKEN=URL with fetcher, into
-// ranges.
-func addRanges(ctx context.Context, ranges map[string][]netip.Prefix, spec string, fetcher *access.Fetcher) error {
-	tok, src, _ := strings.Cut(spec, "=")
-	var p []netip.Prefix
-	if isURL(spec) {
-		var err error
-		if p, err = accesslog.FetchRanges(ctx, fetcher, src); err != nil {
-			return err
-		}
-	} else {
-		b, err := os.ReadFile(src)
-		if err != nil {
-			return err
-		}
-		if p, err = accesslog.ParseRanges(b); err != nil {
-			return err
-		}
-	}
-	t := strings.ToLower(tok)
-	ranges[t] = append(ranges[t], p...)
 	return nil
 }
 

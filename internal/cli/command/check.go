@@ -39,7 +39,7 @@ error: exit 2, naming the line). Flags may come anywhere; "--" ends them.`, stdi
 		return usageErr("check: %v", err)
 	}
 	all, err := check.Run(fs.Arg(0), fs.Arg(1), fs.Args()[2:], check.Options{JSON: *asJSON, Usage: *purpose, RFC: *rfc, License: *lic,
-		Stdin: stdio.Stdin, Stdout: stdio.Stdout})
+		Stdin: stdio.Stdin, Stdout: stdio.Stdout, Warn: stdio.Stderr})
 	switch {
 	case err != nil:
 		return &exitError{2, fmt.Errorf("check: %w", err)}

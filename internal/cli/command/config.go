@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"io/fs"
+	"os"
 
 	"github.com/rs/zerolog"
 
@@ -44,4 +45,18 @@ func archiveDir(fs *flag.FlagSet, archive, cfgPath string) (string, error) {
 		return "", err
 	}
 	return cfg.Audit.ArchiveDir, nil
+}
+
+// dataDirOf returns -data-dir, else the configuration's data_dir, else
+// its default (config.DefaultDataDir): where serve keeps its CA and
+// ipranges update its copies.
+func dataDirOf(fs *flag.FlagSet, dataDir, cfgPath string) (string, error) {
+	if isSet(fs, "data-dir") {
+		return dataDir, nil
+	}
+	cfg, _, err := loadConfig(cfgPath, isSet(fs, "config"), zerolog.Nop())
+	if err != nil {
+		return "", err
+	}
+	return cfg.ResolveDataDir(os.Getenv)
 }
