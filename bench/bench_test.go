@@ -216,7 +216,10 @@ func normalized(raw []string) []string {
 	return paths
 }
 
-// rawPaths returns numPaths request paths for body:
+// rawPaths returns numPaths request paths for body (see derivePaths).
+func rawPaths(body []byte) []string { return derivePaths(body, numPaths) }
+
+// derivePaths returns n request paths for body (n at least 8):
 //
 //   - "/" and three common paths;
 //   - four pseudo-random paths (fixed seed), which rarely match anything;
@@ -226,7 +229,7 @@ func normalized(raw []string) []string {
 //     ends with "$", exactly that, otherwise plus a suffix), which exercises
 //     the wildcard segments. A "$" that is not last is kept as a literal
 //     character, as RFC 9309 matchers read it.
-func rawPaths(body []byte) []string {
+func derivePaths(body []byte, n int) []string {
 	paths := []string{"/", "/index.html", "/search?q=robots+txt", "/wp-admin/admin-ajax.php"}
 	rng := rand.New(rand.NewPCG(9309, 2022))
 	const alnum = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -244,7 +247,7 @@ func rawPaths(body []byte) []string {
 	if len(vals) == 0 {
 		vals = []string{"/"}
 	}
-	n := numPaths - len(paths)
+	n -= len(paths)
 	for j := range n {
 		v := vals[j*len(vals)/n]
 		anchored := strings.HasSuffix(v, "$")

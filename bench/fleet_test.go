@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,7 +34,7 @@ const (
 	fleetSites   = 64               // authorities, 127.0.0.1 to 127.0.0.64, warmed first
 	fleetDelay   = time.Millisecond // added to every segment towards the store
 	fleetRound   = 2 * time.Second  // one measured round
-	fleetRounds  = 3                // pairs of rounds (local, shared)
+	fleetRounds  = 7                // pairs of rounds (local, shared)
 	fleetCap     = 4                // politeness.max_concurrent_per_host
 	fleetRobots  = "User-agent: *\nCrawl-delay: 1\nDisallow: /private\n"
 )
@@ -41,20 +43,28 @@ const (
 // proxy that delays every segment towards it by 1 ms (the store one network
 // hop away), and runs an in-process robotsproxy with local politeness state
 // and one with shared.redis_url through that proxy, both with Crawl-delay
-// enforced, back-off enforced and max_concurrent_per_host 4. 32 keep-alive
-// clients send requests, each a new (product token, site) pair over 64
-// warm sites, so that no request waits for its turn: what is measured is
-// what the store costs an allowed request. Rounds of 2 s alternate local
-// and shared, 3 pairs; it reports per pair the requests per second of
-// each, their ratio, each side's median latency, the round trips per
-// request counted at the delay proxy (segments towards the store: a
-// command or a pipeline each), and the median latency of one client
-// alone (a 2 s round before each). b.N is ignored: run it with -benchtime 1x.
+// enforced (counted from the send, the default), back-off enforced and
+// max_concurrent_per_host 4. Clients send requests, each a new (product
+// token, site) pair over 64 warm sites, so that no request waits for its
+// turn: what is measured is what the store costs an allowed request.
+//
+// Each of 7 pairs of rounds measures one client alone for 2 s against the
+// local proxy, then against the shared one, then 32 keep-alive clients for
+// 2 s against each. It logs per pair the round trip of a PING through the
+// delay proxy (the floor of any store round trip), one client's median
+// latency on each side and their difference, the requests per second of
+// 32 clients on each side and their ratio, and, for the shared side, the
+// round trips per request counted at the delay proxy (segments towards
+// the store: a command or a pipeline each, the writes sent after the
+// responses included) and the scripts the store ran per request (INFO
+// commandstats). It reports the medians over the pairs. b.N is ignored:
+// run it with -benchtime 1x.
 //
 //	cd bench && go test -run '^$' -bench FleetAtNetworkDistance -benchtime 1x -v .
 func BenchmarkFleetAtNetworkDistance(b *testing.B) {
 	rs := redistest.Start(b)
-	delay := startDelayProxy(b, strings.TrimPrefix(rs.URL(), "redis://"), fleetDelay)
+	store := strings.TrimPrefix(rs.URL(), "redis://")
+	delay := startDelayProxy(b, store, fleetDelay)
 	origin := startSites(b)
 	local := startProxy(b, "")
 	shared := startProxy(b, "redis://"+delay.addr())
@@ -66,30 +76,85 @@ func BenchmarkFleetAtNetworkDistance(b *testing.B) {
 			}
 		}
 	}
-	var ratios []float64
+	var ratios, extra, trips1, trips32 []float64
 	for round := range fleetRounds {
+		rtt := delay.rtt(b, 200)
 		var rps [2]float64
-		var p50, one [2]time.Duration
-		var trips float64
+		var one [2]time.Duration
+		var t1, t32, scripts float64
 		for i, p := range []string{local, shared} {
-			_, one[i] = drive(b, p, origin, &token, 1)
-			before := delay.segments.Load()
-			n, lat := drive(b, p, origin, &token, fleetClients)
-			rps[i], p50[i] = float64(n)/fleetRound.Seconds(), lat
+			seg, calls := delay.segments.Load(), scriptCalls(b, store)
+			n, lat := drive(b, p, origin, &token, 1)
+			one[i] = lat
 			if i == 1 {
-				time.Sleep(100 * time.Millisecond) // the releases sent after the last responses
-				trips = float64(delay.segments.Load()-before) / float64(n)
+				time.Sleep(100 * time.Millisecond) // the writes sent after the last responses
+				t1 = float64(delay.segments.Load()-seg) / float64(n)
+			}
+			seg, calls = delay.segments.Load(), scriptCalls(b, store)
+			n, _ = drive(b, p, origin, &token, fleetClients)
+			rps[i] = float64(n) / fleetRound.Seconds()
+			if i == 1 {
+				time.Sleep(100 * time.Millisecond)
+				t32 = float64(delay.segments.Load()-seg) / float64(n)
+				scripts = float64(scriptCalls(b, store)-calls) / float64(n)
 			}
 		}
 		ratios = append(ratios, rps[1]/rps[0])
-		b.Logf("round %d: %d clients: local %.0f req/s p50 %v; shared %.0f req/s p50 %v; shared/local %.2f; round trips per request %.2f; "+
-			"one client: p50 local %v, shared %v (+%v)",
-			round+1, fleetClients, rps[0], p50[0].Round(10*time.Microsecond), rps[1], p50[1].Round(10*time.Microsecond), rps[1]/rps[0], trips,
-			one[0].Round(10*time.Microsecond), one[1].Round(10*time.Microsecond), (one[1] - one[0]).Round(10*time.Microsecond))
-		b.ReportMetric(trips, "roundtrips/req")
+		extra = append(extra, float64(one[1]-one[0])/float64(time.Millisecond))
+		trips1, trips32 = append(trips1, t1), append(trips32, t32)
+		b.Logf("pair %d: PING through the delay %v; one client: p50 local %v, shared %v (+%v), %.2f round trips per request; "+
+			"%d clients: local %.0f req/s, shared %.0f req/s, shared/local %.2f, %.2f round trips and %.2f scripts per request",
+			round+1, rtt.Round(time.Microsecond), one[0].Round(time.Microsecond), one[1].Round(time.Microsecond), (one[1] - one[0]).Round(time.Microsecond), t1,
+			fleetClients, rps[0], rps[1], rps[1]/rps[0], t32, scripts)
 	}
-	slices.Sort(ratios)
-	b.ReportMetric(ratios[len(ratios)/2], "shared/local")
+	b.ReportMetric(median(extra), "one-client-ms-over-local")
+	b.ReportMetric(median(ratios), "shared/local")
+	b.ReportMetric(median(trips1), "roundtrips/req-1")
+	b.ReportMetric(median(trips32), "roundtrips/req-32")
+}
+
+// median returns the median of v (v is sorted).
+func median(v []float64) float64 {
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// scriptCalls returns how many scripts the store at addr has run
+// (EVALSHA and EVAL calls, from INFO commandstats), read directly, not
+// through the delay proxy.
+func scriptCalls(b *testing.B, addr string) int {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "INFO commandstats\r\n"); err != nil {
+		b.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	head, err := r.ReadString('\n')
+	if err != nil || !strings.HasPrefix(head, "$") {
+		b.Fatalf("INFO commandstats: %q, %v", head, err)
+	}
+	size, err := strconv.Atoi(strings.TrimSpace(head[1:]))
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := make([]byte, size)
+	if _, err := io.ReadFull(r, body); err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for line := range strings.SplitSeq(string(body), "\n") {
+		for _, cmd := range []string{"cmdstat_evalsha:calls=", "cmdstat_eval:calls="} {
+			if rest, ok := strings.CutPrefix(line, cmd); ok {
+				calls, _, _ := strings.Cut(rest, ",")
+				v, _ := strconv.Atoi(calls)
+				n += v
+			}
+		}
+	}
+	return n
 }
 
 // fleetColdAuthorities is how many new authorities
@@ -305,6 +370,8 @@ func (l *listenLog) addr() string {
 // delayProxy forwards TCP connections to a store, delaying each segment
 // towards it by a fixed time (in order, as a longer wire would), and
 // counts those segments: one per command or pipeline a client writes.
+// The delay is kept to within tens of microseconds (see preciseSleeper);
+// rtt measures what a round trip through it takes.
 type delayProxy struct {
 	ln       net.Listener
 	segments atomic.Int64
@@ -346,8 +413,9 @@ func (p *delayProxy) serve(c net.Conn, target string, d time.Duration) {
 	q := make(chan segment, 1024)
 	go func() { // towards the store, each segment d later
 		defer s.Close()
+		sleep := preciseSleeper()
 		for seg := range q {
-			time.Sleep(time.Until(seg.due))
+			sleep(time.Until(seg.due))
 			if _, err := s.Write(seg.data); err != nil {
 				return
 			}
@@ -366,4 +434,29 @@ func (p *delayProxy) serve(c net.Conn, target string, d time.Duration) {
 			return
 		}
 	}
+}
+
+// rtt returns the median of n round trips of a PING through the proxy to
+// the store (a fresh connection): the delay plus what the proxy and the
+// store take, the floor of any store round trip in the benchmark.
+func (p *delayProxy) rtt(b *testing.B, n int) time.Duration {
+	c, err := net.Dial("tcp", p.addr())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 64)
+	var d []time.Duration
+	for range n {
+		start := time.Now()
+		if _, err := io.WriteString(c, "PING\r\n"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadAtLeast(c, buf, len("+PONG\r\n")); err != nil {
+			b.Fatal(err)
+		}
+		d = append(d, time.Since(start))
+	}
+	slices.Sort(d)
+	return d[len(d)/2]
 }

@@ -25,8 +25,8 @@ func FuzzEdits(f *testing.F) {
 	})
 }
 
-// TestRuleTextCorpus checks Rule.Text against every rule line of the corpus:
-// the value as written, after the canonical key.
+// TestRuleTextCorpus checks Rule.Text and Rule.AppendText against every
+// rule line of the corpus: the value as written, after the canonical key.
 func TestRuleTextCorpus(t *testing.T) {
 	dir := os.Getenv("ROBOTSPROXY_CORPUS")
 	if dir == "" {
@@ -61,6 +61,9 @@ func TestRuleTextCorpus(t *testing.T) {
 				}
 				if got := rule.Text(); got != want {
 					t.Errorf("%s line %d: Text() = %q, want %q", filepath.Base(name), rule.Line, got, want)
+				}
+				if got := string(rule.AppendText([]byte("x"))); got != "x"+want {
+					t.Errorf("%s line %d: AppendText(\"x\") = %q, want %q", filepath.Base(name), rule.Line, got, "x"+want)
 				}
 			}
 		}

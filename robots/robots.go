@@ -41,21 +41,42 @@ func (r Rule) Text() string {
 	if r.Line == 0 {
 		return ""
 	}
-	key := "Disallow"
-	if r.Allow {
-		key = "Allow"
-	}
-	v := r.Pattern
-	switch {
-	case isTwin(r.edits):
-		v = r.edits[len(twinMark):]
-	case r.edits != "":
-		v = denormalize(r.Pattern, r.edits)
-	}
+	key, v := r.written()
 	if v == "" {
 		return key + ":"
 	}
 	return key + ": " + v
+}
+
+// AppendText appends Text's form of the rule to b and returns the
+// extended buffer. It allocates only when b has no room, or when the value
+// as written is not in normal form (see Rule.Pattern).
+func (r Rule) AppendText(b []byte) []byte {
+	if r.Line == 0 {
+		return b
+	}
+	key, v := r.written()
+	b = append(b, key...)
+	if v == "" {
+		return append(b, ':')
+	}
+	return append(append(b, ": "...), v...)
+}
+
+// written returns the rule's key and its value as written.
+func (r Rule) written() (key, value string) {
+	key = "Disallow"
+	if r.Allow {
+		key = "Allow"
+	}
+	value = r.Pattern
+	switch {
+	case isTwin(r.edits):
+		value = r.edits[len(twinMark):]
+	case r.edits != "":
+		value = denormalize(r.Pattern, r.edits)
+	}
+	return key, value
 }
 
 // Group is one group of the file (RFC 9309 2.1): user-agent lines followed

@@ -14,9 +14,9 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 
-	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
@@ -131,7 +131,6 @@ func Run(path, userAgent string, urls []string, o Options) (bool, error) {
 		rfc:    o.RFC,
 		all:    true,
 	}
-	c.access = policy.Access{Result: policy.Successful, Robots: c.robots}
 	if c.license, err = readLicense(c.robots, o.License); err != nil {
 		return false, err
 	}
@@ -175,9 +174,14 @@ func (e *LineError) Unwrap() error { return e.Err }
 // https URL with a host, a path starting with "/" (not "//"), or "-" (read
 // URLs from stdin). The error says what s is not.
 func ValidURL(s string) error {
-	if s == "-" {
+	if s == "-" || plainURL(s) {
 		return nil
 	}
+	return parsedURL(s)
+}
+
+// parsedURL is ValidURL's rule, by url.Parse.
+func parsedURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil {
 		return fmt.Errorf("URL %q: %v", s, err)
@@ -193,14 +197,76 @@ func ValidURL(s string) error {
 	return nil
 }
 
+// plainURL reports, without allocating, whether s is of a plain form that
+// parsedURL accepts: a path starting with "/" (not "//"), or "http://" or
+// "https://", a host name of letters, digits, ".", "-", "_" and "~", an
+// optional ":" and port digits, and nothing or a path, query or fragment;
+// in either form without control octets, and with every "%" starting
+// an escape of two hexadecimal digits. Other URLs may be valid too:
+// ValidURL asks parsedURL about them.
+func plainURL(s string) bool {
+	rest := s
+	switch {
+	case strings.HasPrefix(s, "/"):
+		if strings.HasPrefix(s, "//") {
+			return false
+		}
+	case strings.HasPrefix(s, "https://"):
+		rest = s[len("https://"):]
+	case strings.HasPrefix(s, "http://"):
+		rest = s[len("http://"):]
+	default:
+		return false
+	}
+	if len(rest) < len(s) { // the authority
+		i := 0
+		for i < len(rest) && hostOctet(rest[i]) {
+			i++
+		}
+		if i == 0 {
+			return false
+		}
+		if i < len(rest) && rest[i] == ':' {
+			for i++; i < len(rest) && '0' <= rest[i] && rest[i] <= '9'; i++ {
+			}
+		}
+		if i < len(rest) && rest[i] != '/' && rest[i] != '?' && rest[i] != '#' {
+			return false
+		}
+		rest = rest[i:]
+	}
+	for i := 0; i < len(rest); i++ {
+		switch c := rest[i]; {
+		case c < ' ' || c == 0x7f:
+			return false
+		case c == '%':
+			if i+2 >= len(rest) || !isHex(rest[i+1]) || !isHex(rest[i+2]) {
+				return false
+			}
+			i += 2
+		}
+	}
+	return true
+}
+
+// hostOctet reports whether c may be an octet of plainURL's host names.
+func hostOctet(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '_' || c == '~'
+}
+
+// isHex reports whether c is a hexadecimal digit.
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
 type checker struct {
 	robots *robots.Robots
-	access policy.Access // a successful access to robots
 	id     identity.Identity
 	rfc    bool
 	out    *bufio.Writer
 	json   bool
 	usage  string
+	line   []byte // writeText's buffer, reused
 	extras fileExtras
 	// license is the license robots.txt names, nil for none.
 	license *licenseInput
@@ -267,9 +333,15 @@ func (c *checker) decide(u string) {
 
 // verdict decides one URL: the path a client sends for it (without its
 // fragment, which HTTP clients do not send) as the proxy decides it on a
-// successful access (policy.DecideAccess), or under -rfc as sent only. The
-// usage preferences are read for the path the proxy reads them for: the
-// deciding reading when it is not the path as sent.
+// successful access (policy.DecideAccess matches the path's readings with
+// policy.MatchPath), or under -rfc as sent only. The usage preferences
+// are read for the path the proxy reads them for: the deciding reading
+// when it is not the path as sent.
+//
+// One match of the path decides an ordinary URL: the path as sent is
+// matched again only when another reading exists and denied, to say
+// which reading decided, and the usage preferences only when the file
+// has Content-Usage rules (else they are the verdict alone).
 func (c *checker) verdict(u string) verdict {
 	if i := strings.IndexByte(u, '#'); i >= 0 {
 		u = u[:i]
@@ -279,62 +351,81 @@ func (c *checker) verdict(u string) verdict {
 	if c.rfc {
 		return verdict{up: c.robots.Usage(path, cands...)}
 	}
-	d := policy.DecideAccess(&c.access, path, cands)
+	d, resolved := policy.MatchPath(c.robots, path, cands...)
 	var v verdict
 	switch {
-	case d.Reason == auditlog.ReasonImplicit:
-		v.up = c.robots.Usage(path, cands...)
+	case d.Implicit:
+		// The path as sent names /robots.txt, always allowed (RFC 9309
+		// 2.2.2); such a path has no other reading (auditlog.ReasonImplicit).
+		v.up = c.prefs(path)
 		v.up.Verdict = robots.Verdict{Allowed: true, Implicit: true}
 	case !d.Allowed:
-		v.up.Verdict = d.Verdict // no preference applies to a disallowed URL
-		if c.robots.Test(path, cands...).Allowed {
-			v.resolved = d.ResolvedPath // another reading decided
+		v.up.Verdict = d // no preference applies to a disallowed URL
+		if resolved != "" && c.robots.Test(path, cands...).Allowed {
+			v.resolved = resolved // another reading decided
 		}
 	default:
 		p := path
-		if d.ResolvedPath != "" {
-			p = d.ResolvedPath
+		if resolved != "" {
+			p = resolved
 		}
-		v.up = c.robots.Usage(p, cands...)
-		v.up.Verdict = d.Verdict
+		v.up = c.prefs(p)
+		v.up.Verdict = d
 	}
 	return v
 }
 
-func (c *checker) writeText(u string, v verdict) error {
-	word := "ALLOWED"
-	if !v.up.Verdict.Allowed {
-		word = "DISALLOWED"
+// prefs returns the usage preferences of an allowed path (their verdict
+// is the caller's to set): robots.Robots.Usage, whose path match is
+// skipped when the file has no Content-Usage rule (it would find none).
+func (c *checker) prefs(path string) robots.UsagePrefs {
+	if !c.robots.HasContentUsage() {
+		return robots.UsagePrefs{}
 	}
-	more := ""
+	return c.robots.Usage(path, c.id.Candidates...)
+}
+
+func (c *checker) writeText(u string, v verdict) error {
+	b := c.line[:0]
+	if v.up.Verdict.Allowed {
+		b = append(b, "ALLOWED "...)
+	} else {
+		b = append(b, "DISALLOWED "...)
+	}
+	b = append(append(b, u...), '\t')
+	b = appendDetail(b, v.up.Verdict)
 	if v.resolved != "" {
-		more = "	path_resolved " + v.resolved
+		b = append(append(b, "\tpath_resolved "...), v.resolved...)
 	}
 	if c.usage != "" {
-		more += "\t" + c.extras.usageText(v.up, c.usage)
+		b = append(append(b, '\t'), c.extras.usageText(v.up, c.usage)...)
 	}
 	if c.rfc {
-		more += "\treading rfc9309: the path as sent only; the proxy also decides the readings origins may take of it"
+		b = append(b, "\treading rfc9309: the path as sent only; the proxy also decides the readings origins may take of it"...)
 	}
-	_, err := fmt.Fprintf(c.out, "%s %s\t%s%s\n", word, u, detail(v.up.Verdict), more)
+	b = append(b, '\n')
+	c.line = b
+	_, err := c.out.Write(b)
 	return err
 }
 
-// detail explains a verdict in a few words.
-func detail(v robots.Verdict) string {
-	group := "group " + v.Agent
+// appendDetail appends a few words that explain a verdict to b.
+func appendDetail(b []byte, v robots.Verdict) []byte {
 	switch {
 	case v.Implicit:
-		return "/robots.txt is always allowed"
+		return append(b, "/robots.txt is always allowed"...)
 	case v.Agent == "":
-		return "no group applies"
+		return append(b, "no group applies"...)
 	case v.Fallback:
-		group = "group * (fallback)"
+		b = append(b, "group * (fallback)"...)
+	default:
+		b = append(append(b, "group "...), v.Agent...)
 	}
 	if !v.Matched() {
-		return group + ": no matching rule"
+		return append(b, ": no matching rule"...)
 	}
-	return fmt.Sprintf("%s: line %d: %s", group, v.Rule.Line, v.Rule.Text())
+	b = strconv.AppendInt(append(b, ": line "...), int64(v.Rule.Line), 10)
+	return v.Rule.AppendText(append(b, ": "...))
 }
 
 func (c *checker) writeJSON(u string, vd verdict) error {

@@ -59,10 +59,12 @@
 // sorted set of lease ids scored by expiry, renewed while the request is
 // in flight: the slots of a replica that dies come back within 30s).
 // Scheduler is also a politeness.Turnstile: a request that may start at
-// once reads the back-off, reserves its crawl-delay turn and takes its
-// in-flight slot in one script (EVALSHA), one round trip. Releasing the
-// slot and clearing an ended back-off leave the request's path: a
-// goroutine sends them in pipelined batches after the responses, and
+// once reads the back-off, reserves its crawl-delay turn, takes its
+// in-flight slot and claims its turn in one script (EVALSHA), one round
+// trip. What it leaves to the store once it is sent and answered (the end
+// of its claim, the success that clears an ended back-off, the release of
+// its slot) is one script off its path: a goroutine sends these in
+// pipelined batches, a millisecond after the first write of a batch, and
 // Close sends what is queued. A
 // politeness field that is not an integer in range (times in [0, now +
 // 1 day], the streak in [0, 20]) makes the script answer an error, so

@@ -2,7 +2,7 @@ package fleet
 
 import (
 	"context"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -11,8 +11,8 @@ import (
 )
 
 // Leases of the shared Gate: a lease lasts leaseTTL unless renewed every
-// leaseTTL/3 while its request is in flight, so that the slots of a
-// replica that dies come back within leaseTTL.
+// leaseTTL/3 while its request is in flight (see leases), so that the
+// slots of a replica that dies come back within leaseTTL.
 const (
 	leaseTTL  = 30 * time.Second
 	gatePoll  = 20 * time.Millisecond
@@ -68,7 +68,7 @@ func (g *Gate) Acquire(ctx context.Context, authority string, wait bool) (func()
 			return g.fallback.Acquire(ctx, authority, wait)
 		}
 		if got, _ := v.(int64); got == 1 {
-			return g.hold(key, id), nil
+			return g.hold(key, id, ""), nil
 		}
 		if !wait {
 			return nil, politeness.ErrBusy
@@ -80,28 +80,16 @@ func (g *Gate) Acquire(ctx context.Context, authority string, wait bool) (func()
 }
 
 // hold renews the lease until the returned release is called, which
-// removes it with the next batch sent off the requests' path (see later).
-func (g *Gate) hold(key, id string) func() {
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(leaseTTL / renewFrac)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				ctx, cancel := g.s.ctx(context.Background())
-				_ = renewScript.Run(ctx, g.s.rdb, []string{key}, id, leaseTTL.Milliseconds()).Err()
-				cancel()
-			}
-		}
-	}()
-	var once sync.Once
+// removes it with the next batch sent off the requests' path (see later),
+// in one script with the other writes of pace, the politeness key of the
+// request that holds it ("" for none).
+func (g *Gate) hold(key, id, pace string) func() {
+	g.s.leases.add(key, id)
+	var released atomic.Bool
 	return func() {
-		once.Do(func() {
-			close(done)
-			g.s.later.send(laterOp{key: key, lease: id}) // off the response's path
-		})
+		if released.CompareAndSwap(false, true) {
+			g.s.leases.remove(key, id)
+			g.s.later.send(laterOp{gate: key, lease: id, pace: pace}) // off the response's path
+		}
 	}
 }

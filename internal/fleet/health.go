@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -33,6 +34,10 @@ type health struct {
 	ping    func(ctx context.Context) error
 	timeout time.Duration
 
+	// upNow mirrors up for the checks of every operation, which read it
+	// without taking mu; it is written with up, under mu.
+	upNow atomic.Bool
+
 	mu      sync.Mutex
 	up      bool
 	since   time.Time     // when up last changed
@@ -48,6 +53,9 @@ type health struct {
 // up, or when the backoff has expired (then the caller is the one probe
 // until the next expiry).
 func (h *health) usable() bool {
+	if h.upNow.Load() {
+		return true
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.up {
@@ -63,12 +71,16 @@ func (h *health) usable() bool {
 
 // ok records an answer from the store; it logs the recovery once.
 func (h *health) ok() {
+	if h.upNow.Load() {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.up {
 		return
 	}
 	h.up, h.since, h.lastErr = true, h.now(), ""
+	h.upNow.Store(true)
 	h.m.up.Set(1)
 	h.log.Info().Str("redis_url", h.target).Msg("shared store reachable: robots.txt results and politeness state are shared again")
 }
@@ -93,6 +105,7 @@ func (h *health) failed(op string, err error) {
 	}
 	if h.up {
 		h.up, h.since, h.backoff = false, now, minRetry
+		h.upNow.Store(false)
 		h.m.up.Set(0)
 		h.log.Warn().Err(err).Str("redis_url", h.target).Str("op", op).
 			Msg("shared store unreachable: robots.txt fetching and politeness fall back to this replica's own state until it answers again")
@@ -134,8 +147,4 @@ func (h *health) check() (ready bool, reason string) {
 }
 
 // isUp reports whether the store is up.
-func (h *health) isUp() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.up
-}
+func (h *health) isUp() bool { return h.upNow.Load() }

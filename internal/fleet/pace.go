@@ -75,7 +75,7 @@ return {1, wait, cause}`)
 
 // claimLib claims the turn (politeness.Scheduler.Start) for delay
 // (above 0), lease and claim id (ARGV[i], ARGV[i+1], ARGV[i+2]): with a
-// lease the claim is held until sentScript ends it, and counts as sent
+// lease the claim is held until endScript ends it, and counts as sent
 // when its lease ends.
 const claimLib = `
 local function claim(delay, lease, id)
@@ -99,18 +99,34 @@ claim(delay, tonumber(ARGV[3]), ARGV[4])
 save(tonumber(ARGV[2]))
 return {1, 0, 0}`)
 
-// sentScript: ARGV claim id, delay, ago, sent (0/1), maxBackoff. Ends
-// the claim when it is still the key's: the next turn is delay after the
-// send (now - ago), or free when nothing was sent.
-var sentScript = redis.NewScript(paceLib + `
-if h == 0 or c ~= ARGV[1] then return 0 end
-h = 0
-s = now
-if ARGV[4] == '1' then
-  s = now - tonumber(ARGV[3]) + math.max(tonumber(ARGV[2]), 0)
-  if s > f then f = s end
+// endScript is what a request leaves to the store once it is sent and
+// answered, in one script: the end of its claim (politeness.Scheduler.Sent),
+// the success that clears an ended back-off (Succeeded) and the release of
+// its in-flight leases. KEYS: the pace key, and the gate key when leases
+// are released (one hash tag, one cluster slot). ARGV: the claim id ("":
+// no claim to end), delay, ago (microseconds), sent (0/1), maxBackoff,
+// succeeded (0/1), then the lease ids to remove.
+//
+// The claim is ended when it is still the key's: the next turn is delay
+// after the send (now - ago), or free when nothing was sent. The success
+// clears the pause and the streak when the pause has ended. The leases
+// are removed first, so that a politeness record the script refuses (see
+// paceLib) does not keep them.
+var endScript = redis.NewScript(`
+for i = 7, #ARGV do redis.call('ZREM', KEYS[2], ARGV[i]) end
+` + paceLib + `
+local write = false
+if ARGV[1] ~= '' and h ~= 0 and c == ARGV[1] then
+  h, s, write = 0, now, true
+  if ARGV[4] == '1' then
+    s = now - tonumber(ARGV[3]) + math.max(tonumber(ARGV[2]), 0)
+    if s > f then f = s end
+  end
 end
-save(tonumber(ARGV[5]))
+if ARGV[6] == '1' and exists and p <= now and (p ~= 0 or k ~= 0) then
+  p, k, write = 0, 0, true
+end
+if write then save(tonumber(ARGV[5])) end
 return 0`)
 
 // pauseScript returns how long the pause lasts from now.
@@ -130,8 +146,3 @@ pause = math.min(math.max(pause, 0), maxBackoff)
 if now + pause > p then p = now + pause end
 save(maxBackoff)
 return math.max(0, p - now)`)
-
-// succeededScript clears an ended pause and the streak.
-var succeededScript = redis.NewScript(paceLib + `
-if exists and p <= now then redis.call('HDEL', KEYS[1], 'p', 'k') end
-return 0`)

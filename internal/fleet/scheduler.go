@@ -154,26 +154,27 @@ func (sc *Scheduler) Start(ctx context.Context, key politeness.Key, delay, lease
 }
 
 // Sent implements politeness.Scheduler: off the request's path, with the
-// next batch (see later); ago counts to when that batch is sent. A claim
-// of the local fallback goes to it at once. A Sent the store never gets
-// leaves the claim to end with its lease.
+// next batch, in one script with the request's success and release (see
+// later); ago counts to when that batch is sent. A claim of the local
+// fallback goes to it at once. A Sent the store never gets leaves the
+// claim to end with its lease.
 func (sc *Scheduler) Sent(ctx context.Context, key politeness.Key, id uint64, delay, ago time.Duration, sent bool) error {
 	if id&fleetClaim == 0 {
 		return sc.fallback.Sent(ctx, key, id, delay, ago, sent)
 	}
-	sc.s.later.send(laterOp{key: sc.paceKey(key), paced: &sentOp{id: claimArg(id), delay: delay,
-		at: time.Now().Add(-ago), wrote: sent, maxBackoff: sc.o.MaxBackoff}})
+	sc.s.later.send(laterOp{pace: sc.paceKey(key), maxBackoff: sc.o.MaxBackoff,
+		paced: &sentOp{id: claimArg(id), delay: delay, at: time.Now().Add(-ago), wrote: sent}})
 	return nil
 }
 
 // orphan ends, off the path, claim id of key that a script that failed
 // may have made all the same (it timed out on the replica after the store
 // ran it): else the fleet would wait for its lease. A claim that was not
-// made is left alone (sentScript checks the id).
+// made is left alone (endScript checks the id).
 func (sc *Scheduler) orphan(key politeness.Key, id uint64, delay, lease time.Duration) {
 	if delay > 0 && lease > 0 {
-		sc.s.later.send(laterOp{key: sc.paceKey(key), paced: &sentOp{id: claimArg(id), delay: delay,
-			at: time.Now(), maxBackoff: sc.o.MaxBackoff}})
+		sc.s.later.send(laterOp{pace: sc.paceKey(key), maxBackoff: sc.o.MaxBackoff,
+			paced: &sentOp{id: claimArg(id), delay: delay, at: time.Now()}})
 	}
 }
 
@@ -210,7 +211,7 @@ func (sc *Scheduler) Backoff(ctx context.Context, key politeness.Key, b politene
 
 // Succeeded implements politeness.Scheduler.
 func (sc *Scheduler) Succeeded(ctx context.Context, key politeness.Key) error {
-	if _, ok := sc.run(ctx, succeededScript, key); !ok {
+	if _, ok := sc.run(ctx, endScript, key, "", 0, 0, 0, us(sc.o.MaxBackoff), 1); !ok {
 		return sc.fallback.Succeeded(ctx, key)
 	}
 	return nil

@@ -109,6 +109,8 @@ type Store struct {
 	m     *metrics
 	h     *health
 	later *later // writes sent off the requests' path
+	// leases renews the in-flight leases of this replica's requests.
+	leases *leases
 	// wakes delivers the notifications of shared records on channel
 	// (PREFIX v2:robots-shared) to this replica's waiters; recheck is how
 	// often a waiter looks again meanwhile (see Fetch).
@@ -147,6 +149,8 @@ func New(o Options) (*Store, error) {
 	}
 	s.h = &health{log: o.Log, now: o.Now, m: s.m, target: redisurl.Redact(o.URL), timeout: o.Timeout,
 		ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }, up: true, since: o.Now()}
+	s.h.upNow.Store(true)
+	s.leases = startLeases(s) // after s.h, which its ticker reads
 	s.m.up.Set(1)
 	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
 	defer cancel()
@@ -166,6 +170,7 @@ func (s *Store) Close() error {
 	if s == nil {
 		return nil
 	}
+	s.leases.stop()
 	s.later.stop()
 	s.wakes.close()
 	if err := s.rdb.Close(); err != nil && !errors.Is(err, redis.ErrClosed) {

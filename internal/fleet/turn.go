@@ -91,18 +91,19 @@ func (sc *Scheduler) Turn(ctx context.Context, key politeness.Key, delay, maxWai
 		t.ID = claim
 	}
 	if slot == 1 {
-		t.Release = g.hold(gateKey, id)
+		t.Release = g.hold(gateKey, id, sc.paceKey(key))
 	}
 	return t, nil
 }
 
 // SucceededLater implements politeness.Turnstile: Succeeded goes to the
-// store with the next batch sent off the requests' path; while the store
-// is unreachable, to the local fallback at once.
+// store with the next batch sent off the requests' path (in one script
+// with the request's claim end and release); while the store is
+// unreachable, to the local fallback at once.
 func (sc *Scheduler) SucceededLater(key politeness.Key) {
 	if !sc.s.h.isUp() {
 		_ = sc.fallback.Succeeded(context.Background(), key)
 		return
 	}
-	sc.s.later.send(laterOp{key: sc.paceKey(key)})
+	sc.s.later.send(laterOp{pace: sc.paceKey(key), succeeded: true, maxBackoff: sc.o.MaxBackoff})
 }
