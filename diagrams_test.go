@@ -60,12 +60,13 @@ var (
 )
 
 // importEdges returns the arrows "a --> b" of a flowchart block whose two
-// ends are both package nodes (a node whose label is one package path), as
-// pairs of package paths.
+// ends are both package nodes (a node whose label, or its first line, is
+// one package path), as pairs of package paths.
 func importEdges(block string) [][2]string {
 	label := map[string]string{}
 	for _, m := range nodeDef.FindAllStringSubmatch(block, -1) {
-		if l := strings.TrimSpace(m[2]); pkgPath.MatchString(l) {
+		l, _, _ := strings.Cut(m[2], "<br/>") // a second line lists imports drawn elsewhere
+		if l = strings.TrimSpace(l); pkgPath.MatchString(l) {
 			label[m[1]] = strings.TrimSuffix(l, "/")
 		}
 	}
@@ -206,7 +207,7 @@ func checkDiagrams(t *testing.T, pages []string) {
 		if filepath.ToSlash(page) != "docs/development.md" {
 			continue
 		}
-		checkPackageDiagram(t, page, string(raw), blocks, imports)
+		checkPackageDiagram(t, page, string(raw), imports)
 		var undrawn, untabled []string
 		for pkg := range layers {
 			if pkg == "." {
@@ -230,47 +231,54 @@ func checkDiagrams(t *testing.T, pages []string) {
 	}
 }
 
-// packageDiagram draws the module's packages as a Mermaid flowchart: one
-// subgraph per layer of layout_test.go, highest first, and an arrow for
-// each import that no other arrow's path already implies (the transitive
-// reduction of the non-test imports), so that the picture is complete and
-// stays readable.
-func packageDiagram(imports map[string]map[string]bool) string {
+// diagramBands split the package diagram into diagrams of at most
+// maxBandNodes packages each, so that each can be read: a band is a run of
+// layout_test.go's layers, from top down to bottom; together they hold
+// every layer once, highest first.
+var diagramBands = []struct {
+	top, bottom int
+	name        string
+}{
+	{9, 6, "the CLI, the server, the harnesses"},
+	{5, 4, "the proxy and what the server assembles"},
+	{3, 1, "policy and its sources"},
+	{0, 0, "robots.txt, the audit line, guards, stores"},
+	{-1, -1, "leaf rules and helpers"},
+}
+
+// maxBandNodes is how many packages one diagram of the package diagram
+// draws at the most.
+const maxBandNodes = 15
+
+// packageDiagram draws the module's packages as Markdown: for each band of
+// diagramBands a caption and a Mermaid flowchart with one subgraph per
+// layer of layout_test.go, highest first, and an arrow for each import
+// that no other arrow's path already implies (the transitive reduction of
+// the non-test imports), so that the picture is complete and stays
+// readable. An import of a package of a lower band is not an arrow: the
+// importing package's box names it on a second line ("↓ policy/"). It
+// fails when a layer is in no band or a band has more than maxBandNodes
+// packages.
+func packageDiagram(imports map[string]map[string]bool) (string, error) {
 	id := func(p string) string {
 		if p == "." {
 			return "main"
 		}
 		return strings.ReplaceAll(p, "/", "_")
 	}
-	label := func(p string) string {
+	name := func(p string) string {
 		if p == "." {
 			return "robotsproxy (main)"
 		}
 		return p + "/"
 	}
-	byLayer := map[int][]string{}
-	var ranks []int
-	for p, r := range layers {
-		if len(byLayer[r]) == 0 {
-			ranks = append(ranks, r)
+	band := func(p string) int {
+		for i, b := range diagramBands {
+			if r := layers[p]; r <= b.top && r >= b.bottom {
+				return i
+			}
 		}
-		byLayer[r] = append(byLayer[r], p)
-	}
-	sort.Sort(sort.Reverse(sort.IntSlice(ranks)))
-	var b strings.Builder
-	b.WriteString("flowchart TB\n")
-	for _, r := range ranks {
-		name := strconv.Itoa(r)
-		if r < 0 {
-			name = "m" + strconv.Itoa(-r)
-		}
-		fmt.Fprintf(&b, "  subgraph L%s[\"layer %d\"]\n", name, r)
-		ps := byLayer[r]
-		sort.Strings(ps)
-		for _, p := range ps {
-			fmt.Fprintf(&b, "    %s[\"%s\"]\n", id(p), label(p))
-		}
-		b.WriteString("  end\n")
+		return -1
 	}
 	type arrow struct{ from, to string }
 	var arrows []arrow
@@ -298,29 +306,98 @@ func packageDiagram(imports map[string]map[string]bool) string {
 		}
 		return a.to < c.to
 	})
+	below := map[string][]string{}
 	for _, a := range arrows {
-		fmt.Fprintf(&b, "  %s --> %s\n", id(a.from), id(a.to))
+		if band(a.from) != band(a.to) {
+			below[a.from] = append(below[a.from], name(a.to))
+		}
 	}
-	return b.String()
+	byLayer := map[int][]string{}
+	for p, r := range layers {
+		if band(p) < 0 {
+			return "", fmt.Errorf("package %s/ is in layer %d, which no band of diagramBands holds", p, r)
+		}
+		byLayer[r] = append(byLayer[r], p)
+	}
+	var b strings.Builder
+	for i, bd := range diagramBands {
+		n := 0
+		for r := bd.top; r >= bd.bottom; r-- {
+			n += len(byLayer[r])
+		}
+		if n > maxBandNodes {
+			return "", fmt.Errorf("layers %d to %d (%s) hold %d packages, more than the %d one diagram draws: split the band", bd.top, bd.bottom, bd.name, n, maxBandNodes)
+		}
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		span := fmt.Sprintf("Layers %d to %d", bd.top, bd.bottom)
+		if bd.top == bd.bottom {
+			span = fmt.Sprintf("Layer %d", bd.top)
+		}
+		fmt.Fprintf(&b, "**%s: %s** (%d packages)\n\n```mermaid\nflowchart TB\n", span, bd.name, n)
+		for r := bd.top; r >= bd.bottom; r-- {
+			ps := byLayer[r]
+			if len(ps) == 0 {
+				continue
+			}
+			sort.Strings(ps)
+			sub := strconv.Itoa(r)
+			if r < 0 {
+				sub = "m" + strconv.Itoa(-r)
+			}
+			fmt.Fprintf(&b, "  subgraph L%s[\"layer %d\"]\n", sub, r)
+			for _, p := range ps {
+				label := name(p)
+				if d := below[p]; len(d) > 0 {
+					label += "<br/>↓ " + strings.Join(d, " ")
+				}
+				fmt.Fprintf(&b, "    %s[\"%s\"]\n", id(p), label)
+			}
+			b.WriteString("  end\n")
+		}
+		for _, a := range arrows {
+			if band(a.from) == i && band(a.to) == i {
+				fmt.Fprintf(&b, "  %s --> %s\n", id(a.from), id(a.to))
+			}
+		}
+		b.WriteString("```\n")
+	}
+	return b.String(), nil
 }
 
-// checkPackageDiagram checks that the first diagram of page (text, its
-// Mermaid blocks) is packageDiagram: the packages and their imports as
-// they are. With ROBOTSPROXY_UPDATE_DOCS=1 it writes the diagram into the
-// page instead.
-func checkPackageDiagram(t *testing.T, page, text string, blocks []string, imports map[string]map[string]bool) {
+// The package diagram stands in docs/development.md between these two
+// lines.
+const (
+	diagramStart = "<!-- the package diagram: packageDiagram (diagrams_test.go) draws it -->\n"
+	diagramEnd   = "<!-- end of the package diagram -->\n"
+)
+
+// checkPackageDiagram checks that the package diagram of page (text), the
+// part between diagramStart and diagramEnd, is packageDiagram: the
+// packages and their imports as they are. With ROBOTSPROXY_UPDATE_DOCS=1 it
+// writes the diagram into the page instead.
+func checkPackageDiagram(t *testing.T, page, text string, imports map[string]map[string]bool) {
 	t.Helper()
-	want := strings.TrimSuffix(packageDiagram(imports), "\n")
-	if len(blocks) > 0 && blocks[0] == want {
+	want, err := packageDiagram(imports)
+	if err != nil {
+		t.Fatalf("the package diagram: %v", err)
+	}
+	before, rest, ok1 := strings.Cut(text, diagramStart)
+	got, after, ok2 := strings.Cut(rest, diagramEnd)
+	if !ok1 || !ok2 {
+		t.Errorf("%s has no package diagram: the lines %q and %q around it", page, diagramStart, diagramEnd)
 		return
 	}
-	if os.Getenv("ROBOTSPROXY_UPDATE_DOCS") != "1" || len(blocks) == 0 {
-		t.Errorf("%s: the package diagram (its first Mermaid block) is not the packages and imports as they are: "+
+	if got == want {
+		return
+	}
+	if os.Getenv("ROBOTSPROXY_UPDATE_DOCS") != "1" {
+		t.Errorf("%s: the package diagram is not the packages and imports as they are: "+
 			"ROBOTSPROXY_UPDATE_DOCS=1 go test -run TestDocs . redraws it", page)
 		return
 	}
-	text = strings.Replace(text, "\n```mermaid\n"+blocks[0]+"\n```", "\n```mermaid\n"+want+"\n```", 1)
-	if err := os.WriteFile(page, []byte(text), 0o644); err != nil {
+	if err := os.WriteFile(page, []byte(before+diagramStart+want+diagramEnd+after), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s: redrew the package diagram", page)

@@ -43,6 +43,7 @@ var layers = map[string]int{
 	"internal/egress/payments/paytest": 2, // a pay per crawl origin for tests
 	"internal/egress/signing":          1, // Web Bot Auth signatures, an egress step (imports egress)
 	"internal/access":                  3, // fetches and caches robots.txt: policy.Access, for policy.Cache
+	"internal/access/accesstest":       4, // a Fetcher and a Policy on real access, for access's and policy's tests
 	"internal/identity/catalogue":      1, // the crawler catalogue: built from upstream lists, embedded, matched (reads robots' name rule)
 	"internal/identity/catalogue/gen":  2, // the command that rebuilds the catalogue (go generate)
 	"internal/identity":                3, // User-Agents and pins, in policy's terms (policy.Identity, policy.Pin)

@@ -444,12 +444,32 @@ func mdAnchors(text string) map[string]bool {
 	return out
 }
 
+// conflictMarker matches a line git writes into a file whose merge it
+// could not finish: "<<<<<<< ours", "||||||| base" (diff3), "=======" and
+// ">>>>>>> theirs". A Markdown heading underline is never exactly seven
+// "=" alone on a line in these pages (they use "#" headings).
+var conflictMarker = regexp.MustCompile(`^(<{7}|\|{7}|>{7})( |$)|^={7}$`)
+
+// conflictMarkers returns the numbers (from 1) of the lines of text that
+// are git conflict markers, fenced code blocks included: a marker there is
+// as much a failed merge as anywhere.
+func conflictMarkers(text string) []int {
+	var out []int
+	for i, line := range strings.Split(text, "\n") {
+		if conflictMarker.MatchString(strings.TrimSuffix(line, "\r")) {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
 // TestDocs checks the documentation as a reader meets it: README.md stays a
 // front page (at most 250 lines), every relative link of README.md,
 // CHANGELOG.md, testdata/README.md and docs/*.md names a file that exists
 // and a heading that exists, and no page points to an issue tracker that
-// is not in the repository (an issue number). The Mermaid diagrams stay
-// true to the code (checkDiagrams).
+// is not in the repository (an issue number), and no page keeps a git
+// conflict marker (conflictMarkers). The Mermaid diagrams stay true to
+// the code (checkDiagrams).
 func TestDocs(t *testing.T) {
 	pages, _ := filepath.Glob(filepath.Join("docs", "*.md"))
 	if len(pages) < 12 {
@@ -473,6 +493,9 @@ func TestDocs(t *testing.T) {
 		}
 		if m := issue.FindString(text); m != "" {
 			t.Errorf("%s mentions %q: name the behaviour, not the tracker", page, m)
+		}
+		for _, n := range conflictMarkers(text) {
+			t.Errorf("%s:%d is a git conflict marker: resolve the merge", page, n)
 		}
 		if !strings.HasSuffix(page, ".md") {
 			continue
@@ -498,5 +521,18 @@ func TestDocs(t *testing.T) {
 				t.Errorf("%s links to %s: %s has no heading #%s", page, target, path, anchor)
 			}
 		}
+	}
+}
+
+// TestConflictMarkers: the check TestDocs runs finds each kind of marker
+// git writes, and not the lines that only look like one.
+func TestConflictMarkers(t *testing.T) {
+	text := "# Page\n<<<<<<< HEAD\nours\n||||||| base\nbase\n=======\ntheirs\n>>>>>>> h-docs\n" +
+		"Heading\n========\n<<<<<<<< eight\n== a == b\n    =======\n>>>>>>>\r\n"
+	if got, want := fmt.Sprint(conflictMarkers(text)), "[2 4 6 8 14]"; got != want {
+		t.Errorf("conflictMarkers: lines %s, want %s", got, want)
+	}
+	if got := conflictMarkers("# Page\n\nNo merge left here.\n"); got != nil {
+		t.Errorf("conflictMarkers of a clean page: %v, want none", got)
 	}
 }

@@ -8,33 +8,27 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 // diskOrigin serves robots.txt disallowing /private and a short body
 // naming the path everywhere else; it counts the requests that reach it.
-func diskOrigin(t *testing.T) (*httptest.Server, *atomic.Int64) {
+func diskOrigin(t *testing.T) *testkit.Site {
 	t.Helper()
-	var hits atomic.Int64
-	o := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			_, _ = io.WriteString(w, "User-agent: *\nDisallow: /private\n")
-			return
-		}
-		hits.Add(1)
+	return testkit.NewSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "User-agent: *\nDisallow: /private\n")
+	}), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "origin:"+r.URL.Path+"\n")
 	}))
-	t.Cleanup(o.Close)
-	return o, &hits
 }
 
 // answer is what a client got for one request.
@@ -161,14 +155,14 @@ func TestAuditDiskFull(t *testing.T) {
 
 func testAuditDiskFull(t *testing.T, mode string) {
 	dir := mountTmpfs(t, "256k")
-	origin, hits := diskOrigin(t)
+	origin := diskOrigin(t)
 	logPath := filepath.Join(dir, "audit.log")
 	p := startProxy(t, fmt.Sprintf("log:\n  file: %s\naudit:\n  chain: true\n  on_write_error: %s\n", logPath, mode))
 
 	answers := drive(t, p.proxyAddr, origin.URL, 0, 20) // robots.txt cached, the log started
 	filler := fill(t, dir, 8<<10)
 	answers = append(answers, drive(t, p.proxyAddr, origin.URL, 20, 300)...)
-	hitsWhileFull := hits.Load()
+	hitsWhileFull := origin.Pages()
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +269,7 @@ func checkRefuse(t *testing.T, answers []answer, perPath map[string]int, marker 
 // traffic, SIGTERM; audit verify -checkpoints passes, and fails once the
 // log's last lines are deleted.
 func TestAuditCheckpointsServe(t *testing.T) {
-	origin, _ := diskOrigin(t)
+	origin := diskOrigin(t)
 	dir := t.TempDir()
 	logPath, cpPath, keyPath := filepath.Join(dir, "audit.log"), filepath.Join(dir, "checkpoints"), filepath.Join(dir, "key")
 	if err := os.WriteFile(keyPath, []byte("a checkpoint key of the operator\n"), 0o600); err != nil {

@@ -8,38 +8,30 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 // recordOrigin serves robots.txt with a status and body, counting the
 // proxies' fetches, and "origin:PATH" for every other path.
 type recordOrigin struct {
-	srv     *httptest.Server
-	fetches atomic.Int64
+	srv *testkit.Site
 }
 
 func newRecordOrigin(t *testing.T, status int, robots string) *recordOrigin {
-	o := &recordOrigin{}
-	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			o.fetches.Add(1)
-			w.WriteHeader(status)
-			_, _ = io.WriteString(w, robots)
-			return
-		}
+	return &recordOrigin{srv: testkit.NewSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, robots)
+	}), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "origin:"+r.URL.Path)
-	}))
-	t.Cleanup(o.srv.Close)
-	return o
+	}))}
 }
 
 // authority is the origin's host:port.
@@ -179,12 +171,12 @@ func TestFleetRefusesForeignRecords(t *testing.T) {
 			}
 			refused := tc.f.sumPrefix(t, "robotsproxy_shared_records_refused_total{reason=\""+tc.reason+"\"}")
 			if tc.reason == "" {
-				if n := tc.f.sumPrefix(t, "robotsproxy_shared_records_refused_total") - refusedBefore; n != 0 || o.fetches.Load() != 0 {
-					t.Errorf("refusals %v, robots.txt fetches %d: want 0, 0 (the record is used)", n, o.fetches.Load())
+				if n := tc.f.sumPrefix(t, "robotsproxy_shared_records_refused_total") - refusedBefore; n != 0 || o.srv.RobotsHits() != 0 {
+					t.Errorf("refusals %v, robots.txt fetches %d: want 0, 0 (the record is used)", n, o.srv.RobotsHits())
 				}
 				return
 			}
-			if n := o.fetches.Load(); n != 1 {
+			if n := o.srv.RobotsHits(); n != 1 {
 				t.Errorf("robots.txt fetches: got %d, want 1 (the planted record is a miss)", n)
 			}
 			if refused < 1 {
@@ -192,8 +184,8 @@ func TestFleetRefusesForeignRecords(t *testing.T) {
 			}
 			// The refetched record replaced the planted one: the fleet's
 			// other replica uses it without fetching.
-			if status, _ := tc.f.get(0, o.srv.URL+"/private/other"); status != http.StatusForbidden || o.fetches.Load() != 1 {
-				t.Errorf("replica 0 after the refetch: /private/other %d, robots.txt fetches %d; want 403, 1", status, o.fetches.Load())
+			if status, _ := tc.f.get(0, o.srv.URL+"/private/other"); status != http.StatusForbidden || o.srv.RobotsHits() != 1 {
+				t.Errorf("replica 0 after the refetch: /private/other %d, robots.txt fetches %d; want 403, 1", status, o.srv.RobotsHits())
 			}
 		})
 	}

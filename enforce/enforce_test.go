@@ -1,9 +1,7 @@
 package enforce_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log"
@@ -19,33 +17,21 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/enforce"
 	"github.com/robotsproxy/robotsproxy/internal/audit/verify"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 // origin is a site: robots.txt answered by robots, every other path by
 // its name, "/hangup" by closing the connection. It records the paths it
-// was asked for, and when.
+// was asked for, and when (testkit.Visits).
 type origin struct {
 	*httptest.Server
-	mu   sync.Mutex
-	hits []hit
-}
-
-type hit struct {
-	path string
-	at   time.Time
+	testkit.Visits
 }
 
 func newOrigin(t testing.TB, robots http.HandlerFunc) *origin {
 	t.Helper()
 	o := &origin{}
-	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			robots(w, r)
-			return
-		}
-		o.mu.Lock()
-		o.hits = append(o.hits, hit{r.URL.Path, time.Now()})
-		o.mu.Unlock()
+	o.Server = httptest.NewServer(o.Visits.Handler(robots, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/short" { // declares 100 octets, sends 5
 			w.Header().Set("Content-Length", "100")
 			io.WriteString(w, "short")
@@ -59,19 +45,9 @@ func newOrigin(t testing.TB, robots http.HandlerFunc) *origin {
 			return
 		}
 		io.WriteString(w, "page "+r.URL.Path+"\n")
-	}))
+	})))
 	t.Cleanup(o.Close)
 	return o
-}
-
-func (o *origin) paths() []string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var p []string
-	for _, h := range o.hits {
-		p = append(p, h.path)
-	}
-	return p
 }
 
 func robotsTxt(status int, body string) http.HandlerFunc {
@@ -95,50 +71,20 @@ func (b *countingBase) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // newTransport returns an enforce.Transport for the configuration YAML
 // cfgYAML, over a counting base, and the buffer its audit lines go to.
-func newTransport(t *testing.T, cfgYAML string) (*enforce.Transport, *countingBase, *syncBuffer) {
+func newTransport(t *testing.T, cfgYAML string) (*enforce.Transport, *countingBase, *testkit.AuditSink) {
 	t.Helper()
 	cfg, err := enforce.ParseConfig(strings.NewReader("allow_private: true\n" + cfgYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
 	base := &countingBase{next: &http.Transport{}}
-	out := &syncBuffer{}
+	out := &testkit.AuditSink{}
 	tr, err := enforce.New(enforce.Options{Config: cfg, Base: base, Audit: out})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tr.Close() })
 	return tr, base, out
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// lines returns the audit lines written so far, decoded.
-func (s *syncBuffer) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		m := map[string]any{}
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("audit line %q: %v", l, err)
-		}
-		out = append(out, m)
-	}
-	return out
 }
 
 func get(t *testing.T, tr http.RoundTripper, url string) (*http.Response, string, error) {
@@ -223,10 +169,10 @@ func TestRoundTrip(t *testing.T) {
 			if n := base.n.Load(); n != wantBase {
 				t.Errorf("the crawler's transport carried %d requests, want %d", n, wantBase)
 			}
-			if got := o.paths(); strings.Join(got, ",") != strings.Join(wantHits, ",") {
+			if got := o.Paths(); strings.Join(got, ",") != strings.Join(wantHits, ",") {
 				t.Errorf("origin served %q, want %q", got, wantHits)
 			}
-			lines := out.lines(t)
+			lines := out.Lines(t)
 			if len(lines) != 1 {
 				t.Fatalf("%d audit lines, want 1: %v", len(lines), lines)
 			}
@@ -298,20 +244,19 @@ func TestCrawlDelay(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		o.mu.Lock()
-		last := o.hits[len(o.hits)-1].at
-		o.mu.Unlock()
+		visits := o.List()
+		last := visits[len(visits)-1].At
 		if d := last.Sub(start); d < 2*delay {
 			t.Errorf("the third request arrived %v after the first was sent, want at least %v", d, 2*delay)
 		}
 		waited := 0
-		for _, l := range out.lines(t) {
+		for _, l := range out.Lines(t) {
 			if l["wait_reason"] == "crawl-delay" {
 				waited++
 			}
 		}
 		if waited < 2 {
-			t.Errorf("%d audit lines with wait_reason crawl-delay, want 2: %v", waited, out.lines(t))
+			t.Errorf("%d audit lines with wait_reason crawl-delay, want 2: %v", waited, out.Lines(t))
 		}
 	})
 	t.Run("reject", func(t *testing.T) {
@@ -345,7 +290,7 @@ func TestBodyCloseEarly(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if n := len(out.lines(t)); n != 1 {
+	if n := len(out.Lines(t)); n != 1 {
 		t.Errorf("%d audit lines after Close, want 1", n)
 	}
 }

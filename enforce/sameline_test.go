@@ -13,6 +13,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/config"
 	"github.com/robotsproxy/robotsproxy/internal/server"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 // TestSameAsProxy sends the same requests to the proxy (the handler that
@@ -33,7 +34,7 @@ func TestSameAsProxy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			proxied := &syncBuffer{}
+			proxied := &testkit.AuditSink{}
 			srv, err := server.New(cfg, proxied, zerolog.Nop())
 			if err != nil {
 				t.Fatal(err)
@@ -65,7 +66,7 @@ func TestSameAsProxy(t *testing.T) {
 					t.Errorf("%s: in process %d %q %v, through the proxy %d %q %v", u, resp.StatusCode, body, resp.Header, rec.Code, rec.Body.String(), ph)
 				}
 			}
-			want, got := proxied.lines(t), inProcess.lines(t)
+			want, got := proxied.Lines(t), inProcess.Lines(t)
 			if len(got) != len(urls) || len(want) != len(urls) {
 				t.Fatalf("%d lines in process, %d through the proxy, want %d each", len(got), len(want), len(urls))
 			}

@@ -1,15 +1,11 @@
 package policy_test
 
 import (
-	"encoding/base64"
 	"errors"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
@@ -17,35 +13,14 @@ import (
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
-// hashes memoises bcrypt hashes of test passwords (MinCost, for speed).
-var hashes sync.Map
-
-func bcryptHash(t testing.TB, password string) []byte {
-	t.Helper()
-	if h, ok := hashes.Load(password); ok {
-		return h.([]byte)
-	}
-	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hashes.Store(password, h)
-	return h
-}
-
-// basic returns a Proxy-Authorization value for Basic credentials.
-func basic(user, password string) string {
-	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
-}
-
 // throttledPinner has alice and bob ("<name>-pw") and throttles failures
 // as o says.
 func throttledPinner(t testing.TB, clock *testkit.Clock, o identity.ThrottleOptions) *identity.Pinner {
 	t.Helper()
 	p, err := identity.NewPinner(identity.PinOptions{
 		Users: []identity.User{
-			{Name: "alice", PasswordHash: bcryptHash(t, "alice-pw"), Token: "AliceBot"},
-			{Name: "bob", PasswordHash: bcryptHash(t, "bob-pw"), Token: "BobBot"},
+			{Name: "alice", PasswordHash: testkit.BcryptHash(t, "alice-pw"), Token: "AliceBot"},
+			{Name: "bob", PasswordHash: testkit.BcryptHash(t, "bob-pw"), Token: "BobBot"},
 		},
 		Throttle: o,
 		Now:      clock.Now,
@@ -62,11 +37,11 @@ func TestAuthenticateThrottled(t *testing.T) {
 	clock := testkit.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	p, f := newStubPolicy("", policy.Options{Pinner: throttledPinner(t, clock, identity.ThrottleOptions{FailuresPerMinute: 6, Burst: 1})})
 	client := netip.MustParseAddr("192.0.2.1")
-	if _, d := p.Authenticate(t.Context(), basic("alice", "nope"), client); d == nil || d.Reason != auditlog.ReasonAuthFailed || d.RetryAfter != 0 || d.RetryAfterSeconds() != 0 {
+	if _, d := p.Authenticate(t.Context(), testkit.BasicAuth("alice", "nope"), client); d == nil || d.Reason != auditlog.ReasonAuthFailed || d.RetryAfter != 0 || d.RetryAfterSeconds() != 0 {
 		t.Fatalf("first failure: got %+v, want reason %q and no RetryAfter", d, auditlog.ReasonAuthFailed)
 	}
 	clock.Advance(500 * time.Millisecond)
-	_, d := p.Authenticate(t.Context(), basic("alice", "nope"), client)
+	_, d := p.Authenticate(t.Context(), testkit.BasicAuth("alice", "nope"), client)
 	if d == nil || d.Allowed || d.Reason != auditlog.ReasonAuthThrottled || d.NeedsAuth() {
 		t.Fatalf("second failure: got %+v, want a denial with reason %q that is not a 407", d, auditlog.ReasonAuthThrottled)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -67,7 +68,7 @@ func ruleLine(d policy.Decision) int {
 // from.
 func TestDecidePinned(t *testing.T) {
 	pinner, err := identity.NewPinner(identity.PinOptions{
-		Users:  []identity.User{{Name: "alice", PasswordHash: bcryptHash(t, "pw"), Token: "PinnedBot"}},
+		Users:  []identity.User{{Name: "alice", PasswordHash: testkit.BcryptHash(t, "pw"), Token: "PinnedBot"}},
 		Ranges: []identity.ClientRange{{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: "ExampleBot"}},
 	})
 	if err != nil {
@@ -84,7 +85,7 @@ func TestDecidePinned(t *testing.T) {
 		}
 		return pin
 	}
-	credPin := pinOf(basic("alice", "pw"), "")
+	credPin := pinOf(testkit.BasicAuth("alice", "pw"), "")
 	rangePin := pinOf("", "10.1.2.3")
 	overrides := []identity.Override{{Pattern: regexp.MustCompile("^Overridden"), Token: "ExampleBot"}}
 
@@ -497,14 +498,14 @@ func mustRangePin(t *testing.T, token string) policy.Pin {
 
 func TestAuthenticate(t *testing.T) {
 	pinner, err := identity.NewPinner(identity.PinOptions{
-		Users:    []identity.User{{Name: "alice", PasswordHash: bcryptHash(t, "pw"), Token: "AliceBot"}},
+		Users:    []identity.User{{Name: "alice", PasswordHash: testkit.BcryptHash(t, "pw"), Token: "AliceBot"}},
 		Ranges:   []identity.ClientRange{{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: "RangeBot"}},
 		Required: true,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	optional, err := identity.NewPinner(identity.PinOptions{Users: []identity.User{{Name: "alice", PasswordHash: bcryptHash(t, "pw"), Token: "AliceBot"}}})
+	optional, err := identity.NewPinner(identity.PinOptions{Users: []identity.User{{Name: "alice", PasswordHash: testkit.BcryptHash(t, "pw"), Token: "AliceBot"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,17 +520,17 @@ func TestAuthenticate(t *testing.T) {
 		wantReason policy.Reason
 		wantUser   string // of the denial's identity
 	}{
-		{name: "credentials", pinner: pinner, header: basic("alice", "pw"), client: outside, wantToken: "AliceBot"},
+		{name: "credentials", pinner: pinner, header: testkit.BasicAuth("alice", "pw"), client: outside, wantToken: "AliceBot"},
 		{name: "range", pinner: pinner, client: netip.MustParseAddr("10.9.8.7"), wantToken: "RangeBot"},
 		{name: "nothing, required", pinner: pinner, client: outside, wantReason: auditlog.ReasonAuthRequired},
 		{name: "nothing, no address, required", pinner: pinner, wantReason: auditlog.ReasonAuthRequired},
-		{name: "wrong password", pinner: pinner, header: basic("alice", "nope"), client: outside, wantReason: auditlog.ReasonAuthFailed, wantUser: "alice"},
-		{name: "wrong password inside the range", pinner: pinner, header: basic("alice", "nope"), client: netip.MustParseAddr("10.0.0.1"), wantReason: auditlog.ReasonAuthFailed, wantUser: "alice"},
-		{name: "unknown user", pinner: pinner, header: basic("eve", "pw"), client: outside, wantReason: auditlog.ReasonAuthFailed, wantUser: "eve"},
+		{name: "wrong password", pinner: pinner, header: testkit.BasicAuth("alice", "nope"), client: outside, wantReason: auditlog.ReasonAuthFailed, wantUser: "alice"},
+		{name: "wrong password inside the range", pinner: pinner, header: testkit.BasicAuth("alice", "nope"), client: netip.MustParseAddr("10.0.0.1"), wantReason: auditlog.ReasonAuthFailed, wantUser: "alice"},
+		{name: "unknown user", pinner: pinner, header: testkit.BasicAuth("eve", "pw"), client: outside, wantReason: auditlog.ReasonAuthFailed, wantUser: "eve"},
 		{name: "not Basic", pinner: pinner, header: "Negotiate abc", client: outside, wantReason: auditlog.ReasonAuthFailed},
 		{name: "nothing, optional", pinner: optional, client: outside},
-		{name: "wrong password, optional", pinner: optional, header: basic("alice", "nope"), client: outside, wantReason: auditlog.ReasonAuthFailed, wantUser: "alice"},
-		{name: "no Pinner", pinner: nil, header: basic("alice", "nope"), client: outside},
+		{name: "wrong password, optional", pinner: optional, header: testkit.BasicAuth("alice", "nope"), client: outside, wantReason: auditlog.ReasonAuthFailed, wantUser: "alice"},
+		{name: "no Pinner", pinner: nil, header: testkit.BasicAuth("alice", "nope"), client: outside},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

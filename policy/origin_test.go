@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/robotsproxy/robotsproxy/internal/access"
-	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -19,15 +17,6 @@ func serve(status int, body string, header ...string) http.HandlerFunc {
 		w.WriteHeader(status)
 		io.WriteString(w, body)
 	}
-}
-
-// newFetcher returns a Fetcher that may dial the loopback test servers
-// unless o says otherwise.
-func newFetcher(o access.FetcherOptions) *access.Fetcher {
-	if o.Guard == nil {
-		o.Guard = &netguard.Guard{AllowPrivate: true}
-	}
-	return access.NewFetcher(o)
 }
 
 // unavailableAccess is a scripted 404 result; label goes in FinalURL.

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/access/accesstest"
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/internal/testkit"
@@ -19,16 +19,6 @@ import (
 // exampleRobots disallows /private for ExampleBot and everything for the
 // others. Line 2 and line 5 are its rules.
 const exampleRobots = "User-agent: ExampleBot\nDisallow: /private\n\nUser-agent: *\nDisallow: /\n"
-
-// newPolicy returns a Policy with a real Fetcher and Cache.
-func newPolicy(guard *netguard.Guard, exempt []string) *policy.Policy {
-	f := newFetcher(access.FetcherOptions{Guard: guard, Timeout: 5 * time.Second})
-	return policy.New(policy.Options{
-		Identifier:  identity.NewIdentifier(identity.DefaultBrowserTokens(), nil),
-		Cache:       access.NewCache(f.Fetch, access.CacheOptions{}),
-		ExemptHosts: exempt,
-	})
-}
 
 func TestDecide(t *testing.T) {
 	tests := []struct {
@@ -120,7 +110,7 @@ func TestDecide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := testkit.NewOrigin(t, serve(tt.status, tt.body))
-			p := newPolicy(tt.guard, tt.exempt)
+			p := accesstest.NewPolicy(tt.guard, tt.exempt)
 			scheme := tt.scheme
 			if scheme == "" {
 				scheme = "http"
@@ -162,7 +152,7 @@ func TestDecide(t *testing.T) {
 // and that a caller's cancelled context does not fail the fetch.
 func TestDecideCaches(t *testing.T) {
 	o := testkit.NewOrigin(t, serve(200, exampleRobots))
-	p := newPolicy(nil, nil)
+	p := accesstest.NewPolicy(nil, nil)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	steps := []struct {

@@ -22,6 +22,7 @@ import (
 	"github.com/robotsproxy/robotsproxy/internal/identity"
 	"github.com/robotsproxy/robotsproxy/internal/mitm"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
@@ -42,33 +43,9 @@ func benchRobots() string {
 }
 
 // benchOrigin serves benchRobots at /robots.txt and, at /size/N, a body of
-// N octets.
+// N octets (testkit.NewSizedOrigin).
 func benchOrigin(b *testing.B, tlsOrigin bool) *httptest.Server {
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			_, _ = io.WriteString(w, benchRobots())
-			return
-		}
-		n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/size/"))
-		w.Header().Set("Content-Type", "text/html")
-		w.Header().Set("Content-Length", strconv.Itoa(n))
-		_, _ = io.Copy(w, io.LimitReader(zeros{}, int64(n)))
-	})
-	o := httptest.NewUnstartedServer(h)
-	if tlsOrigin {
-		o.StartTLS()
-	} else {
-		o.Start()
-	}
-	b.Cleanup(o.Close)
-	return o
-}
-
-type zeros struct{}
-
-func (zeros) Read(p []byte) (int, error) {
-	clear(p)
-	return len(p), nil
+	return testkit.NewSizedOrigin(b, benchRobots(), tlsOrigin).Server
 }
 
 // benchProxy is a proxy under benchmark, listening on URL.

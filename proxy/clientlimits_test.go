@@ -114,7 +114,7 @@ func TestURITooLong(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			target := prefix + strings.Repeat("a", c.targetLen-len(prefix))
-			before := o.robotsHits.Load()
+			before := o.RobotsHits()
 			lines := len(tp.audit.Lines(t))
 			resp, body, err := rawRequest(t, tp.addr, "GET "+target+" HTTP/1.1\r\nHost: x\r\nUser-Agent: ExampleBot/1.0\r\n\r\n", 5*time.Second)
 			if err != nil {
@@ -130,7 +130,7 @@ func TestURITooLong(t *testing.T) {
 			if got := resp.Header.Get(proxy.HeaderReason); got != "uri-too-long" {
 				t.Errorf("header %s: got %q, want uri-too-long", proxy.HeaderReason, got)
 			}
-			if n := o.robotsHits.Load() - before; n != 0 || o.hitCount("/"+strings.Repeat("a", c.targetLen-len(prefix))) != 0 {
+			if n := o.RobotsHits() - before; n != 0 || o.Count("/"+strings.Repeat("a", c.targetLen-len(prefix))) != 0 {
 				t.Errorf("414: got %d robots.txt fetches and an origin hit, want none", n)
 			}
 			assertFields(t, line, map[string]any{"decision": "deny", "reason": "uri-too-long", "status": float64(414),

@@ -51,7 +51,7 @@ func TestConnectPortIsExplicit(t *testing.T) {
 			}
 		})
 	}
-	if n := o.robotsHits.Load(); n != 0 {
+	if n := o.RobotsHits(); n != 0 {
 		t.Errorf("robots.txt fetched %d times for refused targets, want 0", n)
 	}
 	// "0PORT" is decided as PORT and dialled as PORT: the tunnel reaches

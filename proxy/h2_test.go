@@ -33,7 +33,7 @@ func h2Client(h *harness, ca *mitm.CA) *http.Client {
 // protocol of each request it gets (robots.txt fetches excepted).
 func newH2Origin(t *testing.T, robots http.HandlerFunc) (*origin, func() []string) {
 	t.Helper()
-	o := &origin{hits: map[string]int{}}
+	o := &origin{}
 	var mu sync.Mutex
 	var protos []string
 	inner := o.handler(robots)
@@ -119,7 +119,7 @@ func TestInterceptHTTP2(t *testing.T) {
 			t.Errorf("%s: the 403's body %q, want the rule, as over HTTP/1.1", proto, answers[1].body)
 		}
 	}
-	if n := o.hitCount("/private/x"); n != 0 {
+	if n := o.Count("/private/x"); n != 0 {
 		t.Errorf("the origin got /private/x %d times", n)
 	}
 	if p := protos(); len(p) != 2 || p[0] != "HTTP/2.0" || p[1] != "HTTP/2.0" {

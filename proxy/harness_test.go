@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -120,17 +119,15 @@ func (h *harness) do(t *testing.T, method, target, ua string, body string) (*htt
 }
 
 // origin is a test origin that serves a scripted /robots.txt and counts
-// hits on every other path.
+// hits on every other path (testkit.Visits).
 type origin struct {
 	*httptest.Server
-	robotsHits atomic.Int64
-	mu         sync.Mutex
-	hits       map[string]int
+	testkit.Visits
 }
 
 func newOrigin(t *testing.T, robots http.HandlerFunc) *origin {
 	t.Helper()
-	o := &origin{hits: map[string]int{}}
+	o := &origin{}
 	o.Server = httptest.NewServer(o.handler(robots))
 	t.Cleanup(o.Close)
 	return o
@@ -138,22 +135,14 @@ func newOrigin(t *testing.T, robots http.HandlerFunc) *origin {
 
 func newTLSOrigin(t *testing.T, robots http.HandlerFunc) *origin {
 	t.Helper()
-	o := &origin{hits: map[string]int{}}
+	o := &origin{}
 	o.Server = httptest.NewTLSServer(o.handler(robots))
 	t.Cleanup(o.Close)
 	return o
 }
 
 func (o *origin) handler(robots http.HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			o.robotsHits.Add(1)
-			robots(w, r)
-			return
-		}
-		o.mu.Lock()
-		o.hits[r.URL.Path]++
-		o.mu.Unlock()
+	return o.Visits.Handler(robots, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Origin", "yes")
 		if strings.HasPrefix(r.URL.Path, "/big/") { // 256 KiB with a Content-Length
 			w.Header().Set("Content-Length", strconv.Itoa(256<<10))
@@ -167,13 +156,7 @@ func (o *origin) handler(robots http.HandlerFunc) http.Handler {
 			return
 		}
 		_, _ = w.Write([]byte("origin:" + r.Method + ":" + r.URL.Path))
-	})
-}
-
-func (o *origin) hitCount(path string) int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.hits[path]
+	}))
 }
 
 // serveRobots answers /robots.txt with a 200 and body.

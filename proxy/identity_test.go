@@ -133,8 +133,8 @@ func TestProxyAuth407(t *testing.T) {
 			}
 		})
 	}
-	if o.hitCount("/x") != 1 {
-		t.Errorf("origin saw /x %d times, want 1 (only bob)", o.hitCount("/x"))
+	if o.Count("/x") != 1 {
+		t.Errorf("origin saw /x %d times, want 1 (only bob)", o.Count("/x"))
 	}
 	lines := required.audit.Lines(t)
 	if len(lines) < 2 || lines[1]["reason"] != "proxy-auth-failed" || lines[1]["user"] != "alice" {
@@ -142,8 +142,8 @@ func TestProxyAuth407(t *testing.T) {
 	}
 	// CONNECT without credentials: 407 before any tunnel.
 	_, err := as(hi, "", "", nil).Get(tlsOrigin.URL + "/y")
-	if err == nil || tlsOrigin.hitCount("/y") != 0 {
-		t.Errorf("CONNECT without credentials: err %v, origin hits %d; want a 407 refusal", err, tlsOrigin.hitCount("/y"))
+	if err == nil || tlsOrigin.Count("/y") != 0 {
+		t.Errorf("CONNECT without credentials: err %v, origin hits %d; want a 407 refusal", err, tlsOrigin.Count("/y"))
 	}
 	if l := hi.audit.WaitLines(t, 1); len(l) != 1 || l[0]["method"] != "CONNECT" || l[0]["status"] != 407.0 {
 		t.Errorf("CONNECT 407 audit: %v", l)
@@ -196,7 +196,7 @@ func TestConnectPolicy(t *testing.T) {
 			}
 		})
 	}
-	if o.robotsHits.Load() != 0 {
+	if o.RobotsHits() != 0 {
 		t.Error("a refused CONNECT fetched robots.txt")
 	}
 }

@@ -94,10 +94,10 @@ func TestInterceptDecidesPaths(t *testing.T) {
 	if !strings.Contains(body, "Disallow: /private") {
 		t.Errorf("403 body %q does not name the rule", body)
 	}
-	if o.hitCount("/private/x") != 0 {
+	if o.Count("/private/x") != 0 {
 		t.Error("a disallowed path inside the tunnel reached the origin")
 	}
-	if n := o.robotsHits.Load(); n != 1 {
+	if n := o.RobotsHits(); n != 1 {
 		t.Errorf("robots.txt fetched %d times, want 1", n)
 	}
 	if s := certs.Stats(); s.Signed != 1 {
@@ -148,7 +148,7 @@ func TestInterceptUpstreamVerification(t *testing.T) {
 	if resp.StatusCode != 502 || !strings.Contains(body, "certificate") {
 		t.Errorf("/robots.txt: got %d %q, want 502 naming the certificate", resp.StatusCode, body)
 	}
-	if o.hitCount("/page") != 0 {
+	if o.Count("/page") != 0 {
 		t.Error("the unverified origin served /page")
 	}
 }
@@ -180,7 +180,7 @@ func TestInterceptHostMismatch(t *testing.T) {
 	if resp.StatusCode != 400 || resp.Header.Get(proxy.HeaderReason) != "bad-request" {
 		t.Errorf("got %d %q, want 400 bad-request", resp.StatusCode, resp.Header.Get(proxy.HeaderReason))
 	}
-	if o.hitCount("/page") != 0 {
+	if o.Count("/page") != 0 {
 		t.Error("the mismatched request reached the origin")
 	}
 }
@@ -242,7 +242,7 @@ func TestInterceptTargetLimit(t *testing.T) {
 	if resp.StatusCode != http.StatusRequestURITooLong || resp.Header.Get(proxy.HeaderReason) != "uri-too-long" {
 		t.Errorf("long target in a tunnel: got %d %q, want 414 uri-too-long", resp.StatusCode, resp.Header.Get(proxy.HeaderReason))
 	}
-	if n := o.hitCount("/x"); n != 0 {
+	if n := o.Count("/x"); n != 0 {
 		t.Errorf("the origin got the long target %d times, want 0", n)
 	}
 	var line map[string]any

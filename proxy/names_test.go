@@ -38,7 +38,7 @@ func TestProxyNameRule(t *testing.T) {
 		if resp.StatusCode != c.want || resp.StatusCode == 403 && resp.Header.Get(proxy.HeaderToken) != c.token {
 			t.Errorf("%q: got %d token %q, want %d token %q", c.ua, resp.StatusCode, resp.Header.Get(proxy.HeaderToken), c.want, c.token)
 		}
-		if hits := o.hitCount(path); (hits == 0) != (c.want == 403) {
+		if hits := o.Count(path); (hits == 0) != (c.want == 403) {
 			t.Errorf("%q: the origin saw %s %d times", c.ua, path, hits)
 		}
 		lines := h.audit.WaitLines(t, i+1)

@@ -34,7 +34,7 @@ type resolvingOrigin struct {
 
 func newResolvingOrigin(t *testing.T, robots string, useTLS bool) *resolvingOrigin {
 	t.Helper()
-	o := &resolvingOrigin{origin: &origin{hits: map[string]int{}}}
+	o := &resolvingOrigin{origin: &origin{}}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			_, _ = io.WriteString(w, robots)

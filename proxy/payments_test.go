@@ -24,7 +24,7 @@ func TestPaymentsInsideInterceptedTunnel(t *testing.T) {
 
 func testPaymentsInsideTunnel(t *testing.T, h2 bool) {
 	po := paytest.NewTLS(t, "USD 0.01")
-	o := &origin{Server: po.Server, hits: map[string]int{}}
+	o := &origin{Server: po.Server}
 	up := originTLS(o)
 	limits := &egress.Table[payments.Limit]{Tokens: map[string]payments.Limit{"examplebot": {
 		Budget: "token:examplebot", Currency: "USD", MaxPrice: 10_000, PerDay: 10_000}}}

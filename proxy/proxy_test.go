@@ -101,7 +101,7 @@ func TestAccessResults(t *testing.T) {
 			} else if body != "origin:GET:/private/page" {
 				t.Errorf("got body %q, want the origin's", body)
 			}
-			if got := o.hitCount("/private/page"); got != wantHits {
+			if got := o.Count("/private/page"); got != wantHits {
 				t.Errorf("origin saw /private/page %d times, want %d", got, wantHits)
 			}
 			line := lastLine(t, h)
@@ -163,7 +163,7 @@ func TestDecisions(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.method+" "+c.path+" "+c.ua, func(t *testing.T) {
-			before := o.hitCount(strings.Split(c.path, "?")[0])
+			before := o.Count(strings.Split(c.path, "?")[0])
 			resp, _ := h.do(t, c.method, o.URL+c.path, c.ua, "payload")
 			if resp.StatusCode != c.status {
 				t.Fatalf("got %d, want %d", resp.StatusCode, c.status)
@@ -171,14 +171,14 @@ func TestDecisions(t *testing.T) {
 			if got := resp.Header.Get(proxy.HeaderRule); got != c.rule {
 				t.Errorf("got %s %q, want %q", proxy.HeaderRule, got, c.rule)
 			}
-			after := o.hitCount(strings.Split(c.path, "?")[0])
+			after := o.Count(strings.Split(c.path, "?")[0])
 			if c.status == 403 && after != before {
 				t.Errorf("denied request reached the origin")
 			}
 			assertFields(t, lastLine(t, h), map[string]any{"method": c.method, "reason": c.reason, "status": float64(c.status)})
 		})
 	}
-	if n := o.robotsHits.Load(); n != 2 { // once by the proxy, once by the crawler itself
+	if n := o.RobotsHits(); n != 2 { // once by the proxy, once by the crawler itself
 		t.Errorf("origin served robots.txt %d times, want 2 (one proxy fetch, one crawler request)", n)
 	}
 }
@@ -233,7 +233,7 @@ func TestCacheHit(t *testing.T) {
 	if len(lines) != 2 || lines[0]["cache"] != "miss" || lines[1]["cache"] != "hit" {
 		t.Fatalf("got cache states %v, %v; want miss then hit", lines[0]["cache"], lines[1]["cache"])
 	}
-	if n := o.robotsHits.Load(); n != 1 {
+	if n := o.RobotsHits(); n != 1 {
 		t.Errorf("robots.txt fetched %d times, want 1", n)
 	}
 }
@@ -270,7 +270,7 @@ func TestConcurrentColdRequests(t *testing.T) {
 		}(i)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for o.robotsHits.Load() == 0 && time.Now().Before(deadline) {
+	for o.RobotsHits() == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	time.Sleep(100 * time.Millisecond) // let the rest queue behind the fetch
@@ -284,7 +284,7 @@ func TestConcurrentColdRequests(t *testing.T) {
 	if count[200] != n/2 || count[403] != n/2 {
 		t.Errorf("got status counts %v, want %d of 200 and of 403", count, n/2)
 	}
-	if got := o.robotsHits.Load(); got != 1 {
+	if got := o.RobotsHits(); got != 1 {
 		t.Errorf("robots.txt fetched %d times for %d concurrent cold requests, want 1", got, n)
 	}
 	if got := h.fetches.Load(); got != 1 {
@@ -299,7 +299,7 @@ func TestPrivateDestinationRefused(t *testing.T) {
 	if resp.StatusCode != 403 || resp.Header.Get(proxy.HeaderReason) != "destination-refused" {
 		t.Fatalf("got %d %q %q, want 403 destination-refused", resp.StatusCode, resp.Header.Get(proxy.HeaderReason), body)
 	}
-	if o.robotsHits.Load() != 0 || o.hitCount("/x") != 0 {
+	if o.RobotsHits() != 0 || o.Count("/x") != 0 {
 		t.Errorf("the refused origin was contacted")
 	}
 }
@@ -343,7 +343,7 @@ func TestConnect(t *testing.T) {
 	if resp.StatusCode != 200 || body != "origin:GET:/page" {
 		t.Errorf("through the tunnel: got %d %q, want 200 origin body", resp.StatusCode, body)
 	}
-	if n := o.robotsHits.Load(); n != 1 {
+	if n := o.RobotsHits(); n != 1 {
 		t.Errorf("robots.txt fetched over https %d times, want 1", n)
 	}
 }

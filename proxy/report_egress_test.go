@@ -119,7 +119,7 @@ func TestReportOnlyNeitherSignedNorPaid(t *testing.T) {
 			client := func() *http.Client { return h.client }
 			if tc.tls {
 				po = paytest.NewTLS(t, "USD 0.01")
-				o := &origin{Server: po.Server, hits: map[string]int{}}
+				o := &origin{Server: po.Server}
 				h, _, _ = interceptHarnessWith(t, originTLS(o), o, tc.policy, steps)
 			} else {
 				po = paytest.New(t, "USD 0.01")

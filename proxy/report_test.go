@@ -62,10 +62,10 @@ func TestReportMode(t *testing.T) {
 			}
 		}
 	}
-	if n := o.hitCount("/private/b"); n != 2 {
+	if n := o.Count("/private/b"); n != 2 {
 		t.Errorf("the watched bot's disallowed request reached the origin %d times, want 2 (once per default mode)", n)
 	}
-	if n := o.hitCount("/private/c"); n != 0 {
+	if n := o.Count("/private/c"); n != 0 {
 		t.Errorf("the enforced bot's disallowed request reached the origin %d times, want 0", n)
 	}
 }

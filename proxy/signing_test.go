@@ -31,7 +31,7 @@ type verifyingOrigin struct {
 
 func newVerifyingOrigin(t *testing.T, tls bool, key *signing.Key) *verifyingOrigin {
 	t.Helper()
-	v := &verifyingOrigin{origin: &origin{hits: map[string]int{}}, key: key, seen: map[string]string{}}
+	v := &verifyingOrigin{origin: &origin{}, key: key, seen: map[string]string{}}
 	inner := v.origin.handler(serveRobots("User-agent: *\nAllow: /\n"))
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/robots.txt" {
@@ -155,7 +155,7 @@ func TestSigningOversizedBody(t *testing.T) {
 	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "signing.max_body_bytes") {
 		t.Errorf("oversized body: %d %q, want 502 naming signing.max_body_bytes", resp.StatusCode, body)
 	}
-	if o.hitCount("/up") != 0 {
+	if o.Count("/up") != 0 {
 		t.Error("the oversized body reached the origin")
 	}
 	if l := lineFor(t, h, "/up"); !strings.Contains(fmt.Sprint(l["error"]), "too large to sign") {

@@ -136,8 +136,8 @@ func TestProxyAuthThrottled(t *testing.T) {
 	if got, _ := status(t, as(h, "bob", "pw-bob", nil), o.URL+"/y", "BetaBot/1.0"); got != 429 {
 		t.Errorf("bob's right password from the throttled address, not remembered: got %d, want 429", got)
 	}
-	if o.hitCount("/y") != 2 {
-		t.Errorf("origin saw /y %d times, want 2 (alice's requests only)", o.hitCount("/y"))
+	if o.Count("/y") != 2 {
+		t.Errorf("origin saw /y %d times, want 2 (alice's requests only)", o.Count("/y"))
 	}
 }
 

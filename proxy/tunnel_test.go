@@ -94,12 +94,12 @@ func TestInterceptHeaderLimit(t *testing.T) {
 					t.Fatalf("a %d-octet header in a tunnel: got %d (err %v), want %d", tt.header, status, err, tt.status)
 				}
 				if tt.status == http.StatusOK {
-					if n := o.hitCount("/x"); n != 1 {
+					if n := o.Count("/x"); n != 1 {
 						t.Errorf("the origin got %d requests, want 1", n)
 					}
 					return
 				}
-				if n := o.hitCount("/x"); n != 0 {
+				if n := o.Count("/x"); n != 0 {
 					t.Errorf("the origin got the request %d times, want 0", n)
 				}
 				if h2 && tt.header < 1<<20 {
@@ -212,7 +212,7 @@ func TestInterceptBodyIdle(t *testing.T) {
 // Upgrade field of each request.
 func switchOrigin(t *testing.T) (*origin, func() []string) {
 	t.Helper()
-	o := &origin{hits: map[string]int{}}
+	o := &origin{}
 	robots := serveRobots("User-agent: *\nAllow: /\n")
 	var mu sync.Mutex
 	var upgrades []string
@@ -375,7 +375,7 @@ func openTunnel(t *testing.T, h *harness, o *origin) (net.Conn, *bufio.Reader) {
 // accepted the connection audits and counts them: see package server);
 // an answer slower than both does not count against them.
 func TestInterceptWaits(t *testing.T) {
-	o := &origin{hits: map[string]int{}}
+	o := &origin{}
 	robots := serveRobots("User-agent: *\nAllow: /\n")
 	o.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
@@ -426,7 +426,7 @@ func TestInterceptWaits(t *testing.T) {
 		if !closedWithin(br, 3*time.Second) {
 			t.Fatalf("a tunnel whose request headers stopped was not closed after client.read_header_timeout")
 		}
-		if n := o.hitCount("/never"); n != 0 {
+		if n := o.Count("/never"); n != 0 {
 			t.Errorf("the origin got the unfinished request %d times", n)
 		}
 	})

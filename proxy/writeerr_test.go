@@ -1,12 +1,10 @@
 package proxy_test
 
 import (
-	"bytes"
 	"crypto/tls"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -142,7 +140,7 @@ func TestAuditWriteErrors(t *testing.T) {
 			if tc.want == http.StatusServiceUnavailable && !strings.Contains(string(body), "audit log") {
 				t.Errorf("503 body %q does not say why", body)
 			}
-			if got := o.hitCount(tc.path) > 0; got != tc.forwarded {
+			if got := o.Count(tc.path) > 0; got != tc.forwarded {
 				t.Errorf("forwarded to the origin: %v, want %v", got, tc.forwarded)
 			}
 			if fa.attempts.Load() == before {
@@ -161,12 +159,12 @@ func TestAuditUnavailableLineWritten(t *testing.T) {
 	h := writeErrHarness(t, o, fa, false, false)
 	fa.failing.Store(true) // the last write failed; this one will not
 	resp, _ := h.do(t, "GET", o.URL+"/one", "ExampleBot/1.0", "")
-	if resp.StatusCode != 503 || o.hitCount("/one") != 0 {
-		t.Fatalf("got %d, origin hits %d; want 503 and none", resp.StatusCode, o.hitCount("/one"))
+	if resp.StatusCode != 503 || o.Count("/one") != 0 {
+		t.Fatalf("got %d, origin hits %d; want 503 and none", resp.StatusCode, o.Count("/one"))
 	}
 	resp, _ = h.do(t, "GET", o.URL+"/two", "ExampleBot/1.0", "")
-	if resp.StatusCode != 200 || o.hitCount("/two") != 1 {
-		t.Fatalf("after recovery: got %d, origin hits %d; want 200 and 1", resp.StatusCode, o.hitCount("/two"))
+	if resp.StatusCode != 200 || o.Count("/two") != 1 {
+		t.Fatalf("after recovery: got %d, origin hits %d; want 200 and 1", resp.StatusCode, o.Count("/two"))
 	}
 	lines := fa.Lines(t)
 	if len(lines) != 2 {
@@ -177,39 +175,6 @@ func TestAuditUnavailableLineWritten(t *testing.T) {
 		!strings.HasSuffix(l["url"].(string), "/one") {
 		t.Errorf("line of the refused request = %v, want deny audit-unavailable 503", l)
 	}
-}
-
-// smallDisk is an audit log output of a set room, as a file on a small
-// file system: a write past the room stores what fits and fails with
-// ENOSPC; octets can be taken back (audit.Unwriter).
-type smallDisk struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	room int
-}
-
-func (d *smallDisk) Write(p []byte) (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	n := min(len(p), max(d.room-d.buf.Len(), 0))
-	d.buf.Write(p[:n])
-	if n < len(p) {
-		return n, syscall.ENOSPC
-	}
-	return n, nil
-}
-
-func (d *smallDisk) Unwrite(n int) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.buf.Truncate(d.buf.Len() - n)
-	return nil
-}
-
-func (d *smallDisk) setRoom(n int) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.room = n
 }
 
 // TestAuditServesFirstRequestAfterRecovery: with the real audit writer
@@ -224,7 +189,7 @@ func TestAuditServesFirstRequestAfterRecovery(t *testing.T) {
 			if intercept {
 				o = newTLSOrigin(t, serveRobots(robots))
 			}
-			disk := &smallDisk{room: 1 << 20}
+			disk := testkit.NewFullDisk(1 << 20)
 			w := audit.NewWriter(disk, audit.Options{Chain: true, OnWriteError: "refuse"})
 			h := writeErrHarness(t, o, w, false, intercept)
 			if !intercept {
@@ -250,31 +215,29 @@ func TestAuditServesFirstRequestAfterRecovery(t *testing.T) {
 			if got := get("/warm"); got != 200 {
 				t.Fatalf("warm-up: %d", got)
 			}
-			disk.setRoom(0) // full: the line of the next request fails (it is cut off), and the log is failing
+			disk.SetRoom(0) // full: the line of the next request fails (it is cut off), and the log is failing
 			if resp, err := h.client.Get(o.URL + "/filling"); err == nil {
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 			}
 			for _, p := range []string{"/full/1", "/full/2"} {
-				if got := get(p); got != 503 || o.hitCount(p) != 0 {
-					t.Fatalf("%s on a full disk: %d, origin hits %d; want 503, none", p, got, o.hitCount(p))
+				if got := get(p); got != 503 || o.Count(p) != 0 {
+					t.Fatalf("%s on a full disk: %d, origin hits %d; want 503, none", p, got, o.Count(p))
 				}
 			}
 			if !w.Failing() {
 				t.Fatal("the writer is not failing on a full disk")
 			}
-			disk.setRoom(1 << 20) // space freed
+			disk.SetRoom(1 << 20) // space freed
 			for _, c := range []struct {
 				path string
 				want int
 			}{{"/first", 200}, {"/private/second", 403}} {
-				if got := get(c.path); got != c.want || o.hitCount(c.path) != map[bool]int{true: 1}[c.want == 200] {
-					t.Errorf("%s after space returned: %d, origin hits %d; want %d as decided", c.path, got, o.hitCount(c.path), c.want)
+				if got := get(c.path); got != c.want || o.Count(c.path) != map[bool]int{true: 1}[c.want == 200] {
+					t.Errorf("%s after space returned: %d, origin hits %d; want %d as decided", c.path, got, o.Count(c.path), c.want)
 				}
 			}
-			disk.mu.Lock()
-			log := disk.buf.String()
-			disk.mu.Unlock()
+			log := string(disk.Bytes())
 			var lines []string // the tunnels' CONNECT lines left out
 			for _, l := range strings.Split(strings.TrimSuffix(log, "\n"), "\n") {
 				if !strings.Contains(l, `"method":"CONNECT"`) {

@@ -10,31 +10,17 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/access/accesstest"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
-// rawOrigin listens on 127.0.0.1 and hands every connection to serve.
+// rawOrigin listens on 127.0.0.1 and hands every connection to serve
+// (testkit.Serve).
 func rawOrigin(t *testing.T, serve func(net.Conn)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				serve(c)
-			}()
-		}
-	}()
-	return ln.Addr().String()
+	return testkit.Serve(t, serve).Addr().String()
 }
 
 // closedPort returns a 127.0.0.1 address nothing listens on.
@@ -104,7 +90,7 @@ func TestFetcherUnreachableCause(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), fetchDeadline)
 			defer cancel()
-			a := newFetcher(tt.opts).Fetch(ctx, tt.scheme, tt.authority)
+			a := accesstest.NewFetcher(tt.opts).Fetch(ctx, tt.scheme, tt.authority)
 			if a.Result != tt.result || a.Cause.Text(a.Status) != tt.cause {
 				t.Errorf("Fetch(%s://%s): got %s cause %q (status %d, error %v), want %s cause %q",
 					tt.scheme, tt.authority, a.Result, a.Cause.Text(a.Status), a.Status, a.Err, tt.result, tt.cause)

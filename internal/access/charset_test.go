@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/access/accesstest"
 )
 
 // TestFetcherBridgesDeclaredCharset: a robots.txt that is not UTF-8 is read
@@ -24,7 +25,7 @@ func TestFetcherBridgesDeclaredCharset(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o := newOrigin(t, serve(200, c.body, "Content-Type", c.contentType))
-			a := newFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
+			a := accesstest.NewFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
 			if a.Robots == nil {
 				t.Fatalf("access %s: %v", a.Result, a.Err)
 			}

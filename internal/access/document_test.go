@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/access/accesstest"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -53,7 +54,7 @@ func TestFetchDocument(t *testing.T) {
 				w.Write([]byte(tt.body))
 			}))
 			defer srv.Close()
-			a := newFetcher(access.FetcherOptions{}).FetchDocument(context.Background(), srv.URL+"/license.xml", docOpts)
+			a := accesstest.NewFetcher(access.FetcherOptions{}).FetchDocument(context.Background(), srv.URL+"/license.xml", docOpts)
 			if a.Result != tt.result || a.Cause != tt.cause || a.Doc != tt.doc {
 				t.Fatalf("got %s cause %s doc %v err %v, want %s cause %s doc %v", a.Result, a.Cause, a.Doc, a.Err, tt.result, tt.cause, tt.doc)
 			}
@@ -77,7 +78,7 @@ func TestDocumentCache(t *testing.T) {
 		w.Write([]byte("<rsl/>" + r.URL.Path[:2]))
 	}))
 	defer srv.Close()
-	f := newFetcher(access.FetcherOptions{})
+	f := accesstest.NewFetcher(access.FetcherOptions{})
 	c := access.NewDocumentCache(func(ctx context.Context, url string) policy.Access {
 		return f.FetchDocument(ctx, url, docOpts)
 	}, access.CacheOptions{})

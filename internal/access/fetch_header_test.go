@@ -9,6 +9,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/access/accesstest"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
 
@@ -41,7 +42,7 @@ func TestFetchKeepsBoundedHeader(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := newOrigin(t, repeatedHeader(tt.n, tt.size, tt.contentType))
-			a := newFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
+			a := accesstest.NewFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
 			if a.Result != policy.Successful {
 				t.Fatalf("got %s (%v), want successful", a.Result, a.Err)
 			}
@@ -78,7 +79,7 @@ func TestFetchHugeHeaderIsUnreachable(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := newOrigin(t, repeatedHeader(tt.n, tt.size, "text/plain"))
-			a := newFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
+			a := accesstest.NewFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
 			if a.Result != policy.Unreachable || a.Err == nil || a.Refused {
 				t.Fatalf("got %s, error %v, refused %v; want unreachable with an error, not refused", a.Result, a.Err, a.Refused)
 			}
@@ -86,7 +87,7 @@ func TestFetchHugeHeaderIsUnreachable(t *testing.T) {
 				t.Errorf("got rules %v, header of %d fields, body %v, status %d; want none", a.Robots != nil, len(a.Header), a.HasBody(), a.Status)
 			}
 			req := policy.Request{Scheme: "http", Host: o.Listener.Addr().String(), Path: "/anything", UserAgent: uaExampleBot}
-			if d := newPolicy(nil, nil).Decide(context.Background(), req); d.Allowed || d.Reason != auditlog.ReasonUnreachable {
+			if d := accesstest.NewPolicy(nil, nil).Decide(context.Background(), req); d.Allowed || d.Reason != auditlog.ReasonUnreachable {
 				t.Errorf("Decide(%+v): got Allowed %v Reason %q, want denied, %q", req, d.Allowed, d.Reason, auditlog.ReasonUnreachable)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/access/accesstest"
 	"github.com/robotsproxy/robotsproxy/policy"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
@@ -41,7 +42,7 @@ func TestFetchRecordsTheBody(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := newOrigin(t, tt.h)
 			before := time.Now()
-			a := newFetcher(access.FetcherOptions{Parse: robots.Options{MaxBytes: 500 << 10}}).Fetch(context.Background(), "http", o.authority(t, "http"))
+			a := accesstest.NewFetcher(access.FetcherOptions{Parse: robots.Options{MaxBytes: 500 << 10}}).Fetch(context.Background(), "http", o.authority(t, "http"))
 			if a.Result != tt.result {
 				t.Fatalf("Result: got %s, want %s (%v)", a.Result, tt.result, a.Err)
 			}
@@ -67,7 +68,7 @@ func TestFetchRecordsTheBody(t *testing.T) {
 		})
 	}
 	// No response: no header, no body.
-	a := newFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", "127.0.0.1:1")
+	a := accesstest.NewFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", "127.0.0.1:1")
 	if a.Result != policy.Unreachable || a.Header != nil || a.HasBody() || a.FetchedAt.IsZero() {
 		t.Errorf("refused connection: got %s, header %v, body %v, fetched at %v; want unreachable, none, none, set", a.Result, a.Header, a.HasBody(), a.FetchedAt)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/access/accesstest"
 	"github.com/robotsproxy/robotsproxy/internal/netguard"
 	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -77,16 +78,6 @@ func redirects(n int, body string) http.HandlerFunc {
 		}
 		io.WriteString(w, body)
 	}
-}
-
-// allowPrivate lets the fetcher dial the loopback test servers.
-var allowPrivate = &netguard.Guard{AllowPrivate: true}
-
-func newFetcher(o access.FetcherOptions) *access.Fetcher {
-	if o.Guard == nil {
-		o.Guard = allowPrivate
-	}
-	return access.NewFetcher(o)
 }
 
 // fetchDeadline bounds every fetch in TestFetcher.
@@ -415,7 +406,7 @@ func TestFetcher(t *testing.T) {
 			// hanging the test; the timeout cases check they end well before.
 			ctx, cancel := context.WithTimeout(context.Background(), fetchDeadline)
 			defer cancel()
-			a := newFetcher(opts).Fetch(ctx, scheme, auth)
+			a := accesstest.NewFetcher(opts).Fetch(ctx, scheme, auth)
 			if a.Result != tt.wantResult || a.Status != tt.wantStatus {
 				t.Fatalf("Fetch(%s://%s): got Result %q Status %d (Err %v), want Result %q Status %d",
 					scheme, auth, a.Result, a.Status, a.Err, tt.wantResult, tt.wantStatus)
@@ -470,7 +461,7 @@ func TestFetcherMaxAge(t *testing.T) {
 				h = []string{"Cache-Control", tt.cacheControl}
 			}
 			o := newOrigin(t, serve(200, stdRobots, h...))
-			a := newFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
+			a := accesstest.NewFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
 			if a.Result != policy.Successful || a.MaxAge != tt.want {
 				t.Errorf("Cache-Control %q: got Result %q MaxAge %v, want %q %v", tt.cacheControl, a.Result, a.MaxAge, policy.Successful, tt.want)
 			}
@@ -510,7 +501,7 @@ func TestFetcherIgnoresProxyEnv(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Authority(http, %q): %v", hostport, err)
 	}
-	f := newFetcher(access.FetcherOptions{})
+	f := accesstest.NewFetcher(access.FetcherOptions{})
 	a := f.Fetch(context.Background(), "http", auth)
 	if a.Result != policy.Successful || a.Status != 200 || proxyHits.Load() != 0 || o.Hits() != 1 {
 		t.Errorf("Fetch(http://%s) with HTTP_PROXY=%s: got Result %q Status %d (Err %v), %d proxy and %d origin requests; want %q 200, 0 and 1",

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/robotsproxy/robotsproxy/internal/access"
+	"github.com/robotsproxy/robotsproxy/internal/access/accesstest"
 	"github.com/robotsproxy/robotsproxy/robots"
 )
 
@@ -32,7 +33,7 @@ func TestParseBodyCompilesLikeTheFetcher(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o := newOrigin(t, serve(200, c.body, "Content-Type", c.contentType))
-			a := newFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
+			a := accesstest.NewFetcher(access.FetcherOptions{}).Fetch(context.Background(), "http", o.authority(t, "http"))
 			if a.Robots == nil || a.Raw == nil {
 				t.Fatalf("access %s: %v", a.Result, a.Err)
 			}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,33 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
-
-// fullDisk is an output with room for a set number of octets: a write past
-// it stores what fits and fails with ENOSPC, as write(2) on a full file
-// system does. It can take octets back (Unwriter) unless noUnwrite.
-type fullDisk struct {
-	buf       bytes.Buffer
-	room      int
-	noUnwrite bool
-}
-
-func (d *fullDisk) Write(p []byte) (int, error) {
-	n := min(len(p), max(d.room-d.buf.Len(), 0))
-	d.buf.Write(p[:n])
-	if n < len(p) {
-		return n, fmt.Errorf("write audit.log: %w", syscall.ENOSPC)
-	}
-	return n, nil
-}
-
-func (d *fullDisk) Unwrite(n int) error {
-	if d.noUnwrite {
-		return errors.New("cannot truncate")
-	}
-	d.buf.Truncate(d.buf.Len() - n)
-	return nil
-}
 
 func splitLines(b []byte) [][]byte {
 	return bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
@@ -54,7 +29,7 @@ func TestWriteErrorNeverAcknowledged(t *testing.T) {
 		chain bool
 	}{{"chained", true}, {"unchained", false}} {
 		t.Run(tt.name, func(t *testing.T) {
-			disk := &fullDisk{room: 1 << 20}
+			disk := testkit.NewFullDisk(1 << 20)
 			var reported []error
 			now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 			w := NewWriter(disk, Options{Chain: tt.chain, OnWriteError: "refuse",
@@ -62,25 +37,25 @@ func TestWriteErrorNeverAcknowledged(t *testing.T) {
 			if _, err := w.Write(line(0, 0)); err != nil {
 				t.Fatal(err)
 			}
-			disk.room = disk.buf.Len() + 10 // the next line fits only in part
+			disk.SetRoom(disk.Len() + 10) // the next line fits only in part
 			for j := 1; j <= 3; j++ {
 				if _, err := w.Write(line(0, j)); !errors.Is(err, syscall.ENOSPC) {
 					t.Fatalf("write %d on a full disk: got %v, want ENOSPC", j, err)
 				}
 			}
-			if got := splitLines(disk.buf.Bytes()); len(got) != 1 || !json.Valid(got[0]) {
-				t.Fatalf("log after failed writes: %q, want the first line alone", disk.buf.Bytes())
+			if got := splitLines(disk.Bytes()); len(got) != 1 || !json.Valid(got[0]) {
+				t.Fatalf("log after failed writes: %q, want the first line alone", disk.Bytes())
 			}
 			if !w.Failing() || len(reported) != 3 {
 				t.Errorf("Failing %v, %d errors reported; want true, 3", w.Failing(), len(reported))
 			}
-			disk.room = 1 << 20 // space freed
+			disk.SetRoom(1 << 20) // space freed
 			if _, err := w.Write(line(0, 4)); err != nil {
 				t.Fatalf("write after space returned: %v", err)
 			}
-			lines := splitLines(disk.buf.Bytes())
+			lines := splitLines(disk.Bytes())
 			if len(lines) != 3 {
-				t.Fatalf("got %d lines, want 3 (first, marker, after):\n%s", len(lines), disk.buf.Bytes())
+				t.Fatalf("got %d lines, want 3 (first, marker, after):\n%s", len(lines), disk.Bytes())
 			}
 			var m map[string]any
 			if err := json.Unmarshal(lines[1], &m); err != nil || m[MarkerLostLines] != 3.0 ||
@@ -89,7 +64,7 @@ func TestWriteErrorNeverAcknowledged(t *testing.T) {
 			}
 			if tt.chain {
 				if i := checkChain(t, lines, [32]byte{}); i >= 0 {
-					t.Errorf("chain broken at line %d:\n%s", i, disk.buf.Bytes())
+					t.Errorf("chain broken at line %d:\n%s", i, disk.Bytes())
 				}
 			}
 			if s := w.Stats(); w.Failing() || s.WriteErrors != 3 || s.LostLines != 3 {
@@ -103,22 +78,23 @@ func TestWriteErrorNeverAcknowledged(t *testing.T) {
 // cannot be removed, the next write tries again first, and a log it
 // cannot repair gets no line merged onto the cut one.
 func TestPartialWriteCannotBeTakenBack(t *testing.T) {
-	disk := &fullDisk{room: 10, noUnwrite: true}
+	disk := testkit.NewFullDisk(10)
+	disk.NoUnwrite(true)
 	w := NewWriter(disk, Options{Chain: true})
 	if _, err := w.Write(line(0, 0)); err == nil {
 		t.Fatal("write past the room: no error")
 	}
-	disk.room = 1 << 20
+	disk.SetRoom(1 << 20)
 	if _, err := w.Write(line(0, 1)); err == nil {
 		t.Fatal("write while the cut octets are still there: no error")
 	}
-	disk.noUnwrite = false
+	disk.NoUnwrite(false)
 	if _, err := w.Write(line(0, 2)); err != nil {
 		t.Fatalf("write once the cut octets can go: %v", err)
 	}
-	lines := splitLines(disk.buf.Bytes())
+	lines := splitLines(disk.Bytes())
 	if len(lines) != 2 || checkChain(t, lines, [32]byte{}) >= 0 {
-		t.Errorf("log %q: want the marker and the line, chained", disk.buf.Bytes())
+		t.Errorf("log %q: want the marker and the line, chained", disk.Bytes())
 	}
 }
 
@@ -149,7 +125,7 @@ func TestLogFileUnwrite(t *testing.T) {
 // alone, chained, and the log is no longer failing; on a log that is not
 // failing it writes nothing.
 func TestRecover(t *testing.T) {
-	disk := &fullDisk{room: 1 << 20}
+	disk := testkit.NewFullDisk(1 << 20)
 	w := NewWriter(disk, Options{Chain: true, OnWriteError: "refuse"})
 	if err := w.Recover(); err != nil || w.Stats().Writes != 0 {
 		t.Fatalf("Recover on a healthy log: %v, %d writes; want nil, none", err, w.Stats().Writes)
@@ -157,28 +133,28 @@ func TestRecover(t *testing.T) {
 	if _, err := w.Write(line(0, 0)); err != nil {
 		t.Fatal(err)
 	}
-	disk.room = disk.buf.Len() + 10
+	disk.SetRoom(disk.Len() + 10)
 	if _, err := w.Write(line(0, 1)); err == nil {
 		t.Fatal("write on a full disk: no error")
 	}
-	size := disk.buf.Len()
-	if err := w.Recover(); !errors.Is(err, syscall.ENOSPC) || !w.Failing() || disk.buf.Len() != size {
-		t.Fatalf("Recover on a full disk: %v, Failing %v, %d octets (was %d); want ENOSPC, true, no change", err, w.Failing(), disk.buf.Len(), size)
+	size := disk.Len()
+	if err := w.Recover(); !errors.Is(err, syscall.ENOSPC) || !w.Failing() || disk.Len() != size {
+		t.Fatalf("Recover on a full disk: %v, Failing %v, %d octets (was %d); want ENOSPC, true, no change", err, w.Failing(), disk.Len(), size)
 	}
-	disk.room = 1 << 20 // space freed
+	disk.SetRoom(1 << 20) // space freed
 	if err := w.Recover(); err != nil || w.Failing() {
 		t.Fatalf("Recover once space returned: %v, Failing %v; want nil, false", err, w.Failing())
 	}
 	if _, err := w.Write(line(0, 2)); err != nil {
 		t.Fatal(err)
 	}
-	lines := splitLines(disk.buf.Bytes())
+	lines := splitLines(disk.Bytes())
 	var m map[string]any
 	if len(lines) != 3 || json.Unmarshal(lines[1], &m) != nil || m[MarkerLostLines] != 1.0 {
-		t.Fatalf("log %s: want the first line, a marker of 1 lost line, the last line", disk.buf.Bytes())
+		t.Fatalf("log %s: want the first line, a marker of 1 lost line, the last line", disk.Bytes())
 	}
 	if i := checkChain(t, lines, [32]byte{}); i >= 0 {
-		t.Errorf("chain broken at line %d:\n%s", i, disk.buf.Bytes())
+		t.Errorf("chain broken at line %d:\n%s", i, disk.Bytes())
 	}
 	if s := w.Stats(); s.WriteErrors != 1 || s.LostLines != 1 || s.Writes != 5 {
 		t.Errorf("stats %+v: want 5 writes, 1 write error (the line's; a failed Recover is not counted), 1 lost line", s)
@@ -191,35 +167,11 @@ func TestRecover(t *testing.T) {
 	}
 }
 
-// lockedDisk is a fullDisk whose room can change while writes run.
-type lockedDisk struct {
-	mu sync.Mutex
-	d  fullDisk
-}
-
-func (l *lockedDisk) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.d.Write(p)
-}
-
-func (l *lockedDisk) Unwrite(n int) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.d.Unwrite(n)
-}
-
-func (l *lockedDisk) setRoom(n int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.d.room = n
-}
-
 // TestRecoverConcurrent: callers that Recover and Write at once while
 // space comes and goes leave whole, chained lines, and every line that
 // Write acknowledged is in the log.
 func TestRecoverConcurrent(t *testing.T) {
-	disk := &lockedDisk{d: fullDisk{room: 0}}
+	disk := testkit.NewFullDisk(0)
 	w := NewWriter(disk, Options{Chain: true})
 	var wg sync.WaitGroup
 	var acked atomic.Int64
@@ -237,15 +189,15 @@ func TestRecoverConcurrent(t *testing.T) {
 		}()
 	}
 	for i := range 20 {
-		disk.setRoom(map[bool]int{true: 1 << 20, false: 0}[i%2 == 1])
+		disk.SetRoom(map[bool]int{true: 1 << 20, false: 0}[i%2 == 1])
 		time.Sleep(time.Millisecond)
 	}
-	disk.setRoom(1 << 20)
+	disk.SetRoom(1 << 20)
 	wg.Wait()
 	if err := w.Recover(); err != nil {
 		t.Fatal(err)
 	}
-	lines := splitLines(disk.d.buf.Bytes())
+	lines := splitLines(disk.Bytes())
 	n := 0
 	for _, l := range lines {
 		if !json.Valid(l) {

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 // tapped records what Options.Tap is given.
@@ -28,7 +30,7 @@ func (r *tapped) tap(line []byte, sum [sha256.Size]byte) {
 // write that failed are never given, and the lost-lines marker is.
 func TestTapSeesTheLogAsWritten(t *testing.T) {
 	for _, chain := range []bool{true, false} {
-		disk := &fullDisk{room: 1 << 20}
+		disk := testkit.NewFullDisk(1 << 20)
 		rec := &tapped{}
 		now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 		w := NewWriter(disk, Options{Chain: chain, Tap: rec.tap, OnWriteError: "continue", Now: func() time.Time { return now }})
@@ -41,18 +43,18 @@ func TestTapSeesTheLogAsWritten(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		disk.room = disk.buf.Len() + 5 // the next write fails
+		disk.SetRoom(disk.Len() + 5) // the next write fails
 		if _, err := w.Write(line(9, 0)); err == nil {
 			t.Fatal("a write on a full disk succeeded")
 		}
-		disk.room = 1 << 20
+		disk.SetRoom(1 << 20)
 		if _, err := w.Write(line(9, 1)); err != nil { // with the marker
 			t.Fatal(err)
 		}
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		logLines := splitLines(disk.buf.Bytes())
+		logLines := splitLines(disk.Bytes())
 		if len(rec.lines) != len(logLines) || len(logLines) != 8*50+2 {
 			t.Fatalf("chain %v: tapped %d lines, the log has %d, want %d", chain, len(rec.lines), len(logLines), 8*50+2)
 		}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/robotsproxy/robotsproxy/internal/cpubench"
 	"github.com/robotsproxy/robotsproxy/internal/mitm"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/proxy"
 )
 
@@ -94,25 +95,10 @@ func BenchmarkProxyCPU(b *testing.B) {
 	}
 }
 
-// newOrigin serves benchRobots and, at /size/N, N octets.
+// newOrigin serves benchRobots and, at /size/N, N octets
+// (testkit.NewSizedOrigin).
 func newOrigin(b *testing.B, tlsOrigin bool) *httptest.Server {
-	o := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			_, _ = io.WriteString(w, benchRobots)
-			return
-		}
-		n, _ := strconv.Atoi(r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:])
-		w.Header().Set("Content-Type", "text/html")
-		w.Header().Set("Content-Length", strconv.Itoa(n))
-		_, _ = w.Write(make([]byte, n))
-	}))
-	if tlsOrigin {
-		o.StartTLS()
-	} else {
-		o.Start()
-	}
-	b.Cleanup(o.Close)
-	return o
+	return testkit.NewSizedOrigin(b, benchRobots, tlsOrigin).Server
 }
 
 // proxyProcess is a proxy running in a child process.

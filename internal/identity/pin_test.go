@@ -9,39 +9,17 @@ import (
 	"sync"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/robotsproxy/robotsproxy/internal/identity"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/policy"
 )
-
-// hashes memoises bcrypt hashes of test passwords (MinCost, for speed).
-var hashes sync.Map
-
-func bcryptHash(t testing.TB, password string) []byte {
-	t.Helper()
-	if h, ok := hashes.Load(password); ok {
-		return h.([]byte)
-	}
-	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hashes.Store(password, h)
-	return h
-}
-
-// basic returns a Proxy-Authorization value for Basic credentials.
-func basic(user, password string) string {
-	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
-}
 
 // testPinOptions has two users and nested IPv4 and IPv6 client ranges.
 func testPinOptions(t testing.TB, required bool) identity.PinOptions {
 	return identity.PinOptions{
 		Users: []identity.User{
-			{Name: "alice", PasswordHash: bcryptHash(t, "alice-pw"), Token: "AliceBot"},
-			{Name: "bob", PasswordHash: bcryptHash(t, "bob:pw with colon"), Token: "BobBot"},
+			{Name: "alice", PasswordHash: testkit.BcryptHash(t, "alice-pw"), Token: "AliceBot"},
+			{Name: "bob", PasswordHash: testkit.BcryptHash(t, "bob:pw with colon"), Token: "BobBot"},
 		},
 		Ranges: []identity.ClientRange{
 			{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: "WideBot"},
@@ -80,41 +58,41 @@ func TestPin(t *testing.T) {
 		wantErr    error  // nil, ErrProxyAuthRequired or ErrProxyAuthFailed
 	}{
 		// Credentials.
-		{name: "correct credentials", header: basic("alice", "alice-pw"), client: outside,
+		{name: "correct credentials", header: testkit.BasicAuth("alice", "alice-pw"), client: outside,
 			wantToken: "AliceBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
-		{name: "correct credentials, no client address", header: basic("alice", "alice-pw"), client: none,
+		{name: "correct credentials, no client address", header: testkit.BasicAuth("alice", "alice-pw"), client: none,
 			wantToken: "AliceBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
-		{name: "password containing a colon", header: basic("bob", "bob:pw with colon"), client: outside,
+		{name: "password containing a colon", header: testkit.BasicAuth("bob", "bob:pw with colon"), client: outside,
 			wantToken: "BobBot", wantSource: policy.SourceCredentials, wantUser: "bob"},
 		{name: "lower-case scheme", header: "basic " + base64.StdEncoding.EncodeToString([]byte("alice:alice-pw")), client: outside,
 			wantToken: "AliceBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
 		{name: "upper-case scheme", header: "BASIC " + base64.StdEncoding.EncodeToString([]byte("alice:alice-pw")), client: outside,
 			wantToken: "AliceBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
-		{name: "surrounding white space", header: "  " + basic("alice", "alice-pw") + " ", client: outside,
+		{name: "surrounding white space", header: "  " + testkit.BasicAuth("alice", "alice-pw") + " ", client: outside,
 			wantToken: "AliceBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
-		{name: "credentials win over a client range", header: basic("alice", "alice-pw"), client: netip.MustParseAddr("10.1.2.3"),
+		{name: "credentials win over a client range", header: testkit.BasicAuth("alice", "alice-pw"), client: netip.MustParseAddr("10.1.2.3"),
 			wantToken: "AliceBot", wantSource: policy.SourceCredentials, wantUser: "alice"},
-		{name: "credentials when required", required: true, header: basic("bob", "bob:pw with colon"), client: outside,
+		{name: "credentials when required", required: true, header: testkit.BasicAuth("bob", "bob:pw with colon"), client: outside,
 			wantToken: "BobBot", wantSource: policy.SourceCredentials, wantUser: "bob"},
 
 		// Wrong credentials.
-		{name: "wrong password", header: basic("alice", "wrong"), client: outside,
+		{name: "wrong password", header: testkit.BasicAuth("alice", "wrong"), client: outside,
 			wantUser: "alice", wantErr: policy.ErrProxyAuthFailed},
-		{name: "other user's password", header: basic("alice", "bob:pw with colon"), client: outside,
+		{name: "other user's password", header: testkit.BasicAuth("alice", "bob:pw with colon"), client: outside,
 			wantUser: "alice", wantErr: policy.ErrProxyAuthFailed},
-		{name: "password prefix", header: basic("alice", "alice-p"), client: outside,
+		{name: "password prefix", header: testkit.BasicAuth("alice", "alice-p"), client: outside,
 			wantUser: "alice", wantErr: policy.ErrProxyAuthFailed},
-		{name: "empty password", header: basic("alice", ""), client: outside,
+		{name: "empty password", header: testkit.BasicAuth("alice", ""), client: outside,
 			wantUser: "alice", wantErr: policy.ErrProxyAuthFailed},
-		{name: "user name is case-sensitive", header: basic("Alice", "alice-pw"), client: outside,
+		{name: "user name is case-sensitive", header: testkit.BasicAuth("Alice", "alice-pw"), client: outside,
 			wantUser: "Alice", wantErr: policy.ErrProxyAuthFailed},
-		{name: "unknown user", header: basic("mallory", "alice-pw"), client: outside,
+		{name: "unknown user", header: testkit.BasicAuth("mallory", "alice-pw"), client: outside,
 			wantUser: "mallory", wantErr: policy.ErrProxyAuthFailed},
-		{name: "wrong password from inside a pinned range", header: basic("alice", "wrong"), client: netip.MustParseAddr("10.1.2.3"),
+		{name: "wrong password from inside a pinned range", header: testkit.BasicAuth("alice", "wrong"), client: netip.MustParseAddr("10.1.2.3"),
 			wantUser: "alice", wantErr: policy.ErrProxyAuthFailed},
-		{name: "unknown user from inside a pinned range", header: basic("mallory", "x"), client: netip.MustParseAddr("10.1.2.3"),
+		{name: "unknown user from inside a pinned range", header: testkit.BasicAuth("mallory", "x"), client: netip.MustParseAddr("10.1.2.3"),
 			wantUser: "mallory", wantErr: policy.ErrProxyAuthFailed},
-		{name: "wrong password when not required", required: false, header: basic("bob", "nope"), client: none,
+		{name: "wrong password when not required", required: false, header: testkit.BasicAuth("bob", "nope"), client: none,
 			wantUser: "bob", wantErr: policy.ErrProxyAuthFailed},
 
 		// Malformed headers.
@@ -167,7 +145,7 @@ func TestPin(t *testing.T) {
 			wantToken: "NarrowBot", wantSource: policy.SourceClientRange},
 		{name: "required, IPv4-mapped in a range", required: true, client: netip.MustParseAddr("::ffff:10.3.2.1"),
 			wantToken: "WideBot", wantSource: policy.SourceClientRange},
-		{name: "required, wrong password is failed not required", required: true, header: basic("alice", "wrong"), client: outside,
+		{name: "required, wrong password is failed not required", required: true, header: testkit.BasicAuth("alice", "wrong"), client: outside,
 			wantUser: "alice", wantErr: policy.ErrProxyAuthFailed},
 		{name: "required, malformed header is failed not required", required: true, header: "Basic %%%", client: outside,
 			wantErr: policy.ErrProxyAuthFailed},
@@ -215,7 +193,7 @@ func TestPin(t *testing.T) {
 // up in logs, never contain the password tried.
 func TestPinErrorsDoNotLeakPasswords(t *testing.T) {
 	p := newTestPinner(t, true)
-	for _, h := range []string{basic("alice", "Sup3rSecretGuess"), basic("nobody", "Sup3rSecretGuess")} {
+	for _, h := range []string{testkit.BasicAuth("alice", "Sup3rSecretGuess"), testkit.BasicAuth("nobody", "Sup3rSecretGuess")} {
 		_, err := p.Pin(t.Context(), h, netip.Addr{})
 		if err == nil || strings.Contains(err.Error(), "Sup3rSecretGuess") || strings.Contains(err.Error(), strings.TrimPrefix(h, "Basic ")) {
 			t.Errorf("Pin(%q): got error %v, want an error without the password or the encoded credentials", h, err)
@@ -225,7 +203,7 @@ func TestPinErrorsDoNotLeakPasswords(t *testing.T) {
 
 func TestPinNilPinner(t *testing.T) {
 	var p *identity.Pinner
-	for _, h := range []string{"", basic("alice", "x"), "garbage"} {
+	for _, h := range []string{"", testkit.BasicAuth("alice", "x"), "garbage"} {
 		pin, err := p.Pin(t.Context(), h, netip.MustParseAddr("10.1.2.3"))
 		if err != nil || pin.Token != "" || pin.Source != "" || pin.User != "" {
 			t.Errorf("(*Pinner)(nil).Pin(%q): got %+v, %v, want the zero Pin and no error", h, pin, err)
@@ -237,7 +215,7 @@ func TestPinNilPinner(t *testing.T) {
 }
 
 func TestPinnerEnabled(t *testing.T) {
-	h := bcryptHash(t, "pw")
+	h := testkit.BcryptHash(t, "pw")
 	tests := []struct {
 		name string
 		o    identity.PinOptions
@@ -262,7 +240,7 @@ func TestPinnerEnabled(t *testing.T) {
 }
 
 func TestNewPinnerErrors(t *testing.T) {
-	good := bcryptHash(t, "pw")
+	good := testkit.BcryptHash(t, "pw")
 	user := func(name, token string, hash []byte) identity.User {
 		return identity.User{Name: name, PasswordHash: hash, Token: token}
 	}
@@ -332,7 +310,7 @@ func TestNewPinnerKeepsNoReference(t *testing.T) {
 	o.Users[0].Name = "eve"
 	o.Ranges[1].Token = "Changed"
 	o.Ranges[1].Prefix = netip.MustParsePrefix("10.2.0.0/16")
-	if pin, err := p.Pin(t.Context(), basic("alice", "alice-pw"), netip.Addr{}); err != nil || pin.Token != "AliceBot" {
+	if pin, err := p.Pin(t.Context(), testkit.BasicAuth("alice", "alice-pw"), netip.Addr{}); err != nil || pin.Token != "AliceBot" {
 		t.Errorf("after changing the options: Pin(alice): got %+v, %v, want AliceBot", pin, err)
 	}
 	if pin, err := p.Pin(t.Context(), "", netip.MustParseAddr("10.1.2.3")); err != nil || pin.Token != "NarrowBot" {
@@ -387,7 +365,7 @@ func TestPinRangeOrderIndependent(t *testing.T) {
 func TestPinMemo(t *testing.T) {
 	t.Run("success is remembered", func(t *testing.T) {
 		p := newTestPinner(t, true)
-		h := basic("alice", "alice-pw")
+		h := testkit.BasicAuth("alice", "alice-pw")
 		if n := identity.VerifiedLen(p); n != 0 {
 			t.Fatalf("new Pinner: got %d remembered credentials, want 0", n)
 		}
@@ -419,7 +397,7 @@ func TestPinMemo(t *testing.T) {
 	})
 	t.Run("failures are never remembered", func(t *testing.T) {
 		p := newTestPinner(t, false)
-		for _, h := range []string{basic("alice", "wrong"), basic("alice", "wrong"), basic("mallory", "x"), "Basic !!", "Bearer x", basic("bob", "")} {
+		for _, h := range []string{testkit.BasicAuth("alice", "wrong"), testkit.BasicAuth("alice", "wrong"), testkit.BasicAuth("mallory", "x"), "Basic !!", "Bearer x", testkit.BasicAuth("bob", "")} {
 			if _, err := p.Pin(t.Context(), h, netip.Addr{}); err == nil {
 				t.Fatalf("Pin(%q): got no error, want one", h)
 			}
@@ -437,10 +415,10 @@ func TestPinMemo(t *testing.T) {
 	})
 	t.Run("wrong password after a success still fails", func(t *testing.T) {
 		p := newTestPinner(t, false)
-		if _, err := p.Pin(t.Context(), basic("alice", "alice-pw"), netip.Addr{}); err != nil {
+		if _, err := p.Pin(t.Context(), testkit.BasicAuth("alice", "alice-pw"), netip.Addr{}); err != nil {
 			t.Fatal(err)
 		}
-		if pin, err := p.Pin(t.Context(), basic("alice", "alice-pwX"), netip.Addr{}); !errors.Is(err, policy.ErrProxyAuthFailed) {
+		if pin, err := p.Pin(t.Context(), testkit.BasicAuth("alice", "alice-pwX"), netip.Addr{}); !errors.Is(err, policy.ErrProxyAuthFailed) {
 			t.Errorf("wrong password after a success: got %+v, %v, want ErrProxyAuthFailed", pin, err)
 		}
 		if n := identity.VerifiedLen(p); n != 1 {
@@ -450,7 +428,7 @@ func TestPinMemo(t *testing.T) {
 	t.Run("each user is remembered apart", func(t *testing.T) {
 		p := newTestPinner(t, false)
 		for _, c := range []struct{ user, pw, token string }{{"alice", "alice-pw", "AliceBot"}, {"bob", "bob:pw with colon", "BobBot"}, {"alice", "alice-pw", "AliceBot"}} {
-			pin, err := p.Pin(t.Context(), basic(c.user, c.pw), netip.Addr{})
+			pin, err := p.Pin(t.Context(), testkit.BasicAuth(c.user, c.pw), netip.Addr{})
 			if err != nil || pin.Token != c.token || pin.User != c.user {
 				t.Errorf("Pin(%s): got %+v, %v, want Token %q User %q", c.user, pin, err, c.token, c.user)
 			}
@@ -462,13 +440,13 @@ func TestPinMemo(t *testing.T) {
 	t.Run("bounded", func(t *testing.T) {
 		p := newTestPinner(t, false)
 		identity.FillVerified(p, identity.VerifiedMax-1)
-		if _, err := p.Pin(t.Context(), basic("alice", "alice-pw"), netip.Addr{}); err != nil {
+		if _, err := p.Pin(t.Context(), testkit.BasicAuth("alice", "alice-pw"), netip.Addr{}); err != nil {
 			t.Fatal(err)
 		}
 		if n := identity.VerifiedLen(p); n != identity.VerifiedMax {
 			t.Fatalf("filled to the bound: got %d remembered credentials, want %d", n, identity.VerifiedMax)
 		}
-		if _, err := p.Pin(t.Context(), basic("bob", "bob:pw with colon"), netip.Addr{}); err != nil {
+		if _, err := p.Pin(t.Context(), testkit.BasicAuth("bob", "bob:pw with colon"), netip.Addr{}); err != nil {
 			t.Fatal(err)
 		}
 		if n := identity.VerifiedLen(p); n != 1 {
@@ -485,9 +463,9 @@ func TestPinConcurrent(t *testing.T) {
 		header string
 		token  string // "" means an error
 	}{
-		{basic("alice", "alice-pw"), "AliceBot"},
-		{basic("bob", "bob:pw with colon"), "BobBot"},
-		{basic("alice", "wrong"), ""},
+		{testkit.BasicAuth("alice", "alice-pw"), "AliceBot"},
+		{testkit.BasicAuth("bob", "bob:pw with colon"), "BobBot"},
+		{testkit.BasicAuth("alice", "wrong"), ""},
 		{"", "NarrowBot"},
 	}
 	var wg sync.WaitGroup
@@ -526,7 +504,7 @@ func TestPinNoUsersIgnoresCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pin, err := p.Pin(t.Context(), basic("someone", "pw"), netip.MustParseAddr("10.1.1.1"))
+	pin, err := p.Pin(t.Context(), testkit.BasicAuth("someone", "pw"), netip.MustParseAddr("10.1.1.1"))
 	if err != nil || pin.Token != "RangeBot" || pin.Source != policy.SourceClientRange {
 		t.Errorf("got %+v, %v; want the range's pin and no error", pin, err)
 	}
@@ -554,8 +532,8 @@ func TestPinMappedRange(t *testing.T) {
 func TestPinCarriesMode(t *testing.T) {
 	p, err := identity.NewPinner(identity.PinOptions{
 		Users: []identity.User{
-			{Name: "alice", PasswordHash: bcryptHash(t, "alice-pw"), Token: "AliceBot", Mode: policy.ModeReport},
-			{Name: "bob", PasswordHash: bcryptHash(t, "bob-pw"), Token: "BobBot"},
+			{Name: "alice", PasswordHash: testkit.BcryptHash(t, "alice-pw"), Token: "AliceBot", Mode: policy.ModeReport},
+			{Name: "bob", PasswordHash: testkit.BcryptHash(t, "bob-pw"), Token: "BobBot"},
 		},
 		Ranges: []identity.ClientRange{
 			{Prefix: netip.MustParsePrefix("10.0.0.0/8"), Token: "ReportBot", Mode: policy.ModeReport},
@@ -572,8 +550,8 @@ func TestPinCarriesMode(t *testing.T) {
 		wantToken      string
 		wantMode       policy.Mode
 	}{
-		{basic("alice", "alice-pw"), "203.0.113.1", "AliceBot", policy.ModeReport},
-		{basic("bob", "bob-pw"), "203.0.113.1", "BobBot", ""},
+		{testkit.BasicAuth("alice", "alice-pw"), "203.0.113.1", "AliceBot", policy.ModeReport},
+		{testkit.BasicAuth("bob", "bob-pw"), "203.0.113.1", "BobBot", ""},
 		{"", "10.2.3.4", "ReportBot", policy.ModeReport},
 		{"", "10.1.2.3", "EnforceBot", policy.ModeEnforce},
 		{"", "192.0.2.9", "DefaultBot", ""},

@@ -34,8 +34,8 @@ func throttledPinner(t testing.TB, clock *testkit.Clock, o identity.ThrottleOpti
 	t.Helper()
 	p, err := identity.NewPinner(identity.PinOptions{
 		Users: []identity.User{
-			{Name: "alice", PasswordHash: bcryptHash(t, "alice-pw"), Token: "AliceBot"},
-			{Name: "bob", PasswordHash: bcryptHash(t, "bob-pw"), Token: "BobBot"},
+			{Name: "alice", PasswordHash: testkit.BcryptHash(t, "alice-pw"), Token: "AliceBot"},
+			{Name: "bob", PasswordHash: testkit.BcryptHash(t, "bob-pw"), Token: "BobBot"},
 		},
 		Throttle: o,
 		Now:      clock.Now,
@@ -61,10 +61,10 @@ type attempt struct {
 func TestThrottle(t *testing.T) {
 	a, b, c, d := "192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"
 	wrong := func(user, client string) attempt {
-		return attempt{header: basic(user, "wrong"), client: client, want: "failed"}
+		return attempt{header: testkit.BasicAuth(user, "wrong"), client: client, want: "failed"}
 	}
 	right := func(user, client string) attempt {
-		return attempt{header: basic(user, user+"-pw"), client: client, want: "ok"}
+		return attempt{header: testkit.BasicAuth(user, user+"-pw"), client: client, want: "ok"}
 	}
 	throttled := func(at attempt, retry time.Duration) attempt {
 		at.want, at.retry = "throttled", retry
@@ -95,28 +95,28 @@ func TestThrottle(t *testing.T) {
 		{name: "recovery after time", o: sixPerMinute, attempts: []attempt{
 			wrong("alice", a), wrong("alice", a), wrong("alice", a),
 			throttled(wrong("alice", a), 10*time.Second),
-			{after: 4 * time.Second, header: basic("alice", "x"), client: a, want: "throttled", retry: 6 * time.Second},
-			{after: 6 * time.Second, header: basic("alice", "x"), client: a, want: "failed"}, // one token back
+			{after: 4 * time.Second, header: testkit.BasicAuth("alice", "x"), client: a, want: "throttled", retry: 6 * time.Second},
+			{after: 6 * time.Second, header: testkit.BasicAuth("alice", "x"), client: a, want: "failed"}, // one token back
 			throttled(wrong("alice", a), 10*time.Second),
-			{after: 30 * time.Second, header: basic("alice", "x"), client: a, want: "failed"}, // full again
+			{after: 30 * time.Second, header: testkit.BasicAuth("alice", "x"), client: a, want: "failed"}, // full again
 			wrong("alice", a), wrong("alice", a),
 			throttled(wrong("alice", a), 10*time.Second),
-			{after: time.Hour, header: basic("alice", "alice-pw"), client: a, want: "ok"},
+			{after: time.Hour, header: testkit.BasicAuth("alice", "alice-pw"), client: a, want: "ok"},
 		}},
 		{name: "remembered credentials are never throttled", o: sixPerMinute, attempts: []attempt{
 			right("alice", a),
 			wrong("alice", a), wrong("alice", a), wrong("alice", a),
 			throttled(wrong("alice", a), 10*time.Second),
-			{header: basic("alice", "alice-pw"), client: a, want: "ok", noBcrypt: true},
-			{header: basic("alice", "alice-pw"), client: b, want: "ok", noBcrypt: true},
+			{header: testkit.BasicAuth("alice", "alice-pw"), client: a, want: "ok", noBcrypt: true},
+			{header: testkit.BasicAuth("alice", "alice-pw"), client: b, want: "ok", noBcrypt: true},
 			// Another spelling of the same credentials is not remembered.
-			throttled(attempt{header: " " + basic("alice", "alice-pw"), client: a}, 10*time.Second),
+			throttled(attempt{header: " " + testkit.BasicAuth("alice", "alice-pw"), client: a}, 10*time.Second),
 		}},
 		{name: "successes take no tokens", o: sixPerMinute, attempts: []attempt{
 			right("alice", a),
-			{header: basic("alice", "alice-pw") + " ", client: a, want: "ok"},
-			{header: basic("alice", "alice-pw") + "  ", client: a, want: "ok"},
-			{header: basic("alice", "alice-pw") + "   ", client: a, want: "ok"},
+			{header: testkit.BasicAuth("alice", "alice-pw") + " ", client: a, want: "ok"},
+			{header: testkit.BasicAuth("alice", "alice-pw") + "  ", client: a, want: "ok"},
+			{header: testkit.BasicAuth("alice", "alice-pw") + "   ", client: a, want: "ok"},
 			wrong("alice", a), wrong("alice", a), wrong("alice", a),
 			throttled(wrong("alice", a), 10*time.Second),
 		}},
@@ -143,8 +143,8 @@ func TestThrottle(t *testing.T) {
 		{name: "a slower rate waits longer", o: identity.ThrottleOptions{FailuresPerMinute: 0.5, Burst: 1}, attempts: []attempt{
 			wrong("alice", a),
 			throttled(wrong("alice", a), 2*time.Minute),
-			{after: 119 * time.Second, header: basic("alice", "x"), client: a, want: "throttled", retry: time.Second},
-			{after: time.Second, header: basic("alice", "x"), client: a, want: "failed"},
+			{after: 119 * time.Second, header: testkit.BasicAuth("alice", "x"), client: a, want: "throttled", retry: time.Second},
+			{after: time.Second, header: testkit.BasicAuth("alice", "x"), client: a, want: "failed"},
 		}},
 	}
 	for _, tt := range tests {
@@ -198,7 +198,7 @@ func TestThrottleConcurrentFailures(t *testing.T) {
 	for i := range 20 {
 		wg.Go(func() {
 			// 20 different wrong passwords: identical headers would share one check.
-			_, err := p.Pin(t.Context(), basic("alice", fmt.Sprintf("wrong-%d", i)), netip.MustParseAddr("192.0.2.1"))
+			_, err := p.Pin(t.Context(), testkit.BasicAuth("alice", fmt.Sprintf("wrong-%d", i)), netip.MustParseAddr("192.0.2.1"))
 			kind := "failed"
 			if errors.Is(err, policy.ErrProxyAuthThrottled) {
 				kind = "throttled"
@@ -232,7 +232,7 @@ func TestConcurrentSameCredentials(t *testing.T) {
 	for range 20 {
 		wg.Go(func() {
 			<-start
-			if _, err := p.Pin(t.Context(), basic("alice", "alice-pw"), netip.MustParseAddr("192.0.2.1")); err != nil {
+			if _, err := p.Pin(t.Context(), testkit.BasicAuth("alice", "alice-pw"), netip.MustParseAddr("192.0.2.1")); err != nil {
 				failures.Add(1)
 				t.Log(err)
 			}
@@ -268,7 +268,7 @@ func TestPinBoundsConcurrentBcrypt(t *testing.T) {
 				wg.Go(func() {
 					for i := range 3 {
 						client := netip.AddrFrom4([4]byte{192, 0, 2, byte(g)})
-						if _, err := p.Pin(t.Context(), basic(fmt.Sprint("user", g, i), "x"), client); !errors.Is(err, policy.ErrProxyAuthFailed) {
+						if _, err := p.Pin(t.Context(), testkit.BasicAuth(fmt.Sprint("user", g, i), "x"), client); !errors.Is(err, policy.ErrProxyAuthFailed) {
 							t.Errorf("Pin: got %v, want ErrProxyAuthFailed", err)
 						}
 					}
@@ -294,17 +294,17 @@ func TestPinCheckSlotWaitEndsWithContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	client := netip.MustParseAddr("192.0.2.1")
-	_, err := p.Pin(ctx, basic("alice", "wrong"), client)
+	_, err := p.Pin(ctx, testkit.BasicAuth("alice", "wrong"), client)
 	if !errors.Is(err, policy.ErrProxyAuthFailed) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("waiting past the deadline: got %v, want ErrProxyAuthFailed and DeadlineExceeded", err)
 	}
 	release()
 	// The bucket (burst 1) is still full: this check runs, then the next is
 	// throttled.
-	if _, err := p.Pin(t.Context(), basic("alice", "wrong"), client); !errors.Is(err, policy.ErrProxyAuthFailed) {
+	if _, err := p.Pin(t.Context(), testkit.BasicAuth("alice", "wrong"), client); !errors.Is(err, policy.ErrProxyAuthFailed) {
 		t.Errorf("after the slot is free: got %v, want ErrProxyAuthFailed", err)
 	}
-	if _, err := p.Pin(t.Context(), basic("alice", "wrong"), client); !errors.Is(err, policy.ErrProxyAuthThrottled) {
+	if _, err := p.Pin(t.Context(), testkit.BasicAuth("alice", "wrong"), client); !errors.Is(err, policy.ErrProxyAuthThrottled) {
 		t.Errorf("second failure: got %v, want ErrProxyAuthThrottled", err)
 	}
 	if calls, _ := bc.Counts(); calls != 1 {
@@ -385,13 +385,13 @@ func TestSharedCheckOutlivesItsFirstCaller(t *testing.T) {
 	first, cancel := context.WithCancel(t.Context())
 	firstErr := make(chan error, 1)
 	go func() {
-		_, err := p.Pin(first, basic("alice", "alice-pw"), netip.MustParseAddr("192.0.2.1"))
+		_, err := p.Pin(first, testkit.BasicAuth("alice", "alice-pw"), netip.MustParseAddr("192.0.2.1"))
 		firstErr <- err
 	}()
 	time.Sleep(20 * time.Millisecond) // the first caller starts the shared check
 	secondErr := make(chan error, 1)
 	go func() {
-		_, err := p.Pin(t.Context(), basic("alice", "alice-pw"), netip.MustParseAddr("192.0.2.2"))
+		_, err := p.Pin(t.Context(), testkit.BasicAuth("alice", "alice-pw"), netip.MustParseAddr("192.0.2.2"))
 		secondErr <- err
 	}()
 	time.Sleep(20 * time.Millisecond) // and the second joins it

@@ -102,19 +102,13 @@ func (rs *reloadServer) logText() string {
 
 // reloadOrigin serves "User-agent: *\nDisallow: /private" and counts the
 // robots.txt fetches.
-func reloadOrigin(t *testing.T) (*httptest.Server, *atomic.Int64) {
+func reloadOrigin(t *testing.T) *testkit.Site {
 	t.Helper()
-	var fetches atomic.Int64
-	o := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			fetches.Add(1)
-			_, _ = io.WriteString(w, "User-agent: *\nDisallow: /private\n")
-			return
-		}
+	return testkit.NewSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "User-agent: *\nDisallow: /private\n")
+	}), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "page")
 	}))
-	t.Cleanup(o.Close)
-	return o, &fetches
 }
 
 // outcome sends GET url through the proxy at addr, on a new connection,
@@ -182,7 +176,7 @@ func TestReload(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			o, fetches := reloadOrigin(t)
+			o := reloadOrigin(t)
 			rs := startReloadServer(t, c.start)
 			if got := outcome(t, rs.addr, o.URL+c.path, ""); got != c.before {
 				t.Fatalf("before the reload: got %q, want %q", got, c.before)
@@ -199,7 +193,7 @@ func TestReload(t *testing.T) {
 					t.Errorf("log: want %q in:\n%s", want, logText)
 				}
 			}
-			if got := fetches.Load(); got != c.fetches {
+			if got := o.RobotsHits(); got != c.fetches {
 				t.Errorf("robots.txt fetches: got %d, want %d (the cache survives reloads)", got, c.fetches)
 			}
 			if got := rs.metric(t, "robotsproxy_config_restart_pending_keys"); got != c.pendingRestarts {
@@ -335,7 +329,7 @@ func TestReloadKeepsPinner(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			o, _ := reloadOrigin(t)
+			o := reloadOrigin(t)
 			rs := startReloadServer(t, users("alice"))
 			for i, want := range []string{"407 proxy-auth-failed", "429 proxy-auth-throttled"} {
 				if got := outcome(t, rs.addr, o.URL+"/page", wrong); got != want {
