@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/robotsproxy/robotsproxy/internal/config"
+	"github.com/robotsproxy/robotsproxy/internal/keyfile"
 	"github.com/robotsproxy/robotsproxy/internal/mitm"
 )
 
@@ -206,6 +207,7 @@ func checkInterception(t *testing.T, cfg config.Config, byKind map[string][]mani
 	if cfg.MITM.Mode != config.MITMIntercept || cfg.MITM.CACert == "" || cfg.MITM.CAKey == "" {
 		t.Errorf("mitm: mode %q ca_cert %q ca_key %q; want intercept with the mounted CA", cfg.MITM.Mode, cfg.MITM.CACert, cfg.MITM.CAKey)
 	}
+	checkCAKeyMode(t, byKind["Deployment"][0], cfg.MITM.CAKey)
 	for _, m := range byKind["Secret"] {
 		if m.at("type") != "kubernetes.io/tls" {
 			continue
@@ -238,6 +240,40 @@ func checkInterception(t *testing.T, cfg config.Config, byKind map[string][]mani
 		return
 	}
 	t.Error("no CA Secret rendered")
+}
+
+// checkCAKeyMode checks that serve takes the CA key file as the pod
+// mounts it: the kubelet writes a Secret volume's files owned by root,
+// with the volume's defaultMode, and with an fsGroup gives that group read
+// access (mode | 0440) and the files; the process (runAsUser, not root)
+// reads the key through the group. keyfile.CheckMode refuses a key others
+// may read, as Kubernetes' own default mode 0644 would have it.
+func checkCAKeyMode(t *testing.T, dep manifest, keyFile string) {
+	t.Helper()
+	pod := func(path ...any) any { return dep.at(append([]any{"spec", "template", "spec"}, path...)...) }
+	if uid, _ := pod("securityContext", "runAsUser").(int); uid == 0 {
+		t.Errorf("runAsUser %v: want a user other than root, which the Secret's files belong to", pod("securityContext", "runAsUser"))
+	}
+	vols, _ := pod("volumes").([]any)
+	for _, v := range vols {
+		vol, _ := v.(map[string]any)
+		if vol["name"] != "ca" {
+			continue
+		}
+		mode, ok := manifest(vol).at("secret", "defaultMode").(int)
+		if !ok {
+			t.Fatalf("CA volume: no secret.defaultMode (Kubernetes' default 0644 lets others read the key): %v", vol)
+		}
+		perm := os.FileMode(mode)
+		if pod("securityContext", "fsGroup") != nil {
+			perm |= 0o440
+		}
+		if err := keyfile.ModeError(keyFile, perm, false); err != nil {
+			t.Errorf("CA volume defaultMode %#o: serve refuses the key: %v", mode, err)
+		}
+		return
+	}
+	t.Error("no volume named ca")
 }
 
 // renderedConfig returns config.yaml from the ConfigMap or the Secret.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/internal/redistest"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 // startRedisServer starts a redis-server for the test (see
@@ -28,17 +29,17 @@ type fleetOrigin struct {
 	robots   string
 	maxAge   string // Cache-Control of robots.txt, "" for none
 	delay    time.Duration
-	arrivals []time.Time
+	arrivals []arrival
 }
 
 func newFleetOrigin(t *testing.T, robots string) *fleetOrigin {
 	o := &fleetOrigin{robots: robots}
-	o.srv = newStampedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		now, _ := arrivedAt(r)
+	o.srv = testkit.NewStampedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now, stamped := testkit.ArrivedAt(r)
 		o.mu.Lock()
 		body, cc, delay := o.robots, o.maxAge, o.delay
 		if r.URL.Path != "/robots.txt" {
-			o.arrivals = append(o.arrivals, now)
+			o.arrivals = append(o.arrivals, arrival{path: r.URL.Path, at: now, stamped: stamped})
 		}
 		o.mu.Unlock()
 		if r.URL.Path == "/robots.txt" {
@@ -54,7 +55,6 @@ func newFleetOrigin(t *testing.T, robots string) *fleetOrigin {
 		}
 		_, _ = io.WriteString(w, "origin:"+r.URL.Path)
 	}))
-	t.Cleanup(o.srv.Close)
 	return o
 }
 
@@ -65,12 +65,12 @@ func (o *fleetOrigin) set(robots string) {
 	o.robots = robots
 }
 
-// seen returns the arrival times of the requests other than robots.txt,
-// in order.
-func (o *fleetOrigin) seen() []time.Time {
+// seen returns the arrivals of the requests other than robots.txt, in
+// order.
+func (o *fleetOrigin) seen() []arrival {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	out := slices.Clone(o.arrivals)
-	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+	slices.SortFunc(out, func(a, b arrival) int { return a.at.Compare(b.at) })
 	return out
 }

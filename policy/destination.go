@@ -123,7 +123,7 @@ func (p *Policy) DecideConnect(ctx context.Context, r Request, intercept bool) D
 	port, _ := strconv.Atoi(portStr)
 	switch {
 	case !slices.Contains(p.ports, port):
-		d.Reason, d.Err = auditlog.ReasonConnectPort, fmt.Errorf("port %d: %w (allowed: %v)", port, errConnectPort, p.ports)
+		d.Reason, d.Err = auditlog.ReasonConnectPort, &ConnectPortError{Port: port, Allowed: p.ports}
 	case !p.destinationAllowed(hostOf(authority)):
 		d.Reason, d.Err = auditlog.ReasonHostDenied, fmt.Errorf("%s: %w", hostOf(authority), errHostDenied)
 	case intercept:

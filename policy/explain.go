@@ -18,8 +18,13 @@ import (
 // retry is how long an unreachable robots.txt result is kept
 // (cache.unreachable_retry): a denial for reason unreachable then says, on
 // a second line, when robots.txt is fetched again; 0 says nothing of it.
+// A refusal the operator can lift ends with a line saying how (Hint).
 func (d *Decision) Text(retry time.Duration) string {
-	return d.text() + d.unreachableRetryText(retry)
+	text := d.text() + d.unreachableRetryText(retry)
+	if hint := d.Hint(); hint != "" {
+		text += "robotsproxy: " + hint + "\n"
+	}
+	return text
 }
 
 // text is Text's first line.
@@ -64,15 +69,16 @@ func (d *Decision) text() string {
 
 // unreachableRetryText says, for a denial with reason unreachable, when
 // the robots.txt fetch that found it unreachable was made and when
-// robotsproxy tries again: retry after it (RFC 9309 2.3.1.4 lets a crawler
-// keep the complete disallow while robots.txt stays unreachable). Empty
+// robotsproxy tries again: retry after it, or at a reload, which ends
+// every cached unreachable result (RFC 9309 2.3.1.4 lets a crawler keep
+// the complete disallow while robots.txt stays unreachable). Empty
 // for other denials, or when the fetch time or retry is not known.
 func (d *Decision) unreachableRetryText(retry time.Duration) string {
 	if d.Reason != auditlog.ReasonUnreachable || retry <= 0 || d.RobotsFetchedAt.IsZero() {
 		return ""
 	}
 	at := d.RobotsFetchedAt.UTC()
-	return fmt.Sprintf("robotsproxy: robots.txt was fetched at %s; it is fetched again after %s (cache.unreachable_retry %v), and until then every request to this authority is refused\n",
+	return fmt.Sprintf("robotsproxy: robots.txt was fetched at %s; it is fetched again after %s (cache.unreachable_retry %v) or when the configuration is reloaded (SIGHUP), and until then every request to this authority is refused\n",
 		at.Format(time.RFC3339), at.Add(retry).Format(time.RFC3339), retry)
 }
 

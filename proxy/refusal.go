@@ -27,6 +27,10 @@ const (
 	// "connect", "tls", "timeout", "status N", "too-large", "redirects",
 	// "destination-refused" or "other" (see policy.Cause).
 	HeaderUnreachable = "X-Robotsproxy-Unreachable"
+	// HeaderHint says what the operator changes to lift a refusal that
+	// is theirs to lift, naming the configuration key and the flag
+	// (policy.Decision.Hint): a CONNECT port, an origin's private CA.
+	HeaderHint = "X-Robotsproxy-Hint"
 )
 
 // maxHeaderValue bounds explanatory header values; robots.txt lines can be
@@ -83,6 +87,9 @@ func rejectWith(req *http.Request, d *policy.Decision, realm string, retry time.
 	}
 	if r := d.Deciding(); r != "" {
 		h.Set(HeaderRule, headerValue(r))
+	}
+	if hint := d.Hint(); hint != "" {
+		h.Set(HeaderHint, hint) // the policy's own words, not the origin's: never cut
 	}
 	return textResponse(req, status, h, d.Text(retry))
 }

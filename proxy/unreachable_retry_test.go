@@ -35,7 +35,7 @@ func TestUnreachableSaysWhenItIsRetried(t *testing.T) {
 					t.Fatalf("robots_fetched_at %v: %v", line["robots_fetched_at"], err)
 				}
 				fetched = fetched.UTC()
-				want := fmt.Sprintf("robotsproxy: robots.txt was fetched at %s; it is fetched again after %s (cache.unreachable_retry 1m30s), and until then every request to this authority is refused\n",
+				want := fmt.Sprintf("robotsproxy: robots.txt was fetched at %s; it is fetched again after %s (cache.unreachable_retry 1m30s) or when the configuration is reloaded (SIGHUP), and until then every request to this authority is refused\n",
 					fetched.Format(time.RFC3339), fetched.Add(retry).Format(time.RFC3339))
 				switch {
 				case retry > 0 && !strings.HasSuffix(body, want):

@@ -141,6 +141,33 @@ func (c *Cache) GetKeyed(ctx context.Context, key, scheme, authority string) (po
 	return v.(*entry).inForce(true)
 }
 
+// ForgetUnreachable ends every cached unreachable result now, so that
+// the next request to each of those authorities fetches robots.txt again
+// instead of being refused until cache.unreachable_retry runs out: after
+// the operator fixed what made them unreachable (a configuration reload).
+// An earlier successful copy that stands in for one (stale) is kept, and
+// keeps standing in should the next fetch fail again. It returns how
+// many results it ended. A fetch that ends meanwhile may be ended too: it
+// is fetched once more.
+func (c *Cache) ForgetUnreachable() int {
+	n := 0
+	for key, item := range c.items.Items() {
+		e := item.Object.(*entry)
+		if e.latest.Result != policy.Unreachable {
+			continue
+		}
+		n++
+		if e.good == nil {
+			c.items.Delete(key) // OnEvicted -> forget
+			continue
+		}
+		ended := *e
+		ended.fresh = time.Time{} // no longer fresh: fetched again, the good copy kept
+		_ = c.items.Replace(key, &ended, gocache.DefaultExpiration)
+	}
+	return n
+}
+
 // Len returns the number of cached authorities.
 func (c *Cache) Len() int { return c.items.ItemCount() }
 

@@ -361,6 +361,13 @@ type Upstream struct {
 	MaxIdleConnsPerHost int `yaml:"max_idle_conns_per_host"`
 	// IdleTimeout closes idle connections after this long. Default 90s.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// CAFile is a PEM file of CA certificates that origins' TLS
+	// certificates are verified against too, beside the system roots
+	// (which SSL_CERT_FILE and SSL_CERT_DIR set): an origin whose
+	// certificate a private CA issued. It applies to robots.txt fetches
+	// and forwarded requests alike. Read at start. Default "": the system
+	// roots alone.
+	CAFile string `yaml:"ca_file"`
 }
 
 // Default returns the configuration used for every key a file leaves out.

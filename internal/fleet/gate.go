@@ -65,6 +65,9 @@ func (g *Gate) Acquire(ctx context.Context, authority string, wait bool) (func()
 	for {
 		v, ok := g.s.run(ctx, acquireScript, key, g.n, id, leaseTTL.Milliseconds())
 		if !ok {
+			if err := callerGone(ctx); err != nil { // the caller gave up: no slot, local or shared
+				return nil, err
+			}
 			return g.fallback.Acquire(ctx, authority, wait)
 		}
 		if got, _ := v.(int64); got == 1 {

@@ -36,6 +36,13 @@ func (l *syncLog) count(msg string) int {
 	return strings.Count(l.b.String(), msg)
 }
 
+// String returns what was logged.
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // replica is one Store as a proxy replica holds it, with its own metrics
 // and log.
 type replica struct {

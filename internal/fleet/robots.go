@@ -244,8 +244,9 @@ type scriptBody struct {
 // false for a miss: for a value that cannot be read or checked (counted
 // as a read error), for a record that names another URL than url, has
 // no valid MAC under the record key, or outlives its TTL (refused:
-// counted and logged, see refuse), and for one that would be used past
-// MaxTTL in total; err is set when the store failed (it is then marked
+// counted and logged, see refuse), for one that would be used past
+// MaxTTL in total, and for an unreachable result this replica forgot
+// (see forgotten); err is set when the store failed (it is then marked
 // down).
 func (s *Store) usable(ctx context.Context, key, url string, raw []byte, remaining time.Duration, sb *scriptBody) (a policy.Access, ok bool, err error) {
 	r, err := decodeRecord(raw, s.o.Parse.Limit())
@@ -276,6 +277,9 @@ func (s *Store) usable(ctx context.Context, key, url string, raw []byte, remaini
 	}
 	if err := s.current(r, remaining); err != nil {
 		s.refuse(key, refusedAge, err)
+		return a, false, nil
+	}
+	if s.forgotten(r) {
 		return a, false, nil
 	}
 	if a, err = r.access(body, remaining, s.o.Parse); err != nil {
@@ -318,6 +322,14 @@ func (s *Store) body(ctx context.Context, r record) (body []byte, found bool, er
 func (s *Store) fresh(r record, remaining time.Duration) bool {
 	age := time.Duration(r.TTLMS)*time.Millisecond - remaining
 	return age+max(remaining, s.o.MinTTL) <= s.o.MaxTTL
+}
+
+// forgotten reports whether r is an unreachable result fetched before
+// this replica last forgot them (ForgetUnreachable): a miss. The times
+// are two replicas' clocks: a skew between them costs at most one more
+// fetch.
+func (s *Store) forgotten(r record) bool {
+	return r.Result == policy.Unreachable && r.FetchedAt.UnixNano() < s.unreachableBefore.Load()
 }
 
 // maxClockSkew is how far the clocks of a fleet's replicas may differ

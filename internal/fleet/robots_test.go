@@ -447,3 +447,37 @@ func TestFetchWaiterWokenByNotification(t *testing.T) {
 		t.Errorf("lock waits: got %v, want 1", waiter.counter("lock_waits"))
 	}
 }
+
+// TestForgetUnreachable: a shared unreachable record fetched before a
+// replica forgot the unreachable results (at its start, at a reload) is a
+// miss for it: it fetches robots.txt itself and shares the new result,
+// which the other replicas then use. Other results are not touched.
+func TestForgetUnreachable(t *testing.T) {
+	rs := startRedis(t)
+	o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
+	o.status = http.StatusServiceUnavailable
+	a, b := newReplica(t, rs.URL(), nil), newReplica(t, rs.URL(), nil)
+	if got := a.Fetch(context.Background(), "http", o.authority(), fetcher()); got.Result != policy.Unreachable {
+		t.Fatalf("first fetch: %s, want unreachable", got.Result)
+	}
+	if got := b.Fetch(context.Background(), "http", o.authority(), fetcher()); got.Result != policy.Unreachable || o.fetches.Load() != 1 {
+		t.Fatalf("b before: %s after %d origin fetches, want the shared unreachable record", got.Result, o.fetches.Load())
+	}
+	o.mu.Lock()
+	o.status = http.StatusOK // the operator fixed the origin
+	o.mu.Unlock()
+	time.Sleep(time.Millisecond) // the record's fetch is strictly before
+	b.ForgetUnreachable()
+	if got := b.Fetch(context.Background(), "http", o.authority(), fetcher()); got.Result != policy.Successful || o.fetches.Load() != 2 {
+		t.Fatalf("b after ForgetUnreachable: %s after %d origin fetches, want a fetch of its own, successful", got.Result, o.fetches.Load())
+	}
+	if got := a.Fetch(context.Background(), "http", o.authority(), fetcher()); got.Result != policy.Successful || o.fetches.Load() != 2 {
+		t.Errorf("a: %s after %d origin fetches, want b's shared successful result", got.Result, o.fetches.Load())
+	}
+	late := newReplica(t, rs.URL(), nil) // started after the successful fetch: uses it
+	if got := late.Fetch(context.Background(), "http", o.authority(), fetcher()); got.Result != policy.Successful || o.fetches.Load() != 2 {
+		t.Errorf("a replica started later: %s after %d origin fetches, want the shared successful result", got.Result, o.fetches.Load())
+	}
+	var none *Store
+	none.ForgetUnreachable() // nil-safe, as Fetch
+}

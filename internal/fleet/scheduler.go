@@ -60,7 +60,9 @@ func (sc *Scheduler) paceKey(k politeness.Key) string {
 
 // run runs a politeness script on the store key; ok is false when the
 // caller must use its local fallback (the store is down or failed; both
-// counted as a politeness fallback).
+// counted as a politeness fallback), or when ctx ended first: the caller
+// gave up (a client gone), which says nothing of the store and is
+// neither counted nor taken for its failure.
 func (s *Store) run(ctx context.Context, script *redis.Script, key string, args ...any) (any, bool) {
 	return s.runKeys(ctx, script, []string{key}, args...)
 }
@@ -75,12 +77,29 @@ func (s *Store) runKeys(ctx context.Context, script *redis.Script, keys []string
 	defer cancel()
 	v, err := script.Run(cctx, s.rdb, keys, args...).Result()
 	if err != nil {
+		if callerGone(ctx) != nil {
+			return nil, false
+		}
 		s.h.failed(opPoliteness, err)
 		s.m.fallbacks.WithLabelValues(fallbackPoliteness).Inc()
 		return nil, false
 	}
 	s.h.ok()
 	return v, true
+}
+
+// callerGone returns ctx's error once ctx has ended, or
+// context.DeadlineExceeded once its deadline has passed: the store's
+// client times its socket out at that deadline, which may come back before
+// the context's own timer has ended it. nil while the caller still waits.
+func callerGone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // run runs a politeness script for key (see Store.run).

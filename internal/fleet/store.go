@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -127,6 +128,22 @@ type Store struct {
 	refused    *prometheus.CounterVec
 	refusedMu  sync.Mutex
 	refusedLog time.Time
+
+	// unreachableBefore is when this replica started or last forgot the
+	// unreachable results (ForgetUnreachable), in Unix nanoseconds: a
+	// shared unreachable record fetched before it is a miss.
+	unreachableBefore atomic.Int64
+}
+
+// ForgetUnreachable makes the shared unreachable results fetched until now
+// misses for this replica: it fetches robots.txt itself and shares the
+// new result, which replaces the record for the whole fleet. New does it
+// at start; a reload does it after the operator fixed what made an origin
+// unreachable (see access.Cache.ForgetUnreachable). Nil-safe.
+func (s *Store) ForgetUnreachable() {
+	if s != nil {
+		s.unreachableBefore.Store(s.o.Now().UnixNano())
+	}
 }
 
 // New connects to the store of o.URL. An invalid URL is an error; a store
@@ -140,6 +157,7 @@ func New(o Options) (*Store, error) {
 	}
 	s := &Store{o: o, rdb: rdb, m: newMetrics(o.Registerer), prefix: o.KeyPrefix + FormatVersion + ":",
 		refused: newRefusedMetric(o.Registerer)}
+	s.unreachableBefore.Store(o.Now().UnixNano()) // a restart forgets them too
 	s.later = startLater(s)
 	_, s.cluster = rdb.(*redis.ClusterClient)
 	s.channel, s.recheck = s.prefix+"robots-shared", recheck

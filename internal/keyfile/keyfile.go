@@ -1,6 +1,8 @@
 // Package keyfile reads secret keys from files: the fleet's record key
 // (shared.record_key_file) and the audit checkpoints' HMAC key
-// (audit.checkpoint_hmac_key_file).
+// (audit.checkpoint_hmac_key_file); and it holds the one rule on who may
+// read a private key file (CheckMode), which the signing keys and the
+// interception CA's key follow.
 package keyfile
 
 import (

@@ -9,9 +9,12 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/keyfile"
 )
 
 // LoadCA reads a CA certificate and its private key from PEM files and
@@ -24,7 +27,8 @@ func LoadCA(certFile, keyFile string) (*CA, error) {
 // keyFile (a PEM "PRIVATE KEY" PKCS#8, "RSA PRIVATE KEY" PKCS#1 or
 // "EC PRIVATE KEY" SEC1 block holding an ECDSA, RSA or Ed25519 key) and
 // validates them as of now. Errors name the offending file and say what is
-// wrong: the file is unreadable, holds no suitable PEM block, does not
+// wrong: the file is unreadable, the key file is open to others than who
+// needs it (keyfile.CheckMode: chmod 600), holds no suitable PEM block, does not
 // parse, the certificate is not a CA (BasicConstraints CA:false or no
 // CertSign key usage), is expired or not yet valid at now, the key type is
 // unsupported or encrypted, or the key does not match the certificate.
@@ -33,9 +37,9 @@ func LoadCAAt(certFile, keyFile string, now time.Time) (*CA, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read CA certificate %s: %w", certFile, err)
 	}
-	keyPEM, err := os.ReadFile(keyFile)
+	keyPEM, err := readKey(keyFile)
 	if err != nil {
-		return nil, fmt.Errorf("read CA key %s: %w", keyFile, err)
+		return nil, err
 	}
 	cert, err := parseCACert(certPEM, now)
 	if err != nil {
@@ -49,6 +53,29 @@ func LoadCAAt(certFile, keyFile string, now time.Time) (*CA, error) {
 		return nil, fmt.Errorf("CA key %s does not match certificate %s (different public key)", keyFile, certFile)
 	}
 	return &CA{cert: cert, key: key}, nil
+}
+
+// readKey reads the CA key file after checking who may read it
+// (keyfile.CheckMode): the key can impersonate every site to every client
+// that trusts the CA.
+func readKey(keyFile string) ([]byte, error) {
+	f, err := os.Open(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("read CA key %s: %w", keyFile, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read CA key %s: %w", keyFile, err)
+	}
+	if err := keyfile.CheckMode(keyFile, fi); err != nil {
+		return nil, fmt.Errorf("CA key %w; whoever can read it can impersonate every site to every client that trusts the CA", err)
+	}
+	keyPEM, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("read CA key %s: %w", keyFile, err)
+	}
+	return keyPEM, nil
 }
 
 // ParseCA is LoadCAAt for PEM data already in memory; errors have the same

@@ -34,9 +34,10 @@ type RunOptions struct {
 // reload reads the configuration with s.run.Load and applies it to new
 // requests: the reloadable keys (reloadableKeys) take effect, through a
 // new policy swapped in with proxy.SetPolicy; connections and requests in
-// flight are left alone; the robots.txt cache, the metrics and, when the
-// pins are unchanged, the pinner (its auth throttle and verified
-// credentials) are kept.
+// flight are left alone; the robots.txt cache (less its unreachable
+// results, which are fetched again), the metrics and, when the pins are
+// unchanged, the pinner (its auth throttle and verified credentials) are
+// kept.
 //
 // A configuration that does not load or validate is refused as a whole:
 // the running one stays, and the error, which names the key, is logged.
@@ -56,12 +57,18 @@ func (s *Server) reload() {
 	}
 	s.cfg, s.pinner = next.diff.next, next.pinner
 	s.reloadDirectory(next.directory, next.keysRead)
+	// What made an origin unreachable may be what the operator just fixed
+	// (its certificate, its DNS, a destination rule): the next request
+	// fetches robots.txt again rather than being refused until
+	// cache.unreachable_retry runs out, here and in the fleet's records.
+	forgot := s.cache.ForgetUnreachable()
+	s.shared.ForgetUnreachable()
 	s.ops.reloaded(true, len(next.diff.restart), time.Now())
-	s.log.Info().Strs("changed", nonNil(next.diff.applied)).Msg("configuration reloaded")
-	if len(next.diff.restart) > 0 {
+	if len(next.diff.restart) > 0 { // before the outcome: the line a reader waits for comes last
 		s.log.Warn().Strs("keys", next.diff.restart).
 			Msg("configuration reload: these keys take effect only after a restart; their running values stay")
 	}
+	s.log.Info().Strs("changed", nonNil(next.diff.applied)).Int("unreachable_cleared", forgot).Msg("configuration reloaded")
 }
 
 // pendingReload is a configuration ready to be swapped in.

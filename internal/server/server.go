@@ -95,7 +95,13 @@ func assemble(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg re
 // upstream.* when base is nil, base otherwise (see NewInProcess).
 func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, reg registry, base http.RoundTripper) (*Server, error) {
 	guard := Guard(cfg)
-	fetcher := access.NewFetcher(FetcherOptions(cfg, guard))
+	upstreamTLS, err := UpstreamTLS(cfg)
+	if err != nil {
+		return nil, err
+	}
+	fo, to := FetcherOptions(cfg, guard), TransportOptions(cfg)
+	fo.TLS, to.TLS = upstreamTLS.Clone(), upstreamTLS // NewTransport clones its own
+	fetcher := access.NewFetcher(fo)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var metrics *proxy.Metrics
 	archive, err := openArchive(cfg, logger)
@@ -137,8 +143,8 @@ func assembleWith(cfg config.Config, stdout io.Writer, logger zerolog.Logger, re
 		return nil, err
 	}
 	registerAuditMetrics(reg, auditW)
-	transport := proxy.NewTransport(TransportOptions(cfg)) // dials through Guard(cfg)'s rules
-	keysRead := time.Now()                                 // before egressChain reads the keys: the archive's seen_at
+	transport := proxy.NewTransport(to) // dials through Guard(cfg)'s rules
+	keysRead := time.Now()              // before egressChain reads the keys: the archive's seen_at
 	var outbound http.RoundTripper = transport
 	if base != nil {
 		outbound = base

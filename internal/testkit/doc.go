@@ -6,9 +6,10 @@
 // an audit output on a full disk (FullDisk), readers of audit
 // lines (AuditSink, ReadAuditLines), test credentials (BcryptHash,
 // BasicAuth), a TestMain that keeps serve's
-// state in a temporary directory (RunInStateDir), and the real User-Agent
-// corpora of testdata/agents (CrawlerUserAgents, RealBrowsers). It is for
-// tests only: nothing
+// state in a temporary directory (RunInStateDir), the real User-Agent
+// corpora of testdata/agents (CrawlerUserAgents, RealBrowsers), and what
+// timing tests measure gaps at the origin with (NewStampedServer,
+// ArrivedAt, ClockCheck: see timing.go). It is for tests only: nothing
 // outside a _test.go file imports it, and it imports nothing of the
 // module.
 package testkit

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/rs/zerolog"
@@ -26,7 +28,8 @@ func Serve(b build.Info) Command {
 		Name:    "serve",
 		Summary: "run the proxy (also when the first argument is a flag)",
 		Usage: "serve [-config FILE] [-listen HOST:PORT] [-admin-listen HOST:PORT] [-allow-private] [-allow-open-proxy] [-mode enforce|report] " +
-			"[-audit-log FILE] [-archive-dir DIR] [-ca-cert FILE -ca-key FILE] [-mitm-mode intercept|host-level] [-data-dir DIR] [-check-config]",
+			"[-audit-log FILE] [-archive-dir DIR] [-ca-cert FILE -ca-key FILE] [-mitm-mode intercept|host-level] [-data-dir DIR] " +
+			"[-connect-ports PORTS] [-upstream-ca-file FILE] [-check-config]",
 		run: func(ctx context.Context, cmd Command, args []string, stdio Stdio) error {
 			return runServe(ctx, cmd, args, stdio, b)
 		},
@@ -84,6 +87,7 @@ type serveFlags struct {
 	fs                                         *flag.FlagSet
 	config, listen, admin, mode, caCert, caKey *string
 	auditLog, archiveDir, dataDir, mitmMode    *string
+	connectPorts, upstreamCA                   *string
 	allowPrivate, allowOpen, checkConfig       *bool
 }
 
@@ -111,6 +115,8 @@ live.* keys bound it).`, stderr)
 		archiveDir:   fs.String("archive-dir", "", "keep every robots.txt fetched in `DIR`, for audit verify (overrides audit.archive_dir)"),
 		dataDir:      fs.String("data-dir", "", "keep the proxy's state, the interception CA it creates, in `DIR` (overrides data_dir; default $XDG_STATE_HOME/robotsproxy, else ~/.local/state/robotsproxy)"),
 		mitmMode:     fs.String("mitm-mode", "", "how HTTPS is enforced, `MODE` intercept (every request on its path) or host-level (opaque tunnels, paths unchecked) (overrides mitm.mode)"),
+		connectPorts: fs.String("connect-ports", "", "the `PORTS` CONNECT may reach, comma-separated, such as 443,8443 (overrides connect.ports; default 443)"),
+		upstreamCA:   fs.String("upstream-ca-file", "", "trust the PEM CA certificates in `FILE` for origins too, beside the system roots (overrides upstream.ca_file)"),
 	}
 }
 
@@ -146,6 +152,16 @@ func (f *serveFlags) apply(cfg config.Config) (config.Config, error) {
 	if isSet(f.fs, "mitm-mode") {
 		cfg.MITM.Mode = *f.mitmMode
 	}
+	if isSet(f.fs, "connect-ports") {
+		ports, err := parsePorts(*f.connectPorts)
+		if err != nil {
+			return cfg, fmt.Errorf("-connect-ports: %w", err)
+		}
+		cfg.Connect.Ports = ports
+	}
+	if isSet(f.fs, "upstream-ca-file") {
+		cfg.Upstream.CAFile = *f.upstreamCA
+	}
 	if isSet(f.fs, "ca-cert") || isSet(f.fs, "ca-key") {
 		cfg.MITM.CACert, cfg.MITM.CAKey = *f.caCert, *f.caKey
 	}
@@ -153,4 +169,18 @@ func (f *serveFlags) apply(cfg config.Config) (config.Config, error) {
 		return cfg, fmt.Errorf("config %s with the flags: %w", *f.config, err)
 	}
 	return cfg, nil
+}
+
+// parsePorts reads a comma-separated list of port numbers ("443,8443");
+// their range is checked with the configuration (connect.ports).
+func parsePorts(list string) ([]int, error) {
+	var ports []int
+	for _, f := range strings.Split(list, ",") {
+		p, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("want comma-separated port numbers such as 443,8443, got %q", list)
+		}
+		ports = append(ports, p)
+	}
+	return ports, nil
 }

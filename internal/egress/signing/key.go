@@ -136,8 +136,8 @@ func writeNew(path string, data []byte, perm fs.FileMode) error {
 	return nil
 }
 
-// LoadKeyDir reads the key in dir. With PrivateKeyFile present (it must
-// not be readable by group or others) the key can sign, and a
+// LoadKeyDir reads the key in dir. With PrivateKeyFile present (open to
+// no one but who needs it: keyfile.CheckMode) the key can sign, and a
 // PublicKeyFile beside it must match; with only PublicKeyFile the key is
 // public only (Private nil). ValidityFile, when present, sets NotBefore
 // and NotAfter. Errors name the file and what is wrong with
@@ -147,8 +147,8 @@ func LoadKeyDir(dir string) (*Key, error) {
 	var priv ed25519.PrivateKey
 	switch fi, err := os.Stat(privPath); {
 	case err == nil:
-		if fi.Mode().Perm()&0o077 != 0 {
-			return nil, fmt.Errorf("%s has mode %#o: a private key must be readable by its owner only (chmod 600)", privPath, fi.Mode().Perm())
+		if err := keyfile.CheckMode(privPath, fi); err != nil {
+			return nil, err
 		}
 		if priv, err = readPrivate(privPath); err != nil {
 			return nil, err

@@ -1,6 +1,6 @@
 //go:build linux
 
-package e2e
+package testkit
 
 import (
 	"context"
@@ -12,18 +12,13 @@ import (
 	"net/http/httptest"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
-// The timing tests place each request at the origin by the time the
-// kernel received its first octets (SO_TIMESTAMPNS), not by when the
-// origin's handler got to run: on a busy machine the handler can run
-// hundreds of milliseconds after the request came, which measures the
-// test's own scheduling, not the proxy's spacing.
-
-// newStampedServer starts an httptest server whose handlers can ask when
-// their request arrived (arrivedAt).
-func newStampedServer(h http.Handler) *httptest.Server {
+// NewStampedServer starts an httptest server whose handlers can ask when
+// their request arrived (ArrivedAt). It stops when the test ends.
+func NewStampedServer(t testing.TB, h http.Handler) *httptest.Server {
 	srv := httptest.NewUnstartedServer(h)
 	// On the listening socket first: the kernel stamps packets only once
 	// some socket asks for it, and accepted sockets inherit the option,
@@ -41,12 +36,69 @@ func newStampedServer(h http.Handler) *httptest.Server {
 		return ctx
 	}
 	srv.Start()
+	t.Cleanup(srv.Close)
+	waitStamping(t)
 	return srv
 }
 
-// arrivedAt returns when r's first octets reached the origin's socket,
-// or, when the kernel gave no timestamp, now and false.
-func arrivedAt(r *http.Request) (time.Time, bool) {
+// waitStamping waits until the kernel stamps received packets. It turns
+// stamping on for the whole system only some time after the first socket
+// asks for it (a deferred work item flips a static key, late on a busy
+// machine), and off after the last one closes; a packet received
+// meanwhile carries no timestamp, or the time it is read. The server's
+// listening socket asks for stamping from its start to its end; a probe
+// connection of its own is sent until one arrives stamped, for at most
+// 10s.
+func waitStamping(t testing.TB) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if probeStamped() {
+			return
+		}
+	}
+	t.Logf("stamped server: the kernel gave no receive timestamp within 10s; arrivals fall back to the handler's clock")
+}
+
+// probeStamped sends one octet over a new loopback connection to a
+// stamping listener and reports whether its read carried a timestamp.
+func probeStamped() bool {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return false
+	}
+	defer ln.Close()
+	sl := stampListener{ln}
+	done := make(chan bool, 1)
+	go func() {
+		c, err := sl.Accept()
+		if err != nil {
+			done <- false
+			return
+		}
+		defer c.Close()
+		sc, ok := c.(*stampConn)
+		if !ok {
+			done <- false
+			return
+		}
+		_ = sc.SetReadDeadline(time.Now().Add(time.Second))
+		var b [1]byte
+		_, err = sc.Read(b[:])
+		done <- err == nil && !sc.arrival().IsZero()
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_, _ = c.Write([]byte{1})
+	return <-done
+}
+
+// ArrivedAt returns when r's first octets reached the origin's socket, on
+// the wall clock (CLOCK_REALTIME), and true; or, when the kernel gave no
+// timestamp, now and false.
+func ArrivedAt(r *http.Request) (time.Time, bool) {
 	if sc, ok := r.Context().Value(stampKey{}).(*stampConn); ok {
 		if at := sc.arrival(); !at.IsZero() {
 			return at, true
