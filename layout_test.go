@@ -46,6 +46,9 @@ var layers = map[string]int{
 	"internal/access/accesstest":       4, // a Fetcher and a Policy on real access, for access's and policy's tests
 	"internal/identity/catalogue":      1, // the crawler catalogue: built from upstream lists, embedded, matched (reads robots' name rule)
 	"internal/identity/catalogue/gen":  2, // the command that rebuilds the catalogue (go generate)
+	"internal/identity/upstream":       0, // the upstream lists' MANIFEST.tsv rows and their refresh, for both generators
+	"internal/identity/uaparser":       1, // ua-parser's data (uap-core's families), built from upstream, embedded, run by uap-go
+	"internal/identity/uaparser/gen":   2, // the command that rebuilds ua-parser's data (go generate)
 	"internal/identity":                3, // User-Agents and pins, in policy's terms (policy.Identity, policy.Pin)
 	"internal/fleet":                   4, // shares access results
 	"internal/license":                 4, // RSL licenses: fetched by access, decided for usage's purposes

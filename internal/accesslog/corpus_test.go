@@ -81,26 +81,32 @@ func ownName(entries []catalogue.Entry, pattern, ua, token string) bool {
 }
 
 // TestBrowsersAreNeverJudged: the real browser headers of uap-core's
-// browser families (testdata/agents/uap-core), on a site that disallows
-// everything to all, give no finding, but for the few with no browser
-// shape that testkit.UnshapedBrowsers lists.
+// browser families and of ua-parser-js's fixtures (testdata/agents), on a
+// site that disallows everything to all, give no finding, but for the
+// few that ua-parser's data names no family for
+// (testkit.UnnamedBrowsers).
 func TestBrowsersAreNeverJudged(t *testing.T) {
-	var uas []string
-	for _, c := range testkit.RealBrowsers(t, testdata) {
-		uas = append(uas, c.UA)
-	}
-	h := historyDir(t, map[string]string{"2026-11-01T00:00:00Z.txt": "User-agent: *\nDisallow: /\n"})
-	r := judgeLog(t, h, corpusLog(uas))
-	judged := map[string]bool{}
-	for _, f := range r.Violations {
-		judged[f.UserAgent] = true
-		if _, ok := testkit.UnshapedBrowsers[f.UserAgent]; !ok {
-			t.Errorf("browser judged as %s %q: %q", f.Class, f.ProductToken, f.UserAgent)
+	for name, cases := range map[string][]testkit.BrowserCase{
+		"uap-core":     testkit.RealBrowsers(t, testdata),
+		"ua-parser-js": testkit.UAParserJSBrowsers(t, testdata),
+	} {
+		var uas []string
+		for _, c := range cases {
+			uas = append(uas, c.UA)
 		}
-	}
-	t.Logf("%d browser headers: %d browsers, %d naming no product, %d judged (no browser shape)", len(uas), r.Summary.Browsers, r.Summary.Unnamed, len(judged))
-	if len(uas) < 300 || r.Summary.Requests != int64(len(uas)) {
-		t.Errorf("%d browser headers, %d requests read: want at least 300, all read", len(uas), r.Summary.Requests)
+		h := historyDir(t, map[string]string{"2026-11-01T00:00:00Z.txt": "User-agent: *\nDisallow: /\n"})
+		r := judgeLog(t, h, corpusLog(uas))
+		judged := map[string]bool{}
+		for _, f := range r.Violations {
+			judged[f.UserAgent] = true
+			if _, ok := testkit.UnnamedBrowsers[f.UserAgent]; !ok {
+				t.Errorf("%s: browser judged as %s %q: %q", name, f.Class, f.ProductToken, f.UserAgent)
+			}
+		}
+		t.Logf("%s: %d browser headers: %d browsers, %d naming no product, %d judged (no family in ua-parser's data)", name, len(uas), r.Summary.Browsers, r.Summary.Unnamed, len(judged))
+		if len(uas) < 300 || r.Summary.Requests != int64(len(uas)) {
+			t.Errorf("%s: %d browser headers, %d requests read: want at least 300, all read", name, len(uas), r.Summary.Requests)
+		}
 	}
 }
 

@@ -114,6 +114,7 @@ ul.warn li{color:#a30}
 <tr><th>requests naming no product (never judged)</th><td class="n">{{.Unnamed}}</td></tr>
 <tr><th>requests from other clients (libraries, tools)</th><td class="n">{{.OtherClients}}</td></tr>
 <tr><th>crawler catalogue</th><td><code>{{.Catalogue}}</code></td></tr>
+<tr><th>browser families (ua-parser)</th><td><code>{{.BrowserFamilies}}</code></td></tr>
 <tr><th>requests before the first robots.txt version</th><td class="n">{{.Unjudged}}</td></tr>
 <tr><th>period</th><td>{{period .}}</td></tr>
 <tr><th>robots.txt versions</th><td class="n">{{.Versions}}</td></tr>
@@ -153,7 +154,7 @@ ul.warn li{color:#a30}
 <dl>
 <dt>violation</dt><dd>a request that every robots.txt version the crawler could legitimately have been using disallows: the versions in force during the 24 hours before it (RFC 9309 2.4 lets a crawler cache robots.txt that long), or since the crawler's last fetch of /robots.txt when that is later.</dd>
 <dt>disputable</dt><dd>a request that only some of those versions disallow.</dd>
-<dt>browser, other client</dt><dd>a request whose User-Agent has a browser's shape (a rendering engine, a platform comment) and nothing of a crawler's (the crawler catalogue does not know it, no "+http" contact, no "bot", "crawler" or "spider") comes from a browser: counted, never judged. A library or tool (curl, python-requests, ...) is another client: judged under its product token like a crawler, listed apart.</dd>
+<dt>browser, other client</dt><dd>a request whose User-Agent has a browser's shape (a rendering engine, a platform comment), or whose family ua-parser's data (uap-core) names, and nothing of a crawler's (the crawler catalogue does not know it, no "+http" contact, no "bot", "crawler" or "spider") comes from a browser: counted, never judged. A library or tool (curl, python-requests, ...) is another client: judged under its product token like a crawler, listed apart.</dd>
 <dt>impostor</dt><dd>a request that names a crawler whose published IP ranges do not contain its address (and whose reverse DNS, when checked, does not confirm it). Its requests are not held against the crawler it names.</dd>
 <dt>deciding version</dt><dd>the robots.txt version, by SHA-256 and period in force, whose rule is quoted.</dd>
 </dl>

@@ -90,6 +90,7 @@ func New(o Options) (*Auditor, error) {
 	}
 	a.res.Summary.Versions = o.History.Len()
 	a.res.Summary.Catalogue = a.ident.Catalogue().Version()
+	a.res.Summary.BrowserFamilies = a.ident.BrowserFamilies()
 	var err error
 	if a.res.skipped, err = newSpill[SkippedLine](o.TempDir); err != nil {
 		return nil, err

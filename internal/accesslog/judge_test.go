@@ -182,6 +182,9 @@ func TestRenderFormats(t *testing.T) {
 		if !strings.Contains(out, catalogue) {
 			t.Errorf("%s: no catalogue version %q", f, catalogue)
 		}
+		if fam := r.Summary.BrowserFamilies; f != "csv" && (!strings.HasPrefix(fam, "uap-core@") || !strings.Contains(out, fam)) {
+			t.Errorf("%s: no browser families' version %q", f, fam)
+		}
 		switch f {
 		case "csv":
 			rows, err := csv.NewReader(&buf).ReadAll()

@@ -148,7 +148,8 @@ type Summary struct {
 	Requests int64   `json:"requests"`
 	Skipped  Skipped `json:"skipped"`
 	// Browsers are requests from browsers (identity.ClientBrowser: a
-	// browser's shape, nothing of a crawler): counted, never judged.
+	// browser's shape or a family ua-parser's data names, nothing of a
+	// crawler): counted, never judged.
 	Browsers int64 `json:"browsers"`
 	// Unnamed are requests whose User-Agent names no product token
 	// (empty, "-", or browser compatibility tokens only) and is no
@@ -160,6 +161,9 @@ type Summary struct {
 	// Catalogue is the crawler catalogue's version (its sources and
 	// their commits) that identified the crawlers.
 	Catalogue string `json:"catalogue"`
+	// BrowserFamilies is the version of ua-parser's data that told the
+	// browsers of no browser's shape apart ("uap-core@" and its commit).
+	BrowserFamilies string `json:"browser_families"`
 	// Unjudged are crawler requests made before the history's first
 	// version.
 	Unjudged int64 `json:"unjudged"`

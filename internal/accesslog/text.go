@@ -24,6 +24,7 @@ func renderText(w io.Writer, r *Result) error {
 	fmt.Fprintf(tw, "requests\t%d\t(%d from browsers and %d naming no product, never judged; %d from other clients; %d before the first robots.txt version)\n",
 		s.Requests, s.Browsers, s.Unnamed, s.OtherClients, s.Unjudged)
 	fmt.Fprintf(tw, "crawler catalogue\t%s\n", s.Catalogue)
+	fmt.Fprintf(tw, "browser families\t%s\n", s.BrowserFamilies)
 	fmt.Fprintf(tw, "period\t%s\n", period(s))
 	fmt.Fprintf(tw, "robots.txt versions\t%d\n", s.Versions)
 	fmt.Fprintf(tw, "violations\t%d\n", r.Count(KindViolation))

@@ -126,6 +126,9 @@ func (s *Store) Fetch(ctx context.Context, scheme, authority string, origin acce
 	waited := false
 	for poll := pollMin; ; poll = min(2*poll, pollMax) {
 		a, ok, won, err := s.claim(ctx, recKey, lockKey, url, token)
+		if err != nil && callerGone(ctx) != nil {
+			return origin(ctx, scheme, authority) // not the store's failure: no fallback
+		}
 		if err != nil {
 			return s.local(ctx, scheme, authority, origin)
 		}
@@ -195,7 +198,7 @@ func (s *Store) claim(ctx context.Context, key, lockKey, url, token string) (a p
 	v, err := claimScript.Run(cctx, s.rdb, []string{key, lockKey},
 		maxRecordBytes, token, s.o.LockTTL.Milliseconds(), bodyPrefix, s.o.Parse.Limit()+1).Slice()
 	if err != nil {
-		s.h.failed(opLock, err) // the script takes the lock: a store refusing writes fails it
+		s.failed(ctx, opLock, err) // the script takes the lock: a store refusing writes fails it
 		return a, false, false, err
 	}
 	s.h.ok()
@@ -223,7 +226,7 @@ func (s *Store) claim(ctx context.Context, key, lockKey, url, token string) (a p
 	}
 	won, err = s.tryLock(cctx, lockKey, token)
 	if err != nil {
-		s.h.failed(opLock, err)
+		s.failed(ctx, opLock, err)
 	}
 	return a, false, won, err
 }
@@ -422,7 +425,7 @@ func (s *Store) share(ctx context.Context, key, url string, a policy.Access, l l
 		err = shareScript.Run(cctx, s.rdb, keys, "", 0, l.token, s.channel, "", 0).Err()
 	}
 	if err != nil && !errors.Is(err, redis.Nil) {
-		s.h.failed(opWrite, err)
+		s.failed(ctx, opWrite, err)
 		return
 	}
 	s.h.ok()

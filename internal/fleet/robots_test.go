@@ -481,3 +481,23 @@ func TestForgetUnreachable(t *testing.T) {
 	var none *Store
 	none.ForgetUnreachable() // nil-safe, as Fetch
 }
+
+// TestFetchCallerGivesUp: a crawler that disconnects while its replica
+// asks the store for robots.txt says nothing of the store, which stays
+// up and shared (the same rule as TestGateCallerGivesUp).
+func TestFetchCallerGivesUp(t *testing.T) {
+	rs := startRedis(t)
+	o := newRobotsOrigin(t, "User-agent: *\nDisallow: /private\n")
+	r := newReplica(t, rs.URL(), nil)
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	r.Fetch(gone, "http", o.authority(), fetcher())
+	if r.counter("up") != 1 || r.counter("errors/lock") != 0 || r.counter("fallbacks/robots") != 0 {
+		t.Errorf("after a caller gave up: up %v, lock errors %v, robots fallbacks %v; want 1, 0, 0",
+			r.counter("up"), r.counter("errors/lock"), r.counter("fallbacks/robots"))
+	}
+	a := r.Fetch(context.Background(), "http", o.authority(), fetcher())
+	if a.Result != policy.Successful || r.counter("up") != 1 {
+		t.Errorf("the next caller: got %s, store up %v; want successful from the shared store, up", a.Result, r.counter("up"))
+	}
+}

@@ -88,6 +88,17 @@ func (s *Store) runKeys(ctx context.Context, script *redis.Script, keys []string
 	return v, true
 }
 
+// failed records err of operation op (see health.failed), unless the
+// caller's ctx has ended (callerGone): a crawler that disconnects says
+// nothing of the store, and must not turn the replica's robots.txt
+// sharing and politeness local.
+func (s *Store) failed(ctx context.Context, op string, err error) {
+	if callerGone(ctx) != nil {
+		return
+	}
+	s.h.failed(op, err)
+}
+
 // callerGone returns ctx's error once ctx has ended, or
 // context.DeadlineExceeded once its deadline has passed: the store's
 // client times its socket out at that deadline, which may come back before

@@ -1,9 +1,11 @@
 package identity
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/internal/identity/catalogue"
+	"github.com/robotsproxy/robotsproxy/internal/identity/uaparser"
 )
 
 // Client is what kind of client a User-Agent header shows; the zero
@@ -15,14 +17,19 @@ const (
 	// ClientCrawler: the crawler catalogue knows it as a crawler, or the
 	// header declares a bot: a "+http" contact, "bot", "crawl" or
 	// "spider" in a product's name, or the word "bot", "robot",
-	// "crawler" or "spider" outside a URL.
+	// "crawler" or "spider" outside a URL. A header of no browser's shape
+	// is a crawler's too when ua-parser's data (package uaparser) files it
+	// under "Spider" or names it a family that declares a bot.
 	ClientCrawler Client = iota + 1
-	// ClientBrowser: the header is shaped like a browser's (see
-	// BrowserShaped) and nothing marks it a crawler.
+	// ClientBrowser: nothing marks the header a crawler's or a known
+	// library's, and it is shaped like a browser's (see BrowserShaped),
+	// or ua-parser's data names its family (the browsers with no
+	// browser's shape: "J2ME/UCWEB7.0.3.45/139/7682" is UC Browser,
+	// "NCSA_Mosaic/2.0 (Windows 3.1)" NCSA Mosaic) and it carries no URL.
 	ClientBrowser
 	// ClientOther: a library or tool (curl, python-requests,
 	// Go-http-client, ...): the catalogue knows it as one, or the header
-	// is neither a crawler's nor browser-shaped.
+	// is neither a crawler's nor a browser's.
 	ClientOther
 )
 
@@ -105,24 +112,61 @@ func (id *Identifier) recognise(ua string, products []string) recognition {
 }
 
 // classify says what kind of client ua is, given its products and what
-// the catalogue recognised in it.
-func classify(ua string, products []string, r recognition) Client {
-	if r.crawler {
-		return ClientCrawler
+// the catalogue recognised in it. byFamily reports that ua-parser's data
+// may decide otherwise, when asked (Identifier.byFamily): for a header
+// that nothing in it decides (no crawler's mark, no known library, no
+// browser's shape), and for a browser-shaped header that a catalogue
+// pattern matched only inside other words, showing none of the
+// crawler's names (crawler-user-agents' "Sogou" in
+// "SogouMSE,SogouMobileBrowser/3.7.4").
+func classify(ua string, products []string, r recognition) (c Client, byFamily bool) {
+	if r.crawler && len(r.names) > 0 {
+		return ClientCrawler, false // the usual case: nothing else to read
 	}
 	lower := strings.ToLower(ua)
-	if strings.Contains(lower, "+http") || botWord(ua) {
+	if strings.Contains(lower, "+http") || botWord(ua) || slices.ContainsFunc(products, declaresBot) {
+		return ClientCrawler, false
+	}
+	shaped := browserShaped(ua, lower, products)
+	switch {
+	case r.crawler:
+		return ClientCrawler, shaped && len(r.names) == 0
+	case r.other:
+		return ClientOther, false
+	case shaped:
+		return ClientBrowser, false
+	}
+	return ClientOther, true
+}
+
+// byFamily classifies a header that classify left to ua-parser's data,
+// c being classify's answer: a crawler when uap-core files it under
+// "Spider" or names a family that declares a bot; a browser when it
+// names another family and the header carries neither a URL (a contact,
+// an automated client's mark) nor "compatible" (how a client that is no
+// browser declares itself like one: "Nokia6230/2.0 (compatible;
+// Zyxel/1.0)", which uap-core reads as a Nokia phone's); else c.
+// uap-core names libraries' and apps' families too ("aws-sdk-go",
+// "Outlook"): the ones the crawler catalogue does not know as libraries
+// count as browsers (see docs/auditing.md).
+func (id *Identifier) byFamily(ua string, c Client) Client {
+	p := id.families()
+	if p.Spider(ua) {
 		return ClientCrawler
 	}
-	for _, p := range products {
-		if declaresBot(p) {
-			return ClientCrawler
-		}
-	}
-	if r.other || !browserShaped(ua, lower, products) {
-		return ClientOther
+	switch f := p.Family(ua); {
+	case declaresBot(f):
+		return ClientCrawler
+	case f == uaparser.Other || hasURL(ua) || containsFoldASCII(ua, "compatible"):
+		return c
 	}
 	return ClientBrowser
+}
+
+// hasURL reports whether ua holds "http://" or "https://", ASCII
+// case-insensitively.
+func hasURL(ua string) bool {
+	return containsFoldASCII(ua, "http://") || containsFoldASCII(ua, "https://")
 }
 
 // declaresBot reports whether a product's name says it is a bot: it

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/internal/identity/catalogue"
+	"github.com/robotsproxy/robotsproxy/internal/identity/uaparser"
 	"github.com/robotsproxy/robotsproxy/internal/memo"
 	"github.com/robotsproxy/robotsproxy/internal/rules"
 	"github.com/robotsproxy/robotsproxy/policy"
@@ -35,6 +36,9 @@ type Recognition struct {
 	// known is 1 + the index of the crawler catalogue's entry for the
 	// crawler (see Known), 0 for none.
 	known int32
+	// byFamily: ua-parser's data may change Client (see classify), and
+	// is asked when Recognise needs Client (Identify never does).
+	byFamily bool
 }
 
 // Known returns the crawler catalogue's entry for the crawler, the one
@@ -62,6 +66,10 @@ type Identifier struct {
 	browser   map[string]bool // lower-cased browser tokens
 	overrides []Override
 	cat       *catalogue.Catalogue
+	// families is ua-parser's data (uaparser.Embedded), compiled on the
+	// first Recognise that needs it: the proxy, which only identifies,
+	// never compiles it.
+	families func() *uaparser.Parser
 
 	// memo remembers identities by User-Agent value: crawlers send the same
 	// header on every request. Bounded by memoMax; cleared when full.
@@ -83,12 +91,17 @@ func NewIdentifier(browserTokens []string, overrides []Override) *Identifier {
 	for _, t := range browserTokens {
 		b[strings.ToLower(t)] = true
 	}
-	return &Identifier{browser: b, overrides: overrides, cat: catalogue.Embedded(),
+	return &Identifier{browser: b, overrides: overrides, cat: catalogue.Embedded(), families: uaparser.Embedded,
 		memo: memo.NewSync[string, Recognition](memoMax)}
 }
 
 // Catalogue is the crawler catalogue id recognises crawlers with.
 func (id *Identifier) Catalogue() *catalogue.Catalogue { return id.cat }
+
+// BrowserFamilies names the ua-parser data that Recognise tells apart
+// the headers of no browser's shape with: "uap-core@" and the first 12
+// hex digits of its commit. It reads the data's source, not its rules.
+func (id *Identifier) BrowserFamilies() string { return uaparser.EmbeddedSource().Version() }
 
 // Identify returns the identity of a crawler from its User-Agent header
 // value: the first matching override, else its candidates:
@@ -109,28 +122,51 @@ func (id *Identifier) Catalogue() *catalogue.Catalogue { return id.cat }
 // (compatible; Googlebot-Mobile/2.1; ...)" is Googlebot-Mobile). The
 // returned Candidates slice is shared: do not modify it.
 func (id *Identifier) Identify(userAgent string) Identity {
-	return id.Recognise(userAgent).Identity
+	return id.recognition(userAgent).Identity
 }
 
 // Recognise is Identify with the kind of client the header shows and the
 // crawler catalogue's entry for it (Recognition): what audit access-log
-// needs to judge crawlers and other clients and never browsers.
+// needs to judge crawlers and other clients and never browsers. A header
+// that neither marks a crawler nor has a browser's shape is looked up in
+// ua-parser's data (see Client) once, then remembered with the rest; but
+// not one longer than memoMaxUserAgent, which no browser sends and which
+// would be looked up again at each request: it stays what its shape says.
 func (id *Identifier) Recognise(userAgent string) Recognition {
+	r := id.recognition(userAgent)
+	if r.byFamily {
+		if len(userAgent) <= memoMaxUserAgent {
+			r.Client = id.byFamily(userAgent, r.Client)
+		}
+		r.byFamily = false
+		id.remember(userAgent, r)
+	}
+	return r
+}
+
+// recognition is the memoised Recognition of a header, its Client left
+// undecided when that takes ua-parser's data (byFamily).
+func (id *Identifier) recognition(userAgent string) Recognition {
 	if ident, ok := id.memo.Get(userAgent); ok {
 		return ident
 	}
 	ident := id.identify(userAgent)
-	if len(userAgent) > memoMaxUserAgent {
-		return ident // a hostile header is not kept: the memo stays under memoMax × memoMaxUserAgent octets
-	}
-	id.memo.Put(userAgent, ident)
+	id.remember(userAgent, ident)
 	return ident
+}
+
+func (id *Identifier) remember(userAgent string, r Recognition) {
+	if len(userAgent) > memoMaxUserAgent {
+		return // a hostile header is not kept: the memo stays under memoMax × memoMaxUserAgent octets
+	}
+	id.memo.Put(userAgent, r)
 }
 
 func (id *Identifier) identify(userAgent string) Recognition {
 	products := ProductNames(userAgent)
 	rec := id.recognise(userAgent, products)
-	r := Recognition{Client: classify(userAgent, products, rec), known: rec.known}
+	r := Recognition{known: rec.known}
+	r.Client, r.byFamily = classify(userAgent, products, rec)
 	for _, o := range id.overrides {
 		if o.Pattern.MatchString(userAgent) {
 			r.Identity = Identity{Token: o.Token, Candidates: []string{o.Token}, Source: policy.SourceOverride}

@@ -130,30 +130,87 @@ func RealBrowsers(t testing.TB, dir string) []BrowserCase {
 }
 
 // NotBrowserRequests are cases that uap-core files under one of
-// BrowserFamilies but that are no browser's request, with why.
+// BrowserFamilies, or ua-parser-js names a browser for, but that are no
+// person's browser's request, with why. RealBrowsers and
+// UAParserJSBrowsers leave them out.
 var NotBrowserRequests = map[string]string{
-	"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko; Google Web Preview) Chrome/27.0 .1453 Safari/537.36.": "Google Web Preview, a crawler (crawler-user-agents lists it)",
-	"Instagram 415.0.0.36.76 Android (33/13; 320dpi; 720x1600; samsung; SM-A032M; a3core; m168; pt_BR; 874816631)":                "the Instagram app's API client, not its in-app browser",
-	"Instagram 416.0.0.47.66 Android (36/16; 306dpi; 1008x2244; Google/google; Pixel 9 Pro XL; komodo; komodo; en_US; 879745420)": "the Instagram app's API client, not its in-app browser",
-	"Snapchat/10.29.1.0 (iPhone10,1; iOS 11.2; gzip)":                                                                             "the Snapchat app's API client, not its in-app browser",
-	"Android: Client/0.0.0-indev (Android SDK built for x86; Android 9)":                                                          "an app's HTTP client in the Android emulator",
+	"Mozilla/5.0 (X11; Linux armv7l) AppleWebKit/537.36 (KHTML, like Gecko) Raspbian Chromium/72.0.3626.121 HeadlessChrome/72.0.3626.121 Safari/537.36": "Chrome driven by a program (HeadlessChrome), which ua-parser-js names by its first product, Chromium",
+	"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko; Google Web Preview) Chrome/27.0 .1453 Safari/537.36.":                       "Google Web Preview, a crawler (crawler-user-agents lists it)",
+	"Instagram 415.0.0.36.76 Android (33/13; 320dpi; 720x1600; samsung; SM-A032M; a3core; m168; pt_BR; 874816631)":                                      "the Instagram app's API client, not its in-app browser",
+	"Instagram 416.0.0.47.66 Android (36/16; 306dpi; 1008x2244; Google/google; Pixel 9 Pro XL; komodo; komodo; en_US; 879745420)":                       "the Instagram app's API client, not its in-app browser",
+	"Snapchat/10.29.1.0 (iPhone10,1; iOS 11.2; gzip)":                    "the Snapchat app's API client, not its in-app browser",
+	"Android: Client/0.0.0-indev (Android SDK built for x86; Android 9)": "an app's HTTP client in the Android emulator",
 }
 
-// UnshapedBrowsers are real browser headers that have no browser's shape
-// (identity.BrowserShaped): no rendering engine, no Mozilla or Opera platform
-// comment, no product that declares a browser. By the classification
-// rule they are other clients, judged under their first product: a
-// known limitation, listed so that a change shows.
-var UnshapedBrowsers = map[string]string{
-	"Bunjalloo/0.7.6(Nintendo DS;U;en)":                                        "a Nintendo DS homebrew browser (2008)",
-	"NCSA_Mosaic/2.0 (Windows 3.1)":                                            "NCSA Mosaic (1994)",
-	"J2ME/UCWEB7.0.3.45/139/7682":                                              "UC Browser 7 for J2ME phones",
-	"IUC(U;iOS 5.1.1;Zh-cn;320*480;)/UCWEB7.9.0.94/41/997":                     "UC Browser 7 for iOS 5",
-	"Nokia5320di/UCWEB8.0.3.99/28/999":                                         "UC Browser 8 for Symbian",
-	"Dolphin 6.5.1 (iPad; iPhone OS 6.1.3; de_DE)":                             "Dolphin 6 for iOS 6",
-	"Dolphin 7.4 (iPhone; iPhone OS 7.0.2; de_DE)":                             "Dolphin 7 for iOS 7",
-	"Dolphin 7.5.1 (iPhone; iPhone OS 7.0.3; de_DE)":                           "Dolphin 7 for iOS 7",
-	"Safari/6533.18.5 CFNetwork/454.9.8 Darwin/10.4.0 (i386) (MacBookPro7,1)":  "Safari fetching through CFNetwork, Apple's HTTP library",
-	"Safari/7536.30.1 CFNetwork/520.5.1 Darwin/11.4.2 (i386) (MacBook3,1)":     "Safari fetching through CFNetwork, Apple's HTTP library",
-	"Safari/9537.71 CFNetwork/673.0.2 Darwin/13.0.1 (x86_64) (MacBookPro11,1)": "Safari fetching through CFNetwork, Apple's HTTP library",
+// UAParserJSBrowsers returns the browser headers of ua-parser-js's test
+// fixtures (agents/ua-parser-js of the testdata folder dir): each distinct
+// header of its browser, engine, OS and device tests that ua-parser-js
+// 1.0.41 itself names a browser for (browsers.tsv, which label.js there
+// writes), with that name as the family; but for the headless and
+// scripted browsers (NotBrowserFamilies, NotBrowserRequests). A project independent of
+// uap-core chose them: desktop, mobile, regional, TV, console, car,
+// embedded and in-app browsers, old and new. Every header must be one of
+// a fixture's, so that nothing is added by hand.
+func UAParserJSBrowsers(t testing.TB, dir string) []BrowserCase {
+	t.Helper()
+	folder := filepath.Join(dir, "agents", "ua-parser-js")
+	fixtures := map[string]bool{}
+	for _, f := range []string{"browser-test.json", "engine-test.json", "os-test.json", "device-test.json"} {
+		data, err := os.ReadFile(filepath.Join(folder, f))
+		if err != nil {
+			t.Fatalf("read %s (it ships with the repository): %v", f, err)
+		}
+		var cases []struct {
+			UA string `json:"ua"`
+		}
+		if err := json.Unmarshal(data, &cases); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, c := range cases {
+			fixtures[c.UA] = true
+		}
+	}
+	path := filepath.Join(folder, "browsers.tsv")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s (it ships with the repository): %v", path, err)
+	}
+	var out []BrowserCase
+	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		f := strings.SplitN(line, "\t", 3)
+		switch {
+		case len(f) != 3:
+			t.Fatalf("%s line %d: want file, browser and user agent", path, i+1)
+		case i == 0:
+			continue // the header
+		case !fixtures[f[2]]:
+			t.Fatalf("%s line %d: %q is in no fixture", path, i+1, f[2])
+		}
+		_, notFamily := NotBrowserFamilies[f[1]]
+		if _, notRequest := NotBrowserRequests[f[2]]; !notFamily && !notRequest {
+			out = append(out, BrowserCase{f[2], f[1]})
+		}
+	}
+	return out
+}
+
+// NotBrowserFamilies are the browser names of ua-parser-js that are no
+// person's browser, with why; UAParserJSBrowsers leaves them out, as
+// BrowserFamilies does uap-core's.
+var NotBrowserFamilies = map[string]string{
+	"Chrome Headless": "Chrome driven by a program (crawler-user-agents lists HeadlessChrome as browser automation)",
+	"PhantomJS":       "a scripted headless browser (crawler-user-agents lists it as browser automation)",
+}
+
+// UnnamedBrowsers are real browser headers that nothing classifies as a
+// browser's: they have no browser's shape (identity.BrowserShaped) and
+// ua-parser's data (uap-core's regexes.yaml) names no family for them.
+// They are other clients, judged under their first product: a limit of
+// the data, listed so that a change shows (a uap-core that names them
+// makes the browser tests ask for their removal).
+var UnnamedBrowsers = map[string]string{
+	"Doris/1.15 [en] (Symbian)":               "Doris, a Symbian browser: uap-core has no rule for it",
+	"NetSurf/3.10 (Linux; Arch Linux)":        "NetSurf: uap-core has no rule for it",
+	"Links (2.xpre7; Linux 2.4.18 i586; x)":   "Links: uap-core's rule wants a version of digits, \"2.1\", not \"2.xpre7\"",
+	"NCSA Mosaic/1.0 (X11;SunOS 4.1.4 sun4m)": "NCSA Mosaic: uap-core's rule wants \"NCSA_Mosaic/\", not the space of version 1.0",
 }

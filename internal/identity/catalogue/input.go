@@ -1,12 +1,11 @@
 package catalogue
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/robotsproxy/robotsproxy/internal/identity/upstream"
 )
 
 // Layout is where each source's data file and licence lie under an
@@ -24,9 +23,9 @@ var Layout = []struct{ Name, Dir, File string }{
 // repository, its path and commit, and whose last column holds
 // "license=<SPDX>"). It also returns the licence texts by source name.
 func ReadInput(dir, manifest string) (Input, map[string][]byte, error) {
-	rows, err := readManifest(manifest)
+	rows, err := upstream.ReadManifest(manifest)
 	if err != nil {
-		return Input{}, nil, err
+		return Input{}, nil, fmt.Errorf("read crawler catalogue input: %w", err)
 	}
 	var in Input
 	licenses := map[string][]byte{}
@@ -45,10 +44,7 @@ func ReadInput(dir, manifest string) (Input, map[string][]byte, error) {
 			return Input{}, nil, fmt.Errorf("read crawler catalogue input: %w", err)
 		}
 		licenses[l.Name] = lic
-		src := Source{Name: l.Name, Repository: row[1], Path: row[2], Commit: row[3], LicenseText: string(lic)}
-		if i := strings.Index(row[len(row)-1], "license="); i >= 0 {
-			src.License = strings.TrimPrefix(row[len(row)-1][i:], "license=")
-		}
+		src := Source{Name: l.Name, Repository: row.Repository, Path: row.Path, Commit: row.Commit, License: row.License, LicenseText: string(lic)}
 		in.Sources = append(in.Sources, src)
 		switch l.Name {
 		case SourceCrawlerUserAgents:
@@ -60,21 +56,4 @@ func ReadInput(dir, manifest string) (Input, map[string][]byte, error) {
 		}
 	}
 	return in, licenses, nil
-}
-
-// readManifest returns MANIFEST.tsv's rows by their first column.
-func readManifest(path string) (map[string][]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read crawler catalogue input: %w", err)
-	}
-	rows := map[string][]string{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		f := strings.Split(sc.Text(), "\t")
-		if len(f) >= 5 {
-			rows[f[0]] = f
-		}
-	}
-	return rows, sc.Err()
 }
