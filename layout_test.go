@@ -24,6 +24,7 @@ var layers = map[string]int{
 	"internal/heapsize":                -1, // the allocator's sizes, for robots' and the caches' accounting
 	"internal/rules":                   -1, // rules the configuration and the runtime both apply: modes, purposes, host entries, defaults
 	"internal/money":                   -1, // pay per crawl's exact amounts and currency codes
+	"internal/chart":                   -1, // the HTML reports' stacked bar charts: SVG through html/template
 	"internal/fleet/redisurl":          -1, // a shared.redis_url: checked, redacted, opened
 	"internal/testkit":                 -1, // helpers for tests only: clock, origins, echo server, audit lines
 	"robots":                           0,

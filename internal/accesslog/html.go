@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/robotsproxy/robotsproxy/internal/chart"
 )
 
 // htmlRows is the most findings of a kind shown in a crawler's section,
@@ -20,8 +22,7 @@ type htmlSection struct {
 	*Crawler
 	Violations, Disputable, Impostors []Finding
 	// More counts the findings of each kind left out past htmlRows.
-	More   map[string]int64
-	MaxDay int64
+	More map[string]int64
 }
 
 type htmlPage struct {
@@ -38,11 +39,7 @@ func renderHTML(w io.Writer, r *Result) error {
 	idx := map[crawlerKey]int{}
 	for _, c := range append(slices.Clip(r.Crawlers), r.OtherClients...) {
 		idx[crawlerKey{classOf(c.Class), c.Token}] = len(p.Sections)
-		s := htmlSection{Crawler: c, More: map[string]int64{}}
-		for _, d := range c.Timeline {
-			s.MaxDay = max(s.MaxDay, d.Requests)
-		}
-		p.Sections = append(p.Sections, s)
+		p.Sections = append(p.Sections, htmlSection{Crawler: c, More: map[string]int64{}})
 	}
 	if n := r.SkippedCount(); n > 0 {
 		p.SkippedMore = firstOf(n)
@@ -77,17 +74,43 @@ func renderHTML(w io.Writer, r *Result) error {
 	return htmlTmpl.Execute(w, p)
 }
 
-var htmlTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
-	"stamp":  stamp,
-	"period": period,
-	"source": sourceText,
-	"date":   func(t *time.Time) string { return dateOr(t, "not stated") },
-	"pct": func(n, of int64) int64 {
-		if of == 0 {
-			return 0
+// Chart draws the crawler's requests per UTC day, violations and
+// disputable requests apart, one bar a day from its first to its last, as
+// the page is written (no section holds its chart).
+func (s htmlSection) Chart() (template.HTML, error) {
+	first, err := time.Parse(time.DateOnly, s.Timeline[0].Date)
+	if err != nil {
+		return "", err
+	}
+	b := chart.Bars{Title: "Requests per day: " + s.Token, Start: first, Step: 24 * time.Hour,
+		ValueLabel: "requests per day", AcrossLabel: "day (UTC)", Series: []chart.Series{
+			{Name: "violations", Color: "#c62828"}, {Name: "disputable", Color: "#ef6c00"}, {Name: "other requests", Color: "#2e7d32"}}}
+	for _, d := range s.Timeline {
+		t, err := time.Parse(time.DateOnly, d.Date)
+		if err != nil {
+			return "", err
 		}
-		return n * 100 / of
-	},
+		i := int(t.Sub(first) / (24 * time.Hour))
+		for j := range b.Series {
+			b.Series[j].Values = append(b.Series[j].Values, make([]uint64, i+1-len(b.Series[j].Values))...)
+		}
+		b.Series[0].Values[i] = uint64(d.Violations)
+		b.Series[1].Values[i] = uint64(d.Disputable)
+		b.Series[2].Values[i] = uint64(max(d.Requests-d.Violations-d.Disputable, 0))
+	}
+	fig, err := b.Draw()
+	if err != nil {
+		return "", err
+	}
+	return fig.HTML()
+}
+
+var htmlTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+	"stamp":    stamp,
+	"period":   period,
+	"source":   sourceText,
+	"date":     func(t *time.Time) string { return dateOr(t, "not stated") },
+	"chartCSS": func() template.CSS { return chart.CSS },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>robots.txt compliance: access log audit</title>
 <style>
@@ -95,8 +118,8 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;max-width:80em}
 table{border-collapse:collapse;margin:.5em 0}
 td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
 td.n{text-align:right}
-.bar{background:#4a7;height:10px;display:inline-block}
-.v{background:#c33}
+{{chartCSS}}
+figure.chart{max-width:50em;margin:.5em 0}
 code{font-size:12px;word-break:break-all}
 code.rule{white-space:nowrap;word-break:normal}
 dt{font-weight:bold}
@@ -139,14 +162,15 @@ ul.warn li{color:#a30}
 <section id="{{template "anchor" .Crawler}}">
 <h2>{{.Token}}{{if eq .Class "other"}} (other client){{end}}</h2>
 <p>Claimed by {{.Requests}} requests{{if or .Verified .Unverified .Impostor}}: {{.Verified}} verified, {{.Unverified}} unverified, {{.Impostor}} from addresses the crawler does not use (impostors){{end}}. {{.RobotsFetches}} fetches of /robots.txt.</p>
+{{if .Timeline}}{{.Chart}}{{end}}
 {{if .Violations}}<h3>Violations</h3>{{template "findings" .Violations}}{{with index .More "violation"}}<p>{{.}} more: see the json or csv output.</p>{{end}}{{end}}
 {{if .Disputable}}<h3>Disputable requests</h3>{{template "findings" .Disputable}}{{with index .More "disputable"}}<p>{{.}} more: see the json or csv output.</p>{{end}}{{end}}
 {{if .Impostors}}<h3>Impostors</h3>{{template "findings" .Impostors}}{{with index .More "impostor"}}<p>{{.}} more: see the json or csv output.</p>{{end}}{{end}}
 {{if .TopViolated}}<h3>Paths most often violated</h3>
 <table><tr><th>path</th><th>violations</th></tr>{{range .TopViolated}}<tr><td><code>{{.Path}}</code></td><td class="n">{{.Count}}</td></tr>{{end}}</table>{{end}}
 {{if .Timeline}}<h3>Timeline (UTC days)</h3>
-<table><tr><th>day</th><th>requests</th><th>violations</th><th>disputable</th><th></th></tr>
-{{$max := .MaxDay}}{{range .Timeline}}<tr><td>{{.Date}}</td><td class="n">{{.Requests}}</td><td class="n">{{.Violations}}</td><td class="n">{{.Disputable}}</td><td style="width:20em"><span class="bar" style="width:{{pct .Requests $max}}%"></span>{{if .Violations}}<span class="bar v" style="width:{{pct .Violations $max}}%"></span>{{end}}</td></tr>
+<table><tr><th>day</th><th>requests</th><th>violations</th><th>disputable</th></tr>
+{{range .Timeline}}<tr><td>{{.Date}}</td><td class="n">{{.Requests}}</td><td class="n">{{.Violations}}</td><td class="n">{{.Disputable}}</td></tr>
 {{end}}</table>{{end}}
 </section>
 {{end}}

@@ -194,7 +194,7 @@ func TestRenderFormats(t *testing.T) {
 				t.Errorf("csv: %v %q", err, rows)
 			}
 		case "html":
-			for _, want := range []string{`<section id="c-BBot">`, `<section id="o-curl">`, "Other clients", "Disallow: /p", "/p&lt;script&gt;", "Words used"} {
+			for _, want := range []string{`<section id="c-BBot">`, `<section id="o-curl">`, "Other clients", "Disallow: /p", "/p&lt;script&gt;", "Words used", `<svg class="chart"`, "Requests per day: BBot"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("html: no %q", want)
 				}

@@ -159,20 +159,6 @@ func (a *aggregator) settle() {
 	a.spendHosts.settle()
 }
 
-// tableBytes is the octets the seven tables account, and their budget.
-func (a *aggregator) tableBytes() (used, budget int64) {
-	for _, t := range [][2]int64{
-		{a.tokens.used, a.tokens.budget}, {a.hostT.used, a.hostT.budget},
-		{a.violations.used, a.violations.budget}, {a.rules.used, a.rules.budget},
-		{a.urls.used, a.urls.budget}, {a.spendIDs.used, a.spendIDs.budget},
-		{a.spendHosts.used, a.spendHosts.budget},
-	} {
-		used += t[0]
-		budget += t[1]
-	}
-	return used, budget
-}
-
 // add counts one parsed line.
 func (a *aggregator) add(r *record) {
 	st := a.sites.Of(r.URL)

@@ -242,3 +242,17 @@ func TestBoundedBytes(t *testing.T) {
 		}
 	}
 }
+
+// tableBytes is the octets the seven tables account, and their budget.
+func (a *aggregator) tableBytes() (used, budget int64) {
+	for _, t := range [][2]int64{
+		{a.tokens.used, a.tokens.budget}, {a.hostT.used, a.hostT.budget},
+		{a.violations.used, a.violations.budget}, {a.rules.used, a.rules.budget},
+		{a.urls.used, a.urls.budget}, {a.spendIDs.used, a.spendIDs.budget},
+		{a.spendHosts.used, a.spendHosts.budget},
+	} {
+		used += t[0]
+		budget += t[1]
+	}
+	return used, budget
+}

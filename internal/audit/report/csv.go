@@ -1,13 +1,9 @@
 package report
 
 import (
-	"bufio"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,44 +39,6 @@ func WriteCSVTable(w io.Writer, r *Report, name string) error {
 		}
 	}
 	return fmt.Errorf("no table %q (want one of %s)", name, strings.Join(TableNames(), ", "))
-}
-
-// WriteCSVDir writes every table to DIR/NAME.csv as WriteCSVTable does,
-// creating dir (and its parents) when missing. Each file is written to a
-// temporary name and renamed, so a file is whole or absent. It returns
-// the paths written. Errors are I/O errors; a path that exists and is
-// not a directory is one.
-func WriteCSVDir(dir string, r *Report) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	var paths []string
-	for _, t := range tables(r) {
-		p := filepath.Join(dir, t.name+".csv")
-		if err := writeFileAtomic(p, func(w io.Writer) error { return WriteCSVTable(w, r, t.name) }); err != nil {
-			return paths, err
-		}
-		paths = append(paths, p)
-	}
-	return paths, nil
-}
-
-// writeFileAtomic writes path through a temporary file renamed at the end.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(f)
-	err = errors.Join(write(bw), bw.Flush(), f.Close())
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }
 
 // writeCSV writes one table's header and rows; stacked leads each record

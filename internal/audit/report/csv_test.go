@@ -3,8 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -14,24 +12,12 @@ import (
 // long as it, counts as plain numbers (an estimate without its "~").
 func TestCSVTablesLoadAsData(t *testing.T) {
 	rep, _ := collectSample(t, Options{Now: fixedNow})
-	dir := filepath.Join(t.TempDir(), "out")
-	paths, err := WriteCSVDir(dir, rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) != len(TableNames()) {
-		t.Errorf("wrote %d files, want %d", len(paths), len(TableNames()))
-	}
 	for _, name := range TableNames() {
-		b, err := os.ReadFile(filepath.Join(dir, name+".csv"))
-		if err != nil {
+		var b bytes.Buffer
+		if err := WriteCSVTable(&b, rep, name); err != nil {
 			t.Fatal(err)
 		}
-		var one bytes.Buffer
-		if err := WriteCSVTable(&one, rep, name); err != nil || !bytes.Equal(one.Bytes(), b) {
-			t.Errorf("%s: -table and the directory differ (%v)", name, err)
-		}
-		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		recs, err := csv.NewReader(&b).ReadAll()
 		if err != nil || len(recs) == 0 {
 			t.Fatalf("%s.csv: %v", name, err)
 		}

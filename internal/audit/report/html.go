@@ -1,22 +1,34 @@
 package report
 
 import (
+	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
 	"sort"
 	"time"
 	"unicode/utf8"
+
+	"github.com/robotsproxy/robotsproxy/internal/chart"
 )
+
+// pageHTML is the page's template: htmlPage's layout and style.
+//
+//go:embed page.html
+var pageHTML string
+
+var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"chartCSS": func() template.CSS { return chart.CSS },
+}).Parse(pageHTML))
 
 // htmlPage is the data of pageTemplate.
 type htmlPage struct {
 	R         *Report
 	Filters   string
 	Integrity htmlIntegrity
-	Overview  []chart
+	Overview  []chart.Figure
 	Heart     []htmlTable // violations and crawlers, right after the overview
-	PerToken  []chart
+	PerToken  []chart.Figure
 	Tables    []htmlTable // the rest
 	Cards     []card
 	Glossary  []term
@@ -74,11 +86,7 @@ func renderHTML(w io.Writer, r *Report) error {
 			pg.Tables = append(pg.Tables, ht)
 		}
 	}
-	tmpl, err := template.New("report").Parse(pageTemplate)
-	if err != nil {
-		return fmt.Errorf("html template: %w", err)
-	}
-	return tmpl.Execute(w, pg)
+	return pageTemplate.Execute(w, pg)
 }
 
 func htmlTableOf(t table) htmlTable {
@@ -187,81 +195,3 @@ var glossary = []term{
 	{"hash chain", "Each audit line carries the SHA-256 of the line before it: deleting, inserting, editing or moving a line breaks the chain. The head (the last line's hash) kept elsewhere, or checkpoints, also show that no line was removed from the end."},
 	{"overcount up to", "Shown only when a table had more rows than it keeps: a row that entered late may count up to this many requests too many."},
 }
-
-const pageTemplate = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>robotsproxy audit report</title>
-<style>
-body { font-family: 'Liberation Sans', Arial, Helvetica, sans-serif; margin: 24px; color: #212121; background: #fafafa; }
-h1 { font-size: 22px; margin: 0 0 4px; }
-h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
-.meta, .about { color: #616161; font-size: 13px; }
-.about { margin: 0 0 8px; max-width: 60em; }
-nav { font-size: 13px; margin: 8px 0; line-height: 1.8; }
-nav a { margin-right: 10px; color: #1565c0; }
-.cards { display: flex; flex-wrap: wrap; gap: 10px; margin: 16px 0; }
-.card { background: #fff; border: 1px solid #e0e0e0; border-radius: 6px; padding: 8px 14px; min-width: 110px; }
-.card .v { font-size: 20px; font-weight: bold; }
-.card .l { font-size: 12px; color: #616161; }
-.card.ok .v { color: #2e7d32; } .card.bad .v { color: #c62828; } .card.warn .v { color: #ef6c00; }
-#integrity { background: #fff; border: 2px solid #9e9e9e; border-radius: 6px; padding: 8px 14px; margin: 16px 0; }
-#integrity.ok { border-color: #2e7d32; } #integrity.bad { border-color: #c62828; } #integrity.unknown { border-color: #ef6c00; }
-#integrity h2 { margin: 0 0 6px; border: 0; padding: 0; }
-#integrity .verdict { font-size: 16px; font-weight: bold; margin: 0 0 6px; }
-#integrity.ok .verdict { color: #2e7d32; } #integrity.bad .verdict { color: #c62828; } #integrity.unknown .verdict { color: #ef6c00; }
-#integrity dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 0; font-size: 13px; }
-#integrity dt { color: #616161; } #integrity dd { margin: 0; overflow-wrap: anywhere; font-family: 'Liberation Mono', monospace; }
-.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(520px, 100%), 1fr)); gap: 12px; }
-.charts figure { margin: 0; background: #fff; border: 1px solid #e0e0e0; border-radius: 6px; padding: 6px; }
-figcaption { font-size: 13px; font-weight: bold; margin: 2px 4px 4px; }
-.legend { font-size: 12px; margin: 4px; display: flex; flex-wrap: wrap; gap: 4px 14px; }
-.legend i { display: inline-block; width: 11px; height: 11px; margin-right: 4px; vertical-align: -1px; border-radius: 2px; }
-svg.chart { width: 100%; height: auto; display: block; }
-.charts figure { overflow-x: auto; }
-@media (max-width: 600px) { svg.chart { min-width: 460px; } }
-.scroll { overflow-x: auto; }
-table { border-collapse: collapse; background: #fff; font-size: 13px; }
-th, td { border: 1px solid #e0e0e0; padding: 3px 8px; text-align: left; vertical-align: top; }
-th { background: #f0f0f0; }
-td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
-td { white-space: nowrap; }
-td.long { white-space: normal; overflow-wrap: anywhere; min-width: 16em; max-width: 420px; }
-.note { color: #616161; font-size: 12px; margin: 4px 0; }
-.finding { font-size: 14px; margin: 4px 0; }
-dl.glossary dt { font-weight: bold; margin-top: 6px; font-size: 14px; }
-dl.glossary dd { margin: 2px 0 0 16px; font-size: 13px; max-width: 60em; }
-@media (max-width: 600px) { body { margin: 10px; } .card { min-width: 80px; padding: 6px 10px; } }
-</style>
-</head>
-<body>
-<h1>robotsproxy audit report</h1>
-<div class="meta">generated {{.R.GeneratedAt.Format "2006-01-02 15:04:05 UTC"}}{{with .R.Summary.First}} &middot; requests from {{.Format "2006-01-02 15:04:05"}}{{end}}{{with .R.Summary.Last}} to {{.Format "2006-01-02 15:04:05"}} UTC{{end}}{{with .Filters}} &middot; filters: {{.}}{{end}}</div>
-<section id="integrity" class="{{.Integrity.Class}}"><h2>Integrity of the logs</h2>
-<p class="verdict">Hash chain: {{.Integrity.Verdict}}</p>
-<dl>{{range .Integrity.Rows}}<dt>{{index . 0}}</dt><dd>{{index . 1}}</dd>{{end}}</dl></section>
-<div class="cards">{{range .Cards}}<div class="card {{.Class}}"><div class="v">{{.Value}}</div><div class="l">{{.Label}}</div></div>{{end}}</div>
-<nav>{{if .Overview}}<a href="#charts">Overview</a>{{end}}{{range .Heart}}<a href="#{{.Name}}">{{.Title}}</a>{{end}}{{if .PerToken}}<a href="#token-charts">Per crawler</a>{{end}}{{range .Tables}}<a href="#{{.Name}}">{{.Title}}</a>{{end}}<a href="#glossary">Words used</a></nav>
-{{if .Overview}}<section id="charts"><h2>Overview</h2>
-<div class="charts">{{range .Overview}}{{template "chart" .}}{{end}}</div></section>{{end}}
-{{range .Heart}}{{template "table" .}}{{end}}
-{{if .PerToken}}<section id="token-charts"><h2>Decisions over time per crawler</h2>
-<div class="charts">{{range .PerToken}}{{template "chart" .}}{{end}}</div></section>{{end}}
-{{range .Tables}}{{template "table" .}}{{end}}
-<section id="glossary"><h2>Words used in this report</h2>
-<dl class="glossary">{{range .Glossary}}<dt>{{.Word}}</dt><dd>{{.Meaning}}</dd>{{end}}</dl></section>
-</body>
-</html>
-{{define "chart"}}<figure><figcaption>{{.Title}}</figcaption>{{.SVG}}
-{{if .Legend}}<div class="legend">{{range .Legend}}<span><i style="background: {{.Color}}"></i>{{.Name}}</span>{{end}}</div>{{end}}</figure>
-{{end}}
-{{define "table"}}<section id="{{.Name}}"><h2>{{.Title}}</h2>
-{{with .About}}<p class="about">{{.}}</p>{{end}}
-{{if .Rows}}{{$t := .}}<div class="scroll"><table>
-<tr>{{range $i, $h := .Headers}}<th{{if index $t.Numeric $i}} class="n"{{end}}>{{$h}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td{{with .Class}} class="{{.}}"{{end}}>{{.Text}}</td>{{end}}</tr>
-{{end}}</table></div>
-{{range .Notes}}<p class="note">{{.}}</p>{{end}}{{else}}<p class="finding">{{.Empty}}</p>{{end}}</section>
-{{end}}`

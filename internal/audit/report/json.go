@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
+	"strings"
 )
 
 // renderJSON writes r as one JSON object, the same as json.Marshal(r) but
@@ -14,37 +16,23 @@ import (
 // MiB of JSON.
 func renderJSON(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
-	enc := newJSONWriter(ew)
-	fields := []struct {
-		key string
-		v   any
-	}{
-		{"version", r.Version}, {"generated_at", r.GeneratedAt}, {"filters", r.Filters},
-		{"inputs", r.Inputs}, {"summary", r.Summary}, {"integrity", r.Integrity}, {"tokens", r.Tokens},
-		{"violations", r.Violations}, {"hosts", r.Hosts}, {"rules", r.Rules},
-		{"denied_urls", r.DeniedURLs}, {"spend", r.Spend}, {"timelines", r.Timelines},
+	j := &jsonWriter{w: ew}
+	j.enc = json.NewEncoder(&j.buf)
+	if err := j.object(reflect.ValueOf(*r), ",\n"); err != nil {
+		return err
 	}
-	for i, f := range fields {
-		sep := ",\n"
-		if i == 0 {
-			sep = "{"
-		}
-		fmt.Fprintf(ew, "%s%q:", sep, f.key)
-		var err error
-		if s, ok := f.v.(rowStreamer); ok {
-			err = s.streamJSON(enc)
-		} else {
-			err = enc.value(f.v)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	io.WriteString(ew, "}\n")
+	io.WriteString(ew, "\n")
 	return ew.err
 }
 
-type rowStreamer interface{ streamJSON(j *jsonWriter) error }
+// streamed marks the structs that jsonWriter.object writes field by
+// field: the Report, a Section (its rows one by one) and what holds
+// sections.
+type streamed interface{ streamed() }
+
+func (Report) streamed()     {}
+func (Spend) streamed()      {}
+func (Section[T]) streamed() {}
 
 // jsonWriter writes JSON values to w, each encoded into one reused buffer
 // first (as json.Marshal encodes it, without a newline after).
@@ -54,55 +42,79 @@ type jsonWriter struct {
 	enc *json.Encoder
 }
 
-func newJSONWriter(w io.Writer) *jsonWriter {
-	j := &jsonWriter{w: w}
-	j.enc = json.NewEncoder(&j.buf)
-	return j
-}
-
-// encode leaves v's encoding in j.buf, without the encoder's newline.
-func (j *jsonWriter) encode(v any) ([]byte, error) {
+func (j *jsonWriter) value(v any) error {
 	j.buf.Reset()
 	if err := j.enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("json: %w", err)
+		return fmt.Errorf("json: %w", err)
 	}
-	return bytes.TrimSuffix(j.buf.Bytes(), []byte("\n")), nil
-}
-
-func (j *jsonWriter) value(v any) error {
-	b, err := j.encode(v)
-	if err != nil {
-		return err
-	}
-	_, err = j.w.Write(b)
+	_, err := j.w.Write(bytes.TrimSuffix(j.buf.Bytes(), []byte("\n")))
 	return err
 }
 
-// streamJSON writes the section with its rows one by one: the section
-// without rows is encoded and its leading "rows":null replaced.
-func (s Section[T]) streamJSON(j *jsonWriter) error {
-	rows := s.Rows
-	s.Rows = nil
-	head, err := j.encode(s)
-	if err != nil {
-		return err
+// object writes the struct v as json.Marshal does (its exported fields,
+// named by their json tags), fields apart by sep: a field that is
+// streamed is written the same way, and a Section's rows one a line.
+func (j *jsonWriter) object(v reflect.Value, sep string) error {
+	_, section := v.Interface().(interface{ sectionRows() })
+	io.WriteString(j.w, "{")
+	n := 0
+	for i := range v.NumField() {
+		f, fv := v.Type().Field(i), v.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" || strings.Contains(opts, "omitempty") && empty(fv) {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if n++; n > 1 {
+			io.WriteString(j.w, sep)
+		}
+		fmt.Fprintf(j.w, "%q:", name)
+		var err error
+		switch _, inner := fv.Interface().(streamed); {
+		case section && f.Name == "Rows":
+			err = j.rows(fv)
+		case inner:
+			err = j.object(fv, ",")
+		default:
+			err = j.value(fv.Interface())
+		}
+		if err != nil {
+			return err
+		}
 	}
-	rest, ok := bytes.CutPrefix(head, []byte(`{"rows":null`))
-	if !ok {
-		return fmt.Errorf("json: unexpected section encoding %.40s", head)
-	}
-	rest = bytes.Clone(rest) // the buffer is reused for the rows
-	io.WriteString(j.w, `{"rows":[`)
-	for i := range rows {
+	_, err := io.WriteString(j.w, "}")
+	return err
+}
+
+func (Section[T]) sectionRows() {}
+
+// rows writes a slice one element a line.
+func (j *jsonWriter) rows(v reflect.Value) error {
+	io.WriteString(j.w, "[")
+	for i := range v.Len() {
 		if i > 0 {
 			io.WriteString(j.w, ",")
 		}
 		io.WriteString(j.w, "\n")
-		if err := j.value(rows[i]); err != nil {
+		if err := j.value(v.Index(i).Interface()); err != nil {
 			return err
 		}
 	}
-	io.WriteString(j.w, "]")
-	_, err = j.w.Write(rest)
+	_, err := io.WriteString(j.w, "]")
 	return err
+}
+
+// empty is encoding/json's empty value, which omitempty leaves out.
+func empty(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil()
+	case reflect.Struct:
+		return false
+	}
+	return v.IsZero()
 }

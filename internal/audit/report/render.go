@@ -14,8 +14,8 @@ func Formats() []string { return []string{"text", "json", "csv", "html"} }
 // Render writes r in format: "text" (aligned plain text), "json" (the
 // Report as one JSON object), "csv" (every table stacked in one stream,
 // each row led by its section name, each table led by a header row whose
-// first cell is "section": for a person; WriteCSVDir and WriteCSVTable
-// write tables a program loads), or "html" (one self-contained page with
+// first cell is "section": for a person; WriteCSVTable writes a table
+// a program loads), or "html" (one self-contained page with
 // inline SVG charts).
 // Errors are write errors and an unknown format.
 func Render(w io.Writer, r *Report, format string) error {

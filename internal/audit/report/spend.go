@@ -1,14 +1,13 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"math"
 	"sort"
 	"strings"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
+	"github.com/robotsproxy/robotsproxy/internal/money"
 )
 
 // Spend is what pay per crawl cost (audit fields price, charged, currency,
@@ -26,7 +25,7 @@ type Spend struct {
 	// NotPaid values; anything else counts as "other").
 	NotPaid map[string]uint64 `json:"not_paid"`
 	// Unsummed counts charges that are in no sum: an amount that does not
-	// read as a decimal of at most six places, a currency past the
+	// read as pay per crawl's (money.ParseAmount), a currency past the
 	// MaxSpendCurrencies of a row, or a sum past 9.2 million million
 	// units.
 	Unsummed uint64 `json:"unsummed"`
@@ -65,10 +64,10 @@ var notPaidReasons = [...]string{auditlog.NotPaidNoBudget, auditlog.NotPaidCurre
 	auditlog.NotPaidPriceChanged, auditlog.NotPaidRefused, auditlog.NotPaidRetryFailed,
 	auditlog.NotPaidUnknownOutcome, auditlog.NotPaidBreach, auditlog.NotPaidReportOnly, "other"}
 
-// sum is an exact sum in one currency, in millionths of its unit.
+// sum is an exact sum in one currency.
 type sum struct {
 	cur    [3]byte
-	micros int64
+	amount money.Amount
 }
 
 // spendStats is a spend row's payload (and the totals'): fixed size, no
@@ -101,70 +100,37 @@ func (s *spendStats) add(r *record) {
 		return
 	}
 	s.paid++
-	m, ok := parseMicros(r.Charged)
-	if !ok || len(r.Currency) != 3 || !s.addSum([3]byte(r.Currency), m) {
+	m, err := money.ParseAmount(string(r.Charged))
+	if err != nil || len(r.Currency) != 3 || !s.addSum([3]byte(r.Currency), m) {
 		s.unsummed++
 	}
 }
 
 // addSum adds m to the currency's sum; false when it cannot (no room for
 // another currency, or the sum would overflow).
-func (s *spendStats) addSum(cur [3]byte, m int64) bool {
+func (s *spendStats) addSum(cur [3]byte, m money.Amount) bool {
 	for i := range s.nSums {
 		if s.sums[i].cur == cur {
-			if s.sums[i].micros > math.MaxInt64-m {
+			if s.sums[i].amount > math.MaxInt64-m {
 				return false
 			}
-			s.sums[i].micros += m
+			s.sums[i].amount += m
 			return true
 		}
 	}
 	if s.nSums == MaxSpendCurrencies {
 		return false
 	}
-	s.sums[s.nSums] = sum{cur: cur, micros: m}
+	s.sums[s.nSums] = sum{cur: cur, amount: m}
 	s.nSums++
 	return true
-}
-
-// parseMicros reads a non-negative decimal with at most six decimal
-// places into millionths.
-func parseMicros(b []byte) (int64, bool) {
-	whole, frac, dot := bytes.Cut(b, []byte("."))
-	if len(whole) == 0 || len(whole) > 12 || len(frac) > 6 || (dot && len(frac) == 0) {
-		return 0, false
-	}
-	var n int64
-	for _, part := range [][]byte{whole, frac, bytes.Repeat([]byte("0"), 6-len(frac))} {
-		for _, c := range part {
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			n = n*10 + int64(c-'0')
-		}
-	}
-	return n, true
-}
-
-// formatMicros writes millionths as a decimal with at least two places
-// when it has a fraction.
-func formatMicros(m int64) string {
-	whole, frac := m/1_000_000, m%1_000_000
-	if frac == 0 {
-		return fmt.Sprint(whole)
-	}
-	f := strings.TrimRight(fmt.Sprintf("%06d", frac), "0")
-	if len(f) < 2 {
-		f += "0"
-	}
-	return fmt.Sprintf("%d.%s", whole, f)
 }
 
 // money returns the sums, by currency code.
 func (s *spendStats) money() []Money {
 	out := make([]Money, 0, s.nSums)
 	for _, x := range s.sums[:s.nSums] {
-		out = append(out, Money{Currency: string(x.cur[:]), Amount: formatMicros(x.micros)})
+		out = append(out, Money{Currency: string(x.cur[:]), Amount: x.amount.String()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Currency < out[j].Currency })
 	return out
@@ -213,36 +179,6 @@ func spendRow(e *topEntry[spendStats]) SpendRow {
 	p := &e.p
 	return SpendRow{Key: orNone(e.key), Priced: e.count, Paid: p.paid, Charged: p.money(), NotPaid: p.reasons(),
 		Unsummed: p.unsummed, Error: e.err}
-}
-
-// streamJSON writes the spend with its sections' rows one by one (see
-// Section.streamJSON).
-func (s Spend) streamJSON(j *jsonWriter) error {
-	head := s
-	head.Identities, head.Hosts = Section[SpendRow]{}, Section[SpendRow]{}
-	b, err := j.encode(struct {
-		Priced   uint64            `json:"priced"`
-		Paid     uint64            `json:"paid"`
-		Charged  []Money           `json:"charged"`
-		NotPaid  map[string]uint64 `json:"not_paid"`
-		Unsummed uint64            `json:"unsummed"`
-	}{head.Priced, head.Paid, head.Charged, head.NotPaid, head.Unsummed})
-	if err != nil {
-		return err
-	}
-	if _, err := j.w.Write(bytes.TrimSuffix(b, []byte("}"))); err != nil {
-		return err
-	}
-	io.WriteString(j.w, `,"identities":`)
-	if err := s.Identities.streamJSON(j); err != nil {
-		return err
-	}
-	io.WriteString(j.w, `,"hosts":`)
-	if err := s.Hosts.streamJSON(j); err != nil {
-		return err
-	}
-	_, err = io.WriteString(j.w, "}")
-	return err
 }
 
 // spendTables are the spend section for the text, csv and html formats.

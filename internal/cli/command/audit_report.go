@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -109,10 +110,17 @@ func checkCSVDir(dir string) error {
 	return nil
 }
 
-// writeCSVDir writes -format csv -o DIR: one NAME.csv a table.
+// writeCSVDir writes -format csv -o DIR: one NAME.csv a table, each
+// whole or not at all, creating DIR (and its parents) when missing.
 func writeCSVDir(dir string, rep *report.Report) error {
-	if _, err := report.WriteCSVDir(dir, rep); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return &exitError{2, fmt.Errorf("audit report: %w", err)}
+	}
+	for _, name := range report.TableNames() {
+		err := writeReport(filepath.Join(dir, name+".csv"), nil, func(w io.Writer) error { return report.WriteCSVTable(w, rep, name) })
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
