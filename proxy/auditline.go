@@ -76,27 +76,13 @@ func (p *Proxy) audit(sink *lineSink, r *http.Request, st *state, status int, by
 	if st.decided {
 		d := &st.decision
 		e = e.Bool(auditlog.FieldEnforced, enforced)
-		e = f.str(e, auditlog.FieldToken, d.Identity.Token)
-		e = e.Str(auditlog.FieldTokenSource, string(d.Identity.Source))
-		e = f.strs(e, auditlog.FieldCandidates, d.Identity.Candidates)
-		e = f.str(e, auditlog.FieldRobotsURL, d.RobotsURL)
-		if d.Identity.User != "" {
-			e = f.str(e, auditlog.FieldUser, d.Identity.User)
-		}
-		if d.Verdict.Agent != "" {
-			e = f.str(e, auditlog.FieldGroup, d.Verdict.Agent).Bool(auditlog.FieldFallback, d.Verdict.Fallback)
-		}
+		e = p.whoFields(f, e, d) // product_token to star_fallback, see auditfrag.go
 		if rule := d.Rule(); rule != nil {
 			e = f.str(e, auditlog.FieldRule, rule.Text()).Int(auditlog.FieldRuleLine, rule.Line)
 		}
 		if d.Access != "" {
 			e = e.Str(auditlog.FieldAccess, string(d.Access)).Int(auditlog.FieldRobotsStatus, d.Status).Str(auditlog.FieldCache, string(d.Cache))
-			if d.RobotsSHA256 != [32]byte{} {
-				e = e.Hex(auditlog.FieldRobotsSHA256, d.RobotsSHA256[:])
-			}
-			if !d.RobotsFetchedAt.IsZero() {
-				e = appendTime(e, auditlog.FieldRobotsFetchedAt, d.RobotsFetchedAt)
-			}
+			e = p.evidenceFields(e, d) // robots_sha256, robots_fetched_at
 		}
 		if c := d.UnreachableCause(); c != "" {
 			e = e.Str(auditlog.FieldUnreachableCause, c)

@@ -150,6 +150,7 @@ type Proxy struct {
 	opts    Options
 	flights flights    // handlers running, for shutdown
 	denials *denials   // rendered robots.txt denials (see reject)
+	frags   fragments  // rendered audit line fields (see auditfrag.go)
 	live    livePolicy // the policy deciding new requests (SetPolicy)
 	// failing reports whether the audit log is failing (Options.Audit's
 	// Failing method); nil when it has none. recover tries to end the
@@ -199,7 +200,7 @@ func New(o Options) *Proxy {
 	if o.Audit == nil {
 		o.Audit = io.Discard
 	}
-	p := &Proxy{gp: gp, opts: o, denials: memo.NewSync[denialKey, *rendered](denialsMax)}
+	p := &Proxy{gp: gp, opts: o, denials: memo.NewSync[denialKey, *rendered](denialsMax), frags: newFragments()}
 	inner := http.HandlerFunc(p.serveInner)
 	p.h1 = newH1Server(&p.opts, inner)
 	p.h2, p.h2Base = newH2Server(&p.opts, inner, o.Metrics)

@@ -308,8 +308,11 @@ func headerSize(req *http.Request) int {
 // limit. (The HTTP/1.1 server answers 431 itself; the HTTP/2 server only
 // past its hard cap, twice that: see newH2Server.)
 func (p *Proxy) refuseHeader(req *http.Request, st *state) *http.Response {
+	if req.ProtoMajor != 2 {
+		return nil // HTTP/1.1's server answered 431 itself
+	}
 	size, limit := headerSize(req), p.opts.MaxHeaderBytes
-	if req.ProtoMajor != 2 || size <= limit+headerSlack {
+	if size <= limit+headerSlack {
 		return nil
 	}
 	p.opts.Metrics.CountClientRefusal(CauseHeaderTooLarge)

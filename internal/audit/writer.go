@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,10 @@ import (
 // DefaultMaxPending is Options.MaxPending when it is 0: the octets queued
 // for the next write before callers wait (back-pressure).
 const DefaultMaxPending = 1 << 20
+
+// DefaultGroupWindow is the server's Options.GroupWindow: lines that
+// arrive within 100 µs of the last write share the next one.
+const DefaultGroupWindow = 100 * time.Microsecond
 
 // ErrClosed is returned by Write after Close.
 var ErrClosed = errors.New("audit log closed")
@@ -71,6 +76,13 @@ type Options struct {
 	// during the call only. A live view of the log reads it (package
 	// live).
 	Tap func(line []byte, sum [sha256.Size]byte)
+	// GroupWindow, when positive, lets a write carry the lines of
+	// requests that are about to end: a caller that would write while
+	// lines arrive less than GroupWindow apart (the last write began that
+	// recently) first lets the other runnable goroutines run once
+	// (runtime.Gosched), and writes the lines they queued meanwhile with
+	// its own. Nothing waits on a timer: an idle log writes at once.
+	GroupWindow time.Duration
 }
 
 // Unwriter is an output that can take back the last n octets written to
@@ -105,10 +117,11 @@ type batch struct {
 // There is one write to out at a time, made by one of the callers (the
 // leader) rather than by a goroutine of the Writer's own, so that a lone
 // line costs no hand-off between goroutines: a caller that finds no write
-// in progress writes its line at once. Lines whose callers arrive while a
-// write is in progress queue up, and one of those callers writes them all
-// together once it returns. Nothing is allocated per line, and one small
-// batch record per write.
+// in progress writes its line at once (with GroupWindow, once the other
+// runnable goroutines have run, when lines arrive that closely). Lines
+// whose callers arrive while a write is in progress queue up, and one of
+// those callers writes them all together once it returns. Nothing is
+// allocated per line, and one small batch record per write.
 type Writer struct {
 	out  io.Writer
 	opts Options
@@ -128,7 +141,8 @@ type Writer struct {
 	dirty     int                 // octets of a failed write not yet taken back
 	lost      uint64              // lines not written since the last write that was
 	lostSince time.Time
-	written   uint64 // lines that reached the output
+	written   uint64    // lines that reached the output
+	lastLead  time.Time // when the last write was led (GroupWindow)
 
 	lines, writes, writeErrors, lostLines atomic.Uint64
 	failing                               atomic.Bool
@@ -239,6 +253,15 @@ func (w *Writer) Recover() error {
 // queued meanwhile are woken, and one of them leads the next write.
 func (w *Writer) lead(b *batch) {
 	w.writing = true
+	if d := w.opts.GroupWindow; d > 0 {
+		now := time.Now()
+		if now.Sub(w.lastLead) < d {
+			w.mu.Unlock()
+			runtime.Gosched() // lines queued meanwhile join this write
+			w.mu.Lock()
+		}
+		w.lastLead = now
+	}
 	raw := w.pending
 	w.pending, w.spare = w.spare[:0], nil
 	w.cur = &batch{}
@@ -267,13 +290,15 @@ func (w *Writer) commit(raw []byte) error {
 	}
 	buf, prev := w.chained[:0], w.prev
 	sums, keepSums := w.sums[:0], w.opts.Tap != nil && w.opts.Chain
+	lines := 0
 	if w.lost > 0 {
 		buf, prev = w.appendLine(buf, w.marker(), prev)
 		if keepSums {
 			sums = append(sums, prev)
 		}
+		lines++
 	}
-	for rest := raw; len(rest) > 0; {
+	for rest := raw; len(rest) > 0; lines++ {
 		i := bytes.IndexByte(rest, '\n') + 1
 		buf, prev = w.appendLine(buf, rest[:i], prev)
 		if keepSums {
@@ -298,7 +323,7 @@ func (w *Writer) commit(raw []byte) error {
 		return w.fail(raw, n, err)
 	}
 	w.prev, w.lost = prev, 0
-	w.written += uint64(bytes.Count(buf, []byte{'\n'}))
+	w.written += uint64(lines)
 	if w.opts.Tap != nil {
 		w.tap(buf, sums)
 	}

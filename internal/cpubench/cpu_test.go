@@ -23,6 +23,7 @@ import (
 
 	"github.com/elazarl/goproxy"
 
+	"github.com/robotsproxy/robotsproxy/internal/cpubench"
 	"github.com/robotsproxy/robotsproxy/internal/mitm"
 	"github.com/robotsproxy/robotsproxy/internal/testkit"
 	"github.com/robotsproxy/robotsproxy/proxy"
@@ -327,23 +328,13 @@ func get(client *http.Client, target string, wantStatus int) error {
 	return nil
 }
 
-// cpuTime returns the CPU time of process pid: the sum over its threads of
-// the time on a CPU in the scheduler statistics (nanoseconds).
+// cpuTime is cpubench.CPUTime, failing b when there is none.
 func cpuTime(b *testing.B, pid int) time.Duration {
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	if err != nil || len(tasks) == 0 {
-		b.Fatalf("no scheduler statistics for process %d: %v", pid, err)
+	d, err := cpubench.CPUTime(pid)
+	if err != nil {
+		b.Fatal(err)
 	}
-	var sum int64
-	for _, f := range tasks {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue // the thread exited
-		}
-		ns, _ := strconv.ParseInt(strings.Fields(string(data))[0], 10, 64)
-		sum += ns
-	}
-	return time.Duration(sum)
+	return d
 }
 
 // writeCalls returns the number of write system calls process pid made

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/robotsproxy/robotsproxy/auditlog"
@@ -42,10 +43,20 @@ const (
 // write that starts with "HTTP/1." while no handler runs) and timeouts, and
 // reports them to its tracker. The handler marks its phases through
 // proxy.ConnObserver.
+//
+// Its cost per request is kept to the phases that need it: while a
+// handler runs and after it (phase serving and after), a read or write
+// passes straight through, unless it is the server's one-octet
+// background read or fails; and a deadline the connection already has is
+// not set again (the server clears deadlines that were never set, once or
+// twice per request).
 type clientConn struct {
 	net.Conn
 	t         *tracker
 	closeOnce sync.Once
+	// quiet mirrors phase != reading, for the reads and writes that take
+	// no lock (see Read and Write). It is stored under mu.
+	quiet atomic.Bool
 
 	mu       sync.Mutex
 	phase    phase
@@ -56,9 +67,14 @@ type clientConn struct {
 	ahead    bool      // the request had octets past its headers in head
 	bgByte   []byte    // the server's one-octet background read, if any
 	deadline time.Time // the read deadline last set
-	timedOut bool      // read_header_timeout expired with part of a request read
-	ended    bool      // a refusal or timeout was reported: nothing more
-	tunnel   bool      // an intercepted tunnel: the proxy classifies its timeouts
+	// writeDeadline is the write deadline last set; readSet and writeSet
+	// report that deadline and writeDeadline are what the connection
+	// beneath has (a deadline set before is not set again).
+	writeDeadline     time.Time
+	readSet, writeSet bool
+	timedOut          bool // read_header_timeout expired with part of a request read
+	ended             bool // a refusal or timeout was reported: nothing more
+	tunnel            bool // an intercepted tunnel: the proxy classifies its timeouts
 	// base is set on the connection read inside an intercepted tunnel
 	// (see WatchTunnel): "https://host:port", before the origin-form
 	// targets of its refusals' lines. Such a connection holds no
@@ -77,6 +93,9 @@ var aLongTimeAgo = time.Unix(2, 0)
 
 func (c *clientConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
+	if err == nil && len(b) != 1 && c.quiet.Load() {
+		return n, nil // nothing to keep: see record and readFailed
+	}
 	c.mu.Lock()
 	if n > 0 {
 		c.record(b[:n], len(b) == 1)
@@ -166,6 +185,9 @@ func (c *clientConn) closing() *proxy.Refusal {
 }
 
 func (c *clientConn) Write(b []byte) (int, error) {
+	if c.quiet.Load() { // a handler's answer, never the server's own
+		return c.Conn.Write(b)
+	}
 	c.mu.Lock()
 	var r *proxy.Refusal
 	if c.phase == reading && !c.ended && bytes.HasPrefix(b, []byte("HTTP/1.")) {
@@ -229,20 +251,43 @@ func (c *clientConn) refusal(status int, reason policy.Reason, cause proxy.Refus
 }
 
 // SetReadDeadline records the deadline, to tell the server's aborts from
-// timeouts.
+// timeouts, and sets it unless the connection has it already.
 func (c *clientConn) SetReadDeadline(t time.Time) error {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.setReadLocked(t)
+}
+
+// setReadLocked sets the read deadline t, unless it is already set.
+// Called with c.mu held, so that the deadline recorded is always the
+// connection's.
+func (c *clientConn) setReadLocked(t time.Time) error {
+	if c.readSet && t.Equal(c.deadline) {
+		return nil
+	}
 	c.deadline = t
-	c.mu.Unlock()
-	return c.Conn.SetReadDeadline(t)
+	err := c.Conn.SetReadDeadline(t)
+	c.readSet = err == nil
+	return err
+}
+
+// setWriteLocked sets the write deadline t, unless it is already set.
+// Called with c.mu held.
+func (c *clientConn) setWriteLocked(t time.Time) error {
+	if c.writeSet && t.Equal(c.writeDeadline) {
+		return nil
+	}
+	c.writeDeadline = t
+	err := c.Conn.SetWriteDeadline(t)
+	c.writeSet = err == nil
+	return err
 }
 
 // SetDeadline sets both deadlines.
 func (c *clientConn) SetDeadline(t time.Time) error {
 	c.mu.Lock()
-	c.deadline = t
-	c.mu.Unlock()
-	return c.Conn.SetDeadline(t)
+	defer c.mu.Unlock()
+	return errors.Join(c.setReadLocked(t), c.setWriteLocked(t))
 }
 
 // SetWriteDeadline: the server clears the write deadline once a handler's
@@ -250,15 +295,21 @@ func (c *clientConn) SetDeadline(t time.Time) error {
 // phase: the next octets are the next request.
 func (c *clientConn) SetWriteDeadline(t time.Time) error {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.phase == after && t.IsZero() {
-		c.phase = reading
+		c.setPhase(reading)
 		c.head = append(c.head[:0], c.bgByte...)
 		c.headAt = c.t.now()
 		c.trusted = !c.ahead
 		c.bgByte, c.ahead = c.bgByte[:0], false
 	}
-	c.mu.Unlock()
-	return c.Conn.SetWriteDeadline(t)
+	return c.setWriteLocked(t)
+}
+
+// setPhase moves the connection to phase p. Called with c.mu held.
+func (c *clientConn) setPhase(p phase) {
+	c.phase = p
+	c.quiet.Store(p != reading)
 }
 
 // waitingForHeaders reports whether the server is reading a request line
@@ -278,7 +329,7 @@ func (c *clientConn) Serving() {
 		end := headerEnd(c.head)
 		c.ahead = end < 0 || end < len(c.head)
 	}
-	c.phase = serving
+	c.setPhase(serving)
 	c.served++
 	c.bgByte = c.bgByte[:0]
 	c.mu.Unlock()
@@ -301,7 +352,7 @@ func (c *clientConn) Tunnelled() {
 // Served implements proxy.ConnObserver.
 func (c *clientConn) Served() {
 	c.mu.Lock()
-	c.phase = after
+	c.setPhase(after)
 	c.mu.Unlock()
 }
 

@@ -113,10 +113,11 @@ func offIfZero(d time.Duration) time.Duration {
 }
 
 // AuditOptions returns the audit writer's options of c (audit.chain,
-// audit.on_write_error); the caller adds Prev, OnError, Now and
+// audit.on_write_error) and its group commit window
+// (audit.DefaultGroupWindow); the caller adds Prev, OnError, Now and
 // Checkpoints.
 func AuditOptions(c config.Config) audit.Options {
-	return audit.Options{Chain: c.Audit.Chain, OnWriteError: c.Audit.OnWriteError}
+	return audit.Options{Chain: c.Audit.Chain, OnWriteError: c.Audit.OnWriteError, GroupWindow: audit.DefaultGroupWindow}
 }
 
 // CheckpointOptions returns the checkpoint log's options
