@@ -119,9 +119,13 @@ const (
 	// DefaultLiveMaxSubscribers caps the live view's streams
 	// (live.max_subscribers).
 	DefaultLiveMaxSubscribers = 8
-	// DefaultLiveRingBytes is the ring of recent decisions: 4 MiB, about
-	// 6,000 audit lines of 700 octets (live.ring_bytes).
-	DefaultLiveRingBytes = 4 << 20
+	// DefaultLiveRingBytes is the ring of recent decisions: 1 MiB, about
+	// 1,500 audit lines of 700 octets (live.ring_bytes). A larger ring
+	// costs every request with nobody watching: each line copied into it
+	// lands in memory the caches no longer hold and pushes out the
+	// request path's own (4 MiB cost about 6 µs per allowed request on
+	// the benchmark machine, 1 MiB about 1.5 µs; docs/live.md).
+	DefaultLiveRingBytes = 1 << 20
 	// MinLiveRingBytes is the smallest ring: sixteen of the longest
 	// audit lines (64 KiB), so that every line fits.
 	MinLiveRingBytes = 1 << 20
