@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,19 +82,19 @@ func BenchmarkFleetAtNetworkDistance(b *testing.B) {
 		var one [2]time.Duration
 		var t1, t32, scripts float64
 		for i, p := range []string{local, shared} {
-			seg, calls := delay.segments.Load(), scriptCalls(b, store)
+			seg, calls := delay.segments(b), scriptCalls(b, store)
 			n, lat := drive(b, p, origin, &token, 1)
 			one[i] = lat
 			if i == 1 {
 				time.Sleep(100 * time.Millisecond) // the writes sent after the last responses
-				t1 = float64(delay.segments.Load()-seg) / float64(n)
+				t1 = float64(delay.segments(b)-seg) / float64(n)
 			}
-			seg, calls = delay.segments.Load(), scriptCalls(b, store)
+			seg, calls = delay.segments(b), scriptCalls(b, store)
 			n, _ = drive(b, p, origin, &token, fleetClients)
 			rps[i] = float64(n) / fleetRound.Seconds()
 			if i == 1 {
 				time.Sleep(100 * time.Millisecond)
-				t32 = float64(delay.segments.Load()-seg) / float64(n)
+				t32 = float64(delay.segments(b)-seg) / float64(n)
 				scripts = float64(scriptCalls(b, store)-calls) / float64(n)
 			}
 		}
@@ -198,12 +197,12 @@ func BenchmarkFleetColdAuthority(b *testing.B) {
 	var missTrips, hitTrips int64
 	for i := range fleetColdAuthorities {
 		auth := fmt.Sprintf("cold%d-%d.example:443", run, i)
-		seg := delay.segments.Load()
+		seg := delay.segments(b)
 		start := time.Now()
 		a.Fetch(ctx, "https", auth, origin)
 		mid := time.Now()
-		missTrips += delay.segments.Load() - seg
-		seg = delay.segments.Load()
+		missTrips += delay.segments(b) - seg
+		seg = delay.segments(b)
 		if got := hit.Fetch(ctx, "https", auth, func(context.Context, string, string) policy.Access {
 			b.Fatalf("%s: fetched from the origin, want a store hit", auth)
 			return policy.Access{}
@@ -212,7 +211,7 @@ func BenchmarkFleetColdAuthority(b *testing.B) {
 		}
 		read = append(read, time.Since(mid))
 		miss = append(miss, mid.Sub(start))
-		hitTrips += delay.segments.Load() - seg
+		hitTrips += delay.segments(b) - seg
 	}
 	slices.Sort(miss)
 	slices.Sort(read)
@@ -365,75 +364,6 @@ func (l *listenLog) addr() string {
 		}
 	}
 	return ""
-}
-
-// delayProxy forwards TCP connections to a store, delaying each segment
-// towards it by a fixed time (in order, as a longer wire would), and
-// counts those segments: one per command or pipeline a client writes.
-// The delay is kept to within tens of microseconds (see preciseSleeper);
-// rtt measures what a round trip through it takes.
-type delayProxy struct {
-	ln       net.Listener
-	segments atomic.Int64
-}
-
-func startDelayProxy(b *testing.B, target string, d time.Duration) *delayProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	p := &delayProxy{ln: ln}
-	b.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.serve(c, target, d)
-		}
-	}()
-	return p
-}
-
-func (p *delayProxy) addr() string { return p.ln.Addr().String() }
-
-func (p *delayProxy) serve(c net.Conn, target string, d time.Duration) {
-	defer c.Close()
-	s, err := net.Dial("tcp", target)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "delay proxy:", err)
-		return
-	}
-	defer s.Close()
-	type segment struct {
-		due  time.Time
-		data []byte
-	}
-	q := make(chan segment, 1024)
-	go func() { // towards the store, each segment d later
-		defer s.Close()
-		sleep := preciseSleeper()
-		for seg := range q {
-			sleep(time.Until(seg.due))
-			if _, err := s.Write(seg.data); err != nil {
-				return
-			}
-		}
-	}()
-	go func() { _, _ = io.Copy(c, s); c.Close() }() // the replies, at once
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := c.Read(buf)
-		if n > 0 {
-			p.segments.Add(1)
-			q <- segment{due: time.Now().Add(d), data: append([]byte(nil), buf[:n]...)}
-		}
-		if err != nil {
-			close(q)
-			return
-		}
-	}
 }
 
 // rtt returns the median of n round trips of a PING through the proxy to

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"os/exec"
 	"runtime"
 	"syscall"
 	"time"
@@ -24,4 +25,9 @@ func preciseSleeper() func(time.Duration) {
 		for syscall.Nanosleep(&ts, &ts) == syscall.EINTR {
 		}
 	}
+}
+
+// setDeathSignal makes cmd end with the benchmark that started it.
+func setDeathSignal(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
