@@ -58,6 +58,9 @@ type options struct {
 	perfDir           string
 	phases            map[string]bool
 	before            string
+	// extra and beforeExtra are YAML appended to robotsproxy's and the
+	// -before build's configuration (-config, -before-config).
+	extra, beforeExtra string
 }
 
 func main() {
@@ -70,6 +73,8 @@ func main() {
 	flag.StringVar(&proxies, "proxies", "robotsproxy,bare,smokescreen,squid", "proxies to run, of robotsproxy, bare, smokescreen, squid")
 	flag.StringVar(&phases, "phases", "cpu,throughput,hey", "phases to run, of cpu, throughput, hey")
 	flag.StringVar(&o.before, "before", "", "also run this robotsproxy binary (an earlier build), as proxy \"before\", in the same rounds")
+	flag.StringVar(&o.extra, "config", "", "YAML appended to robotsproxy's configuration (for example \"live:\\n  enabled: false\\n\"), to measure a setting")
+	flag.StringVar(&o.beforeExtra, "before-config", "", "YAML appended to the -before build's configuration; with -before set to this checkout's build, two settings compare in the same rounds")
 	flag.BoolVar(&o.counts, "counts", false, "count instructions (callgrind) and system calls (strace) per request instead of timing")
 	flag.Int64Var(&o.countRequests, "count-requests", 2000, "requests per count with -counts")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run's folder (audit logs, proxies' output, callgrind files)")
@@ -142,7 +147,7 @@ func run(o options) error {
 	if want[kindSquid] {
 		kindNames[kindSquid] = strings.TrimSpace("Squid " + squidVersion(bins.squid))
 	}
-	e := &env{dir: dir, bins: bins}
+	e := &env{dir: dir, bins: bins, extra: map[string]string{kindRobotsproxy: o.extra, kindBefore: o.beforeExtra}}
 	if e.origins, err = startOrigins(dir); err != nil {
 		return err
 	}

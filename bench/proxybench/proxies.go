@@ -40,6 +40,8 @@ type env struct {
 	origins *origins
 	caCert  string // PEM files of the CA (robotsproxy and bare intercept with it)
 	caKey   string
+	// extra is YAML appended to a robotsproxy kind's configuration.
+	extra map[string]string
 }
 
 // proxySpec is how one proxy is started.
@@ -75,6 +77,7 @@ func (e *env) start(s proxySpec) (*process, error) {
 		if s.slow {
 			cfg += "robots:\n  connect_timeout: 2m\n  timeout: 5m\n"
 		}
+		cfg += e.extra[s.kind]
 		if err := os.WriteFile(filepath.Join(dir, "robotsproxy.yaml"), []byte(cfg), 0o600); err != nil {
 			return nil, err
 		}
