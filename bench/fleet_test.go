@@ -75,12 +75,14 @@ func BenchmarkFleetAtNetworkDistance(b *testing.B) {
 			}
 		}
 	}
-	var ratios, extra, trips1, trips32 []float64
+	var ratios, extra, trips1, trips32, cpuRatios []float64
 	for round := range fleetRounds {
 		rtt := delay.rtt(b, 200)
 		var rps [2]float64
 		var one [2]time.Duration
 		var t1, t32, scripts float64
+		var cpu [2]time.Duration // this process's CPU per request at 32 clients
+		var idle float64         // the machine's idle share during the shared side's 32 clients
 		for i, p := range []string{local, shared} {
 			seg, calls := delay.segments(b), scriptCalls(b, store)
 			n, lat := drive(b, p, origin, &token, 1)
@@ -90,7 +92,9 @@ func BenchmarkFleetAtNetworkDistance(b *testing.B) {
 				t1 = float64(delay.segments(b)-seg) / float64(n)
 			}
 			seg, calls = delay.segments(b), scriptCalls(b, store)
+			cpu0, idle0 := processCPU(), machineIdle()
 			n, _ = drive(b, p, origin, &token, fleetClients)
+			cpu[i], idle = (processCPU()-cpu0)/time.Duration(n), idle0.since()
 			rps[i] = float64(n) / fleetRound.Seconds()
 			if i == 1 {
 				time.Sleep(100 * time.Millisecond)
@@ -101,15 +105,22 @@ func BenchmarkFleetAtNetworkDistance(b *testing.B) {
 		ratios = append(ratios, rps[1]/rps[0])
 		extra = append(extra, float64(one[1]-one[0])/float64(time.Millisecond))
 		trips1, trips32 = append(trips1, t1), append(trips32, t32)
+		if cpu[0] > 0 {
+			cpuRatios = append(cpuRatios, float64(cpu[1])/float64(cpu[0]))
+		}
 		b.Logf("pair %d: PING through the delay %v; one client: p50 local %v, shared %v (+%v), %.2f round trips per request; "+
-			"%d clients: local %.0f req/s, shared %.0f req/s, shared/local %.2f, %.2f round trips and %.2f scripts per request",
+			"%d clients: local %.0f req/s, shared %.0f req/s, shared/local %.2f, %.2f round trips and %.2f scripts per request; "+
+			"the benchmark process's CPU per request (proxy, clients, origin) local %v, shared %v; machine idle during the shared side %.0f%%",
 			round+1, rtt.Round(time.Microsecond), one[0].Round(time.Microsecond), one[1].Round(time.Microsecond), (one[1] - one[0]).Round(time.Microsecond), t1,
-			fleetClients, rps[0], rps[1], rps[1]/rps[0], t32, scripts)
+			fleetClients, rps[0], rps[1], rps[1]/rps[0], t32, scripts, cpu[0].Round(time.Microsecond), cpu[1].Round(time.Microsecond), 100*idle)
 	}
 	b.ReportMetric(median(extra), "one-client-ms-over-local")
 	b.ReportMetric(median(ratios), "shared/local")
 	b.ReportMetric(median(trips1), "roundtrips/req-1")
 	b.ReportMetric(median(trips32), "roundtrips/req-32")
+	if len(cpuRatios) > 0 {
+		b.ReportMetric(median(cpuRatios), "process-cpu/req-shared/local")
+	}
 }
 
 // median returns the median of v (v is sorted).

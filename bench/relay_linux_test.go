@@ -1,8 +1,11 @@
 package bench
 
 import (
+	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -30,4 +33,44 @@ func preciseSleeper() func(time.Duration) {
 // setDeathSignal makes cmd end with the benchmark that started it.
 func setDeathSignal(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+// processCPU returns the CPU time this process has used (user and system).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuTimes is the machine's idle and total CPU time from /proc/stat, in
+// clock ticks.
+type cpuTimes struct{ idle, total int64 }
+
+// machineIdle reads the machine's CPU times.
+func machineIdle() cpuTimes {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuTimes{}
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	var t cpuTimes
+	for i, v := range strings.Fields(line)[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		t.total += n
+		if i == 3 || i == 4 { // idle, iowait
+			t.idle += n
+		}
+	}
+	return t
+}
+
+// since returns the idle share of the machine's CPU time since t (0 to 1).
+func (t cpuTimes) since() float64 {
+	now := machineIdle()
+	if now.total <= t.total {
+		return 0
+	}
+	return float64(now.idle-t.idle) / float64(now.total-t.total)
 }
