@@ -88,10 +88,10 @@ func Overlaps(ua, token string, loc []int) bool {
 // BrowserCase is one real browser User-Agent header and its family.
 type BrowserCase struct{ UA, Family string }
 
-// RealBrowsers returns every case of BrowserFamilies in
-// agents/uap-core/test_ua.yaml of the testdata folder dir, but
-// NotBrowserRequests.
-func RealBrowsers(t testing.TB, dir string) []BrowserCase {
+// UAPCoreCases returns every case of agents/uap-core/test_ua.yaml of the
+// testdata folder dir: a real User-Agent header and the family uap-core
+// expects for it.
+func UAPCoreCases(t testing.TB, dir string) []BrowserCase {
 	t.Helper()
 	path := filepath.Join(dir, "agents", "uap-core", "test_ua.yaml")
 	data, err := os.ReadFile(path)
@@ -107,17 +107,31 @@ func RealBrowsers(t testing.TB, dir string) []BrowserCase {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+	out := make([]BrowserCase, len(doc.Cases))
+	for i, c := range doc.Cases {
+		out[i] = BrowserCase{c.UA, c.Family}
+	}
+	return out
+}
+
+// RealBrowsers returns every case of BrowserFamilies in
+// agents/uap-core/test_ua.yaml of the testdata folder dir (UAPCoreCases),
+// but NotBrowserRequests.
+func RealBrowsers(t testing.TB, dir string) []BrowserCase {
+	t.Helper()
+	path := filepath.Join(dir, "agents", "uap-core", "test_ua.yaml")
+	cases := UAPCoreCases(t, dir)
 	want := map[string]bool{}
 	for _, f := range BrowserFamilies {
 		want[f] = true
 	}
 	seen := map[string]bool{}
 	var out []BrowserCase
-	for _, c := range doc.Cases {
+	for _, c := range cases {
 		if want[c.Family] {
 			seen[c.Family] = true
 			if _, ok := NotBrowserRequests[c.UA]; !ok {
-				out = append(out, BrowserCase{c.UA, c.Family})
+				out = append(out, c)
 			}
 		}
 	}

@@ -9,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/robotsproxy/robotsproxy/internal/identity/uaparser"
 	"github.com/robotsproxy/robotsproxy/internal/identity/upstream"
+	"github.com/robotsproxy/robotsproxy/internal/testkit"
 )
 
 // testdata is the repository's testdata folder.
@@ -61,27 +60,15 @@ func TestEmbeddedIsBuilt(t *testing.T) {
 // family the case expects: the parser implements uap-core's
 // specification as its reference implementations do.
 func TestUAPCoreTestCases(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(testdata, "agents", "uap-core", "test_ua.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Cases []struct {
-			UA     string `yaml:"user_agent_string"`
-			Family string `yaml:"family"`
-		} `yaml:"test_cases"`
-	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
+	cases := testkit.UAPCoreCases(t, testdata)
 	p := uaparser.Embedded()
-	for _, c := range doc.Cases {
+	for _, c := range cases {
 		if got := p.Family(c.UA); got != c.Family {
 			t.Errorf("Family(%q) = %q, want %q", c.UA, got, c.Family)
 		}
 	}
-	if len(doc.Cases) < 1000 {
-		t.Errorf("%d cases, want the whole file", len(doc.Cases))
+	if len(cases) < 1000 {
+		t.Errorf("%d cases, want the whole file", len(cases))
 	}
 }
 
