@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -69,8 +70,9 @@ func (p *Proxy) whoFields(f fieldWriter, e *zerolog.Event, d *policy.Decision) *
 	}
 	frag := render(auditlog.FieldToken, func(e *zerolog.Event) *zerolog.Event { return whoFieldsOf(f, e, d) })
 	if len(frag) <= fragmentMax && k.size() <= fragmentMax {
-		p.frags.who.Put(whoKey{token: clone(k.token), source: clone(k.source), candidate: clone(k.candidate),
-			robotsURL: clone(k.robotsURL), group: clone(k.group), candidates: k.candidates, fallback: k.fallback}, frag)
+		// strings.Clone: a kept key holds no request's memory.
+		p.frags.who.Put(whoKey{token: strings.Clone(k.token), source: strings.Clone(k.source), candidate: strings.Clone(k.candidate),
+			robotsURL: strings.Clone(k.robotsURL), group: strings.Clone(k.group), candidates: k.candidates, fallback: k.fallback}, frag)
 	}
 	return e.RawJSON(auditlog.FieldToken, frag)
 }
@@ -137,6 +139,3 @@ func render(first string, fields func(*zerolog.Event) *zerolog.Event) []byte {
 	prefix := len(`{"`) + len(first) + len(`":`)
 	return bytes.Clone(b[prefix:])
 }
-
-// clone copies s, so that a kept key holds no request's memory.
-func clone(s string) string { return string([]byte(s)) }
