@@ -157,6 +157,7 @@ func TestUpdateFailuresKeepThePreviousCopy(t *testing.T) {
 		{"<html><body>We moved</body></html>", "HTML"},
 		{`{"creationTime":"2026-11-28T00:00:00Z","prefixes":[{"ipv4Prefix":"66.249.64.0/99"}]}`, "not a CIDR prefix"},
 		{`{"creationTime":"2026-11-28T00:00:00Z","prefixes":[]}`, "no prefix"},
+		{strings.Repeat(" ", MaxBody+1), "larger than"}, // a huge file is read no further than MaxBody
 	}
 	o.Force = true
 	for _, tt := range tests {
@@ -169,14 +170,14 @@ func TestUpdateFailuresKeepThePreviousCopy(t *testing.T) {
 		}
 		outs := Update(context.Background(), srcs, o)
 		if outs[0].Err == nil || !strings.Contains(outs[0].Err.Error(), tt.want) || outs[0].Record == nil || outs[0].Record.SHA256 != before[0].SHA256 {
-			t.Errorf("%q: %+v, want %q and the previous copy", tt.body, outs[0], tt.want)
+			t.Errorf("%.40q: %+v, want %q and the previous copy", tt.body, outs[0], tt.want)
 		}
 		if outs[1].Err != nil {
-			t.Errorf("%q: the other source failed too: %v", tt.body, outs[1].Err)
+			t.Errorf("%.40q: the other source failed too: %v", tt.body, outs[1].Err)
 		}
 		after, err := Load(dir)
 		if err != nil || len(after) != 2 || after[0].SHA256 != before[0].SHA256 || after[0].Prefixes != 7 {
-			t.Errorf("%q: after a failed update the store holds %+v, %v", tt.body, after, err)
+			t.Errorf("%.40q: after a failed update the store holds %+v, %v", tt.body, after, err)
 		}
 	}
 	o.Fetcher = fetcher(false) // the proxy's default guard: loopback refused
